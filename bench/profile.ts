@@ -1,0 +1,103 @@
+// npm run bench:profile: the PUT status scenario on each backend with the service under
+// `node --cpu-prof`, then where its CPU time went: self time by function and by package/file.
+// The .cpuprofile files are kept (BENCH_PROFILE_DIR, default $TMPDIR/tidings-profiles) for a flame graph
+// (open them in Chrome DevTools' Performance panel, or speedscope).
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { summarize } from "./cpu-profile.ts";
+import type { LoadResult, LoadSpec } from "./load.ts";
+import { freePort, runNode, SERVICE_NODE_FLAGS, spawnNode, waitForHttp } from "./proc.ts";
+import { type BackendName, cliInit, cloneWorkflows, createDatabase, keyIdOf, workflowIds } from "./seed.ts";
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const backends = (process.env.BENCH_BACKENDS ?? "sqlite,postgres").split(",") as BackendName[];
+const profileDir = path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(os.tmpdir(), "tidings-profiles"));
+const extraEnv = Object.fromEntries(
+  (process.env.BENCH_SERVICE_ENV ?? "")
+    .split(",")
+    .filter(Boolean)
+    .map((pair) => pair.split("=") as [string, string]),
+);
+const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-profile-"));
+const logFile = path.join(workDir, "processes.log");
+
+async function profileBackend(backend: BackendName) {
+  const db = await createDatabase(
+    backend,
+    workDir,
+    process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
+  );
+  try {
+    const org = await cliInit(db, "Profile");
+    const dev = org.environments.find((e) => e.name === "Development");
+    if (!dev) throw new Error("no Development environment");
+    const port = await freePort();
+    const dir = path.join(profileDir, backend);
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { recursive: true });
+    const { DATABASE_URL: _u, DATA_DIR: _d, ...env } = process.env;
+    const child = spawnNode(
+      [...SERVICE_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${dir}`, "dist/main.js"],
+      {
+        ...env,
+        ...db.env,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        RATE_LIMIT_RPS: "0",
+        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
+        ...extraEnv,
+      },
+      logFile,
+    );
+    const url = `http://127.0.0.1:${port}`;
+    let requests: number | undefined;
+    try {
+      await waitForHttp(`${url}/health`, child);
+      const auth = { authorization: `ApiKey ${dev.apiKey}`, "content-type": "application/json" };
+      const groups = (await (await fetch(`${url}/v1/notification-groups`, { headers: auth })).json()) as {
+        data: { _id: string }[];
+      };
+      const created = await fetch(`${url}/v1/workflows`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({
+          name: "Profile welcome",
+          notificationGroupId: groups.data[0]?._id,
+          steps: [{ template: { type: "email", subject: "Welcome, {{firstName}}", content: "Hello!" } }],
+        }),
+      });
+      const template = ((await created.json()) as { data: { _id: string } }).data._id;
+      await cloneWorkflows(db, template, 1, 999);
+      const ids = await workflowIds(db, dev._id);
+      await keyIdOf(db, dev._id);
+      const spec: LoadSpec = {
+        url,
+        connections,
+        warmupSeconds: 2,
+        seconds,
+        apiKey: dev.apiKey,
+        kind: "put-status",
+        targets: ids,
+        start: 0,
+      };
+      const file = path.join(workDir, `${backend}-spec.json`);
+      fs.writeFileSync(file, JSON.stringify(spec));
+      const out = await runNode(["--import", "tsx", "bench/load.ts", file], env, (seconds + 60) * 1000);
+      const result = JSON.parse(out.trim().split("\n").at(-1) as string) as LoadResult;
+      process.stdout.write(`\n== ${backend}: ${JSON.stringify(result.measurement)}\n`);
+      requests = result.next;
+    } finally {
+      await child.stop();
+    }
+    const profiles = fs.readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"));
+    for (const p of profiles)
+      process.stdout.write(`${path.join(dir, p)}\n${summarize(path.join(dir, p), requests)}\n`);
+  } finally {
+    await db.drop();
+  }
+}
+
+for (const backend of backends) await profileBackend(backend);
+fs.rmSync(workDir, { recursive: true, force: true });

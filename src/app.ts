@@ -1,0 +1,192 @@
+import { randomUUID } from "node:crypto";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
+import {
+  authenticate,
+  cachedKeys,
+  confirmRememberedKey,
+  type KeyLookup,
+  type KeyVerifier,
+  uncachedKeys,
+} from "./auth/authenticate.ts";
+import { type Config, loadConfig } from "./config.ts";
+import { errorBody } from "./errors.ts";
+import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
+import type { App } from "./http/types.ts";
+import { validatorCompiler } from "./http/validation.ts";
+import { registerIdempotencyKeyPurge } from "./idempotency/purge.ts";
+import { notificationGroupRoutes } from "./notification-groups/routes.ts";
+import { clientErrorHandler, requireHost } from "./ops/client-errors.ts";
+import { registerHealth } from "./ops/health.ts";
+import { registerLifecycle } from "./ops/lifecycle.ts";
+import { registerMetrics } from "./ops/metrics.ts";
+import { registerRateLimit } from "./ops/rate-limit.ts";
+import { docsCsp, registerSecurity } from "./ops/security.ts";
+import type { Store } from "./store/store.ts";
+import { findKeyOwner } from "./tenancy/repository.ts";
+import { workflowRoutes } from "./workflows/routes.ts";
+
+export { loggerOptions, logRedaction } from "./ops/logging.ts";
+
+export interface AppOptions {
+  store: Store;
+  config?: Config;
+  /** A pino logger, or false for none (tests). */
+  logger?: FastifyBaseLogger | false;
+  /**
+   * How API keys are verified; default: a lookup in the store, remembered for key-guarded routes
+   * (KEY_CACHE=off: a lookup on every request). See src/auth/key-verifier.ts.
+   */
+  keyLookup?: KeyLookup | KeyVerifier;
+}
+
+const REQUEST_ID = /^[\w.:@-]{1,128}$/;
+
+/**
+ * One log line per request, when it completes, naming the request and its outcome; Fastify's
+ * "incoming request" line drops to debug. Logging two lines was a tenth of a request's CPU.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, "incoming request");
+  }
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    const fields = { req: request, res: reply, responseTime: reply.elapsedTime };
+    if (error) reply.log.error({ ...fields, err: error }, "request errored");
+    else reply.log.info(fields, "request completed");
+  }
+}
+
+/** The whole HTTP service as a Fastify instance that never listens: main.ts owns the process. */
+export async function buildApp(options: AppOptions): Promise<App> {
+  const config = options.config ?? loadConfig({});
+  const { store } = options;
+  const lookupKey = (hash: string) => findKeyOwner(store.db, hash);
+  const keyLookup = options.keyLookup ?? (config.keyCache ? cachedKeys(lookupKey) : uncachedKeys(lookupKey));
+
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    // Whole request received within REQUEST_TIMEOUT_MS; headers within half of it (slowloris).
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.max(100, Math.floor(config.requestTimeoutMs / 2)),
+      // How often Node looks for requests past those limits (its default, 30 s, would let a slow
+      // client hold a connection for up to twice as long as allowed).
+      connectionsCheckingInterval: Math.max(50, Math.min(5000, Math.floor(config.requestTimeoutMs / 4))),
+      requireHostHeader: false,
+    },
+    // A connection silent this long is closed; an idle keep-alive one after 72 s (longer than the
+    // 60 s common to load balancers, so they close first and never reuse a closed connection).
+    connectionTimeout: config.requestTimeoutMs + 5000,
+    keepAliveTimeout: 72_000,
+    // While draining, our own hook answers 503 in the one error body, with Retry-After.
+    return503OnClosing: false,
+    clientErrorHandler,
+    // Paths Fastify cannot route (bad percent-encoding, over-long segments): the one error body too.
+    frameworkErrors: handleFrameworkError,
+    logController: new OneLinePerRequest(),
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const sent = req.headers["x-request-id"];
+      return typeof sent === "string" && REQUEST_ID.test(sent) ? sent : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    ajv: { customOptions: { strict: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // JSON only: a body of any other type is a 415, not text for the schema to puzzle over.
+  app.removeContentTypeParser(["text/plain"]);
+  // Clients (curl scripts, hand-written Novu clients) send Content-Type: application/json on every
+  // call, DELETE and GET included. An empty body is a 400 only where the route takes a body.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if (body === "" && request.routeOptions.schema?.body === undefined) done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
+  app.decorate("store", store);
+  app.decorateRequest("tenant", undefined as never);
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler((error, request, reply) => sendError(request, reply, error as Error));
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .send(errorBody(404, `No route for ${request.method} ${pathOf(request)}`, pathOf(request))),
+  );
+
+  // Root hooks, in the order they run for every request (404s and /docs included).
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  app.addHook("onRequest", requireHost);
+  registerMetrics(app, store, config);
+  registerLifecycle(app, config);
+  await registerSecurity(app, config);
+  await registerRateLimit(app, config);
+  // /v1 requests are counted against their environment once the key is checked (below); the rest,
+  // and /v1 requests whose key is refused, against the client's address.
+  app.addHook("onRequest", async (request, reply) => {
+    if (!request.routeOptions.url?.startsWith("/v1/")) await app.limitRate(request, reply);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Tidings API",
+        version: "1.0.0",
+        description:
+          "Notification workflows and notification groups, compatible with Novu's v1 API. Every /v1 route " +
+          "needs `Authorization: ApiKey <key>`; errors share one body (see the Error schema).",
+      },
+      components: {
+        securitySchemes: {
+          ApiKey: { type: "apiKey", in: "header", name: "Authorization", description: "ApiKey <key>" },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true, transformStaticCSP: docsCsp });
+
+  registerHealth(app, store, config);
+  registerIdempotencyKeyPurge(app, store.db);
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(
+    async (v1) => {
+      v1.addHook("onRoute", (route) => {
+        route.schema = { ...route.schema, security: [{ ApiKey: [] }] };
+      });
+      v1.addHook("onRequest", async (request, reply) => {
+        try {
+          request.tenant = await authenticate(request, keyLookup);
+        } catch (error) {
+          // A refused key still counts, against the address: guessing keys is rate limited too.
+          await app.limitRate(request, reply);
+          throw error;
+        }
+        await app.limitRate(request, reply);
+      });
+      v1.addHook("onSend", confirmRememberedKey);
+      await v1.register(workflowRoutes);
+      await v1.register(notificationGroupRoutes);
+    },
+    { prefix: "/v1" },
+  );
+
+  return app;
+}

@@ -1,0 +1,163 @@
+import { parseArgs } from "node:util";
+import { loadConfig } from "./config.ts";
+import { openStore, type Store } from "./store/store.ts";
+import * as tenancy from "./tenancy/repository.ts";
+import { createApiKey, createOrganization } from "./tenancy/service.ts";
+
+const USAGE = `Usage: npm run cli -- <command> [options]
+
+  init [--name <organization>] [--json]
+      Create an organization with Development and Production environments, each with its
+      General group and one API key; prints the keys (shown once).
+  environments [--json]
+      List environments and their ids.
+  keys create --environment <environmentId> [--json]
+      Issue a new API key for an environment (printed once).
+  keys list [--environment <environmentId>] [--json]
+      List keys: ids, environments and dates; never a key.
+  keys revoke <keyId>
+      Revoke a key; it is refused from the next request on.
+  migrate
+      Bring the database schema up to date.
+  serve
+      Start the server (the same as npm start).
+
+The database is the server's: DATABASE_URL (PostgreSQL) or DATA_DIR (SQLite, default ./data).
+Use "npm run -s cli -- ..." to get the JSON alone, without npm's header.`;
+
+class UsageError extends Error {}
+
+function print(json: boolean, value: unknown, text: () => string) {
+  process.stdout.write(`${json ? JSON.stringify(value, null, 2) : text()}\n`);
+}
+
+async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgPoolSize: 2 });
+  try {
+    await store.migrate();
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      json: { type: "boolean", default: false },
+      name: { type: "string" },
+      environment: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  const [command, sub, arg] = positionals;
+  if (values.help || command === undefined || command === "help") {
+    process.stdout.write(`${USAGE}\n`);
+    return command === undefined && !values.help ? 1 : 0;
+  }
+  const json = values.json ?? false;
+
+  switch (command) {
+    case "init":
+      return withStore(async (store) => {
+        const org = await createOrganization(store.db, values.name ?? "My organization");
+        print(json, org, () =>
+          [
+            `Organization ${org.organizationId}`,
+            ...org.environments.map((env) => `  ${env.name.padEnd(12)} ${env._id}  key: ${env.apiKey}`),
+            "The keys are shown once; store them now.",
+          ].join("\n"),
+        );
+        return 0;
+      });
+    case "environments":
+      return withStore(async (store) => {
+        const envs = await tenancy.listEnvironments(store.db);
+        print(json, envs, () =>
+          envs.map((e) => `${e._id}  ${e.name.padEnd(12)} organization ${e._organizationId}`).join("\n"),
+        );
+        return 0;
+      });
+    case "migrate":
+      return withStore(async (store) => {
+        process.stdout.write(`Schema up to date (${store.backend}).\n`);
+        return 0;
+      });
+    case "serve":
+      await import("./main.ts");
+      return 0;
+    case "keys":
+      return keys(sub, arg, values.environment, json);
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+async function keys(
+  sub: string | undefined,
+  arg: string | undefined,
+  environment: string | undefined,
+  json: boolean,
+) {
+  switch (sub) {
+    case "create": {
+      if (!environment) throw new UsageError("keys create needs --environment <environmentId>");
+      return withStore(async (store) => {
+        const key = await createApiKey(store.db, environment);
+        if (!key) {
+          process.stderr.write(`tidings: no environment ${environment}\n`);
+          return 1;
+        }
+        print(
+          json,
+          key,
+          () =>
+            `Key ${key.id} for ${key.environment} (${key.environmentId}):\n  ${key.apiKey}\nShown once; store it now.`,
+        );
+        return 0;
+      });
+    }
+    case "list":
+      return withStore(async (store) => {
+        const list = await tenancy.listApiKeys(store.db, environment);
+        print(json, list, () =>
+          list
+            .map(
+              (k) =>
+                `${k.id}  ${k.environment.padEnd(12)} ${k.environmentId}  created ${k.createdAt}${k.revokedAt ? `  revoked ${k.revokedAt}` : ""}`,
+            )
+            .join("\n"),
+        );
+        return 0;
+      });
+    case "revoke": {
+      if (!arg) throw new UsageError("keys revoke needs a key id");
+      return withStore(async (store) => {
+        const revoked = await tenancy.revokeApiKey(store.db, arg, new Date().toISOString());
+        if (!revoked) {
+          process.stderr.write(`tidings: no live key ${arg}\n`);
+          return 1;
+        }
+        print(json, { id: arg, revoked: true }, () => `Key ${arg} revoked.`);
+        return 0;
+      });
+    }
+    default:
+      throw new UsageError(`unknown keys command "${sub ?? ""}": use create, list or revoke`);
+  }
+}
+
+try {
+  process.exitCode = await run(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    process.stderr.write(`tidings: ${(error as Error).message}\n\n${USAGE}\n`);
+    process.exitCode = 2;
+  } else {
+    process.stderr.write(`tidings: ${(error as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}

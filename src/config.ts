@@ -1,0 +1,95 @@
+import path from "node:path";
+
+/** Everything the process reads from its environment, validated once, typed and frozen. */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly pgPoolSize: number;
+  readonly logLevel: string;
+  readonly bodyLimit: number;
+  readonly rateLimitRps: number;
+  readonly rateLimitBurst: number;
+  readonly redisUrl: string | undefined;
+  readonly trustProxy: boolean;
+  readonly corsOrigins: readonly string[];
+  readonly requestTimeoutMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly metrics: "off" | "on";
+  readonly metricsToken: string | undefined;
+  /** Whether key-guarded routes may authenticate from memory (src/auth/key-verifier.ts). */
+  readonly keyCache: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === "") return fallback;
+  if (["1", "true", "yes", "on"].includes(raw)) return true;
+  if (["0", "false", "no", "off"].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  return raw ? raw : undefined;
+}
+
+function databaseUrl(env: Env): string | undefined {
+  const url = optional(env, "DATABASE_URL");
+  if (url === undefined) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    throw new ConfigError("DATABASE_URL must be a postgres:// or postgresql:// URL");
+  }
+  return url;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const logLevel = optional(env, "LOG_LEVEL") ?? "info";
+  if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
+  }
+  const metrics = optional(env, "METRICS") ?? "on";
+  if (metrics !== "on" && metrics !== "off") throw new ConfigError(`METRICS must be "on" or "off"`);
+  const rateLimitRps = integer(env, "RATE_LIMIT_RPS", 1000, 0, 10_000_000);
+  return Object.freeze({
+    port: integer(env, "PORT", 3000, 0, 65535),
+    host: optional(env, "HOST") ?? "0.0.0.0",
+    dataDir: path.resolve(optional(env, "DATA_DIR") ?? "./data"),
+    databaseUrl: databaseUrl(env),
+    pgPoolSize: integer(env, "PG_POOL_SIZE", 10, 1, 1000),
+    logLevel,
+    bodyLimit: integer(env, "BODY_LIMIT", 1024 * 1024, 1024, 100 * 1024 * 1024),
+    rateLimitRps,
+    rateLimitBurst: integer(env, "RATE_LIMIT_BURST", rateLimitRps * 2, 0, 20_000_000),
+    redisUrl: optional(env, "REDIS_URL"),
+    trustProxy: flag(env, "TRUST_PROXY", false),
+    corsOrigins: Object.freeze(
+      (optional(env, "CORS_ORIGINS") ?? "")
+        .split(",")
+        .map((origin) => origin.trim())
+        .filter(Boolean),
+    ),
+    requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 600_000),
+    shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
+    metrics,
+    metricsToken: optional(env, "METRICS_TOKEN"),
+    keyCache: flag(env, "KEY_CACHE", true),
+  });
+}

@@ -1,0 +1,43 @@
+import { type TSchema, Type } from "typebox";
+import { ErrorBody } from "../errors.ts";
+
+export const ObjectIdString = (description: string) =>
+  Type.String({ pattern: "^[0-9a-f]{24}$", description, examples: ["65f1c0ffee0123456789abcd"] });
+
+/** Wraps a resource in the `{ data }` envelope every successful response uses. */
+export const Envelope = <T extends TSchema>(data: T) =>
+  Type.Object({ data }, { additionalProperties: false });
+
+/** A free-form JSON object, serialised as it is. */
+export const FreeObject = (description?: string) =>
+  Type.Unsafe<Record<string, unknown>>({
+    type: "object",
+    additionalProperties: true,
+    ...(description ? { description } : {}),
+  });
+
+/** A response schema with the sentence OpenAPI shows for it. */
+export const described = <T extends TSchema>(schema: T, description: string): T => ({
+  ...schema,
+  description,
+});
+
+const COMMON_ERRORS: Record<number, string> = {
+  401: "The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`)",
+  429: "Too many requests for the environment (with `Retry-After`)",
+};
+
+/**
+ * The error responses of a route: the codes it documents, each with what it means there, and the
+ * common ones; any other 4xx or 5xx has the same body.
+ */
+export function errorResponsesOf(codes: Record<number, string>) {
+  const all = { ...COMMON_ERRORS, ...codes };
+  const documented: Record<string, typeof ErrorBody> = {};
+  for (const [code, description] of Object.entries(all)) documented[code] = described(ErrorBody, description);
+  return {
+    ...documented,
+    "4xx": described(ErrorBody, "Another client error (413 body too large, 415 not JSON...)"),
+    "5xx": described(ErrorBody, "A server error (500 with an errorId for the logs; 503 with Retry-After)"),
+  };
+}

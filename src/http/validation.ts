@@ -1,0 +1,208 @@
+import { Ajv, type ErrorObject } from "ajv";
+import * as ajvFormats from "ajv-formats";
+import type { FastifySchemaCompiler } from "fastify";
+import type { FieldError } from "../errors.ts";
+
+// ajv-formats is CommonJS; under ESM its function arrives as the default export's default.
+const addFormats = (ajvFormats.default as unknown as { default: (ajv: Ajv) => Ajv }).default;
+
+function makeAjv(coerceTypes: boolean): Ajv {
+  const ajv = new Ajv({
+    coerceTypes,
+    // Report every invalid field, not only the first.
+    allErrors: true,
+    // Unknown fields are refused (additionalProperties: false), never silently dropped.
+    removeAdditional: false,
+    useDefaults: false,
+    strict: false,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+// Bodies are JSON and are taken as typed: "true" is not a boolean. Query strings and path
+// parameters are text by nature, so "10" may become 10 there.
+const bodyAjv = makeAjv(false);
+const textAjv = makeAjv(true);
+
+/**
+ * How deeply a body may nest objects and arrays. Free-form members (a workflow's `data`, a step's
+ * `template`) would otherwise accept any depth, and a few thousand levels overflow the stack of
+ * JSON.stringify when the document is stored: a 500 for what is a bad input.
+ */
+export const MAX_BODY_DEPTH = 32;
+
+export interface BodyProblem {
+  /** The JSON pointer of the offending value. */
+  pointer: string;
+  problem: "depth" | "nul";
+}
+
+const escapePointer = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/**
+ * What the schema cannot say about a body: a container nested deeper than `limit`, or a string
+ * holding U+0000, which PostgreSQL cannot store in a text column (SQLite can: the two backends
+ * would disagree). Iterative, so a hostile body cannot overflow the stack here either.
+ */
+export function inspectBody(value: unknown, limit = MAX_BODY_DEPTH): BodyProblem | undefined {
+  const stack: [unknown, number, string][] = [[value, 1, ""]];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [current, depth, pointer] = item;
+    if (typeof current === "string") {
+      if (current.includes("\u0000")) return { pointer, problem: "nul" };
+      continue;
+    }
+    if (typeof current !== "object" || current === null) continue;
+    if (depth > limit) return { pointer, problem: "depth" };
+    for (const [key, child] of Object.entries(current)) {
+      stack.push([child, depth + 1, `${pointer}/${escapePointer(key)}`]);
+    }
+  }
+  return undefined;
+}
+
+/** The pointer cut after its first member and the indexes right after it: `/steps/0/template/a/b` → `/steps/0`. */
+function memberOf(pointer: string): string {
+  const [, first = "", ...rest] = pointer.split("/");
+  const indexes: string[] = [];
+  for (const part of rest) {
+    if (!/^\d+$/.test(part)) break;
+    indexes.push(part);
+  }
+  return ["", first, ...indexes].join("/");
+}
+
+function bodyProblemError(found: BodyProblem): ErrorObject {
+  return found.problem === "depth"
+    ? {
+        // At the member that holds the deep part: the full path is more than 32 levels long.
+        keyword: "maxDepth",
+        instancePath: memberOf(found.pointer),
+        schemaPath: "#",
+        params: { limit: MAX_BODY_DEPTH },
+        message: `must not nest objects and arrays more than ${MAX_BODY_DEPTH} levels deep`,
+      }
+    : {
+        keyword: "noNul",
+        instancePath: found.pointer,
+        schemaPath: "#",
+        params: {},
+        message: "must not contain the NUL character (\\u0000)",
+      };
+}
+
+type BodyValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+/**
+ * Every part of a request (body, query string, path) is checked by its schema first (its errors
+ * name the fields best), then for what the schema cannot express: a NUL anywhere (a query string
+ * can carry `%00` as well as a body can), and, in bodies, nesting too deep to store.
+ */
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  const validate = (httpPart === "body" ? bodyAjv : textAjv).compile(schema);
+  const checked: BodyValidator = (data) => {
+    const valid = validate(data);
+    checked.errors = validate.errors;
+    if (!valid) return false;
+    const found = inspectBody(data);
+    if (!found) return true;
+    checked.errors = [bodyProblemError(found)];
+    return false;
+  };
+  return checked;
+};
+
+/** `/steps/2/filters/0` → `steps[2].filters[0]` */
+function fieldPath(pointer: string, child?: string): string {
+  const parts = pointer
+    .split("/")
+    .slice(1)
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  if (child !== undefined) parts.push(child);
+  let path = "";
+  for (const part of parts) {
+    if (/^\d+$/.test(part)) path += `[${part}]`;
+    else path += path === "" ? part : `.${part}`;
+  }
+  return path;
+}
+
+const ARTICLE: Record<string, string> = {
+  boolean: "a boolean",
+  string: "a string",
+  object: "an object",
+  array: "an array",
+  integer: "an integer",
+  number: "a number",
+  null: "null",
+};
+
+function problem(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case "required":
+      return "is required";
+    case "additionalProperties":
+      return "is not allowed";
+    case "type": {
+      const types = String(params.type).split(",");
+      return `must be ${types.map((t) => ARTICLE[t] ?? t).join(" or ")}`;
+    }
+    case "enum":
+      return `must be one of: ${(params.allowedValues as unknown[]).map(String).join(", ")}`;
+    case "pattern":
+      return params.pattern === "^[0-9a-f]{24}$"
+        ? "must be an id of 24 lowercase hex characters"
+        : "must contain only letters, digits, hyphens and underscores (at most 100)";
+    case "minLength":
+      return `must be at least ${String(params.limit)} characters`;
+    case "maxLength":
+      return `must be at most ${String(params.limit)} characters`;
+    case "maxItems":
+      return `must have at most ${String(params.limit)} items`;
+    case "format":
+      return `must be a valid ${String(params.format)}`;
+    default:
+      return error.message ?? "is invalid";
+  }
+}
+
+const PART_NAMES: Record<string, string> = {
+  body: "body",
+  params: "path",
+  querystring: "query",
+  headers: "headers",
+};
+
+/** Turns Ajv's errors into the error body's `errors` list and one human sentence. */
+export function describeValidation(
+  errors: readonly ErrorObject[],
+  context: string,
+): { message: string; errors: FieldError[] } {
+  const fields: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    // anyOf/oneOf wrappers only repeat what their branches said.
+    if (error.keyword === "anyOf" || error.keyword === "oneOf" || error.keyword === "if") continue;
+    const params = error.params as Record<string, unknown>;
+    const child =
+      error.keyword === "required"
+        ? String(params.missingProperty)
+        : error.keyword === "additionalProperties"
+          ? String(params.additionalProperty)
+          : undefined;
+    const field = fieldPath(error.instancePath, child) || (PART_NAMES[context] ?? context);
+    const message = problem(error);
+    const key = `${field}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    fields.push({ field, message });
+  }
+  const first = fields[0];
+  if (!first) return { message: "The request is invalid", errors: [] };
+  let message =
+    first.field === "body" ? `The request body ${first.message}` : `${first.field} ${first.message}`;
+  if (fields.length > 1) message += ` (and ${fields.length - 1} more: see errors)`;
+  return { message, errors: fields };
+}

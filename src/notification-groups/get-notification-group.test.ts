@@ -1,0 +1,44 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createGroup } from "../../test/factories.ts";
+import { forEachBackend } from "../../test/harness.ts";
+
+forEachBackend("GET /v1/notification-groups/:id", (ctx) => {
+  test("returns the group with every field, as create returned it", async () => {
+    const { dev } = await ctx.tenant();
+    const created = await createGroup(ctx, dev.apiKey, "  Billing  ");
+    const res = await ctx.client(dev.apiKey).get(`/v1/notification-groups/${created._id}`);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { data: created });
+    assert.equal(created.name, "Billing");
+    assert.equal(created._environmentId, dev.environmentId);
+    assert.equal(created._parentId, "");
+  });
+
+  test("the environment's General group, whose Production counterpart names it as parent", async () => {
+    const { dev, prod } = await ctx.tenant();
+    const general = await ctx.client(dev.apiKey).get(`/v1/notification-groups/${dev.generalGroupId}`);
+    assert.equal(general.json().data.name, "General");
+    const prodGeneral = await ctx.client(prod.apiKey).get(`/v1/notification-groups/${prod.generalGroupId}`);
+    assert.equal(prodGeneral.json().data._parentId, dev.generalGroupId);
+  });
+
+  test("another environment's group, or none at all, is a 404", async () => {
+    const { dev, prod } = await ctx.tenant();
+    for (const id of [prod.generalGroupId, "65f1c0ffee0123456789abcd"]) {
+      const res = await ctx.client(dev.apiKey).get(`/v1/notification-groups/${id}`);
+      assert.equal(res.statusCode, 404, res.body);
+      assert.equal(res.json().message, `Notification group ${id} was not found`);
+    }
+  });
+
+  test("an id that is not 24 lowercase hex characters is a 400", async () => {
+    const { dev } = await ctx.tenant();
+    const res = await ctx.client(dev.apiKey).get("/v1/notification-groups/general");
+    assert.equal(res.statusCode, 400, res.body);
+    assert.deepEqual(
+      res.json().errors.map((e: { field: string }) => e.field),
+      ["id"],
+    );
+  });
+});

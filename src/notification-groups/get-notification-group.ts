@@ -1,0 +1,26 @@
+import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
+import type { RoutePlugin } from "../http/types.ts";
+import { GroupIdParams, NotificationGroup } from "./schemas.ts";
+import { getGroup } from "./service.ts";
+
+export const getNotificationGroupRoute: RoutePlugin = async (app) => {
+  app.get(
+    "/notification-groups/:id",
+    {
+      schema: {
+        operationId: "getNotificationGroup",
+        tags: ["Notification groups"],
+        summary: "Get a notification group",
+        params: GroupIdParams,
+        response: {
+          200: described(Envelope(NotificationGroup), "The group"),
+          ...errorResponsesOf({
+            400: "The id is not 24 lowercase hex characters",
+            404: "No such group in the environment",
+          }),
+        },
+      },
+    },
+    async (request) => ({ data: await getGroup(app.store.db, request.tenant, request.params.id) }),
+  );
+};

@@ -1,0 +1,138 @@
+import type { Kysely } from "kysely";
+import { conflict, invalidField, notFound } from "../errors.ts";
+import { newObjectId } from "../ids.ts";
+import type { Database } from "../store/schema.ts";
+import { isUniqueViolation } from "../store/store.ts";
+import { isForeignKeyViolation } from "../store/values.ts";
+import type { Tenant } from "../tenancy/tenant.ts";
+import { countWorkflowsInGroup, purgeDeletedWorkflowsOfGroup } from "../workflows/repository.ts";
+import * as groups from "./repository.ts";
+import type { NotificationGroupResource } from "./schemas.ts";
+
+const MAX_NAME_LENGTH = 100;
+// Control characters (C0, DEL, C1) and the invisible format characters that make two names look alike.
+const FORBIDDEN = /[\p{Cc}\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]/u;
+// A lone surrogate (a broken "\ud800" escape in the JSON) is not text: stored, it silently becomes U+FFFD.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+export interface GroupName {
+  /** As stored and shown: trimmed. */
+  name: string;
+  /** What uniqueness is decided on: trimmed, NFC-normalised, lower-cased. */
+  key: string;
+}
+
+/** Applies the naming rules (contract part 6) or throws a 400 naming the field. */
+export function groupName(raw: string): GroupName {
+  const name = raw.trim();
+  const length = [...name].length;
+  if (length === 0) throw invalidField("name", "must not be empty or only whitespace");
+  if (length > MAX_NAME_LENGTH) throw invalidField("name", `must be at most ${MAX_NAME_LENGTH} characters`);
+  if (FORBIDDEN.test(name)) throw invalidField("name", "must not contain control or invisible characters");
+  if (LONE_SURROGATE.test(name)) throw invalidField("name", "must be valid Unicode text");
+  return { name, key: name.normalize("NFC").toLowerCase() };
+}
+
+async function duplicateOf(db: Kysely<Database>, tenant: Tenant, name: GroupName) {
+  const existing = await groups.findGroupByNameKey(db, tenant.environmentId, name.key);
+  const id = existing ? ` (${existing._id})` : "";
+  return conflict(`A notification group named "${existing?.name ?? name.name}" already exists${id}`);
+}
+
+export async function createGroup(
+  db: Kysely<Database>,
+  tenant: Tenant,
+  rawName: string,
+): Promise<NotificationGroupResource> {
+  const name = groupName(rawName);
+  const created = await groups.insertGroup(db, {
+    id: newObjectId(),
+    organizationId: tenant.organizationId,
+    environmentId: tenant.environmentId,
+    name: name.name,
+    nameKey: name.key,
+    parentId: "",
+    now: new Date().toISOString(),
+  });
+  if (!created) throw await duplicateOf(db, tenant, name);
+  return created;
+}
+
+export async function listGroups(db: Kysely<Database>, tenant: Tenant) {
+  return groups.listGroups(db, tenant.environmentId);
+}
+
+export async function getGroup(db: Kysely<Database>, tenant: Tenant, id: string) {
+  const group = await groups.findGroup(db, tenant.environmentId, id);
+  if (!group) throw groupNotFound(id);
+  return group;
+}
+
+export function groupNotFound(id: string) {
+  return notFound(`Notification group ${id} was not found`);
+}
+
+/** Renames the group under the rules of create (contract part 6); 409 when another group has the name. */
+export async function renameGroup(
+  db: Kysely<Database>,
+  tenant: Tenant,
+  id: string,
+  rawName: string,
+): Promise<NotificationGroupResource> {
+  const name = groupName(rawName);
+  // Another environment's group is not found, whatever its name: checked before the name's
+  // uniqueness, so a 409 can never tell that the group exists elsewhere.
+  if (!(await groups.findGroup(db, tenant.environmentId, id))) throw groupNotFound(id);
+  let renamed: Awaited<ReturnType<typeof groups.renameGroup>>;
+  try {
+    renamed = await groups.renameGroup(
+      db,
+      tenant.environmentId,
+      id,
+      name.name,
+      name.key,
+      new Date().toISOString(),
+    );
+  } catch (error) {
+    // Another request took the name between the check and the write. Inside a transaction PostgreSQL
+    // refuses any further statement, so the message cannot look the other group up.
+    if (isUniqueViolation(error)) {
+      throw conflict(`A notification group named "${name.name}" already exists`);
+    }
+    throw error;
+  }
+  if (renamed === "taken") throw await duplicateOf(db, tenant, name);
+  if (!renamed) throw groupNotFound(id);
+  return renamed;
+}
+
+function inUse(id: string, count: number) {
+  const workflows = count === 1 ? "1 workflow uses it" : `${count} workflows use it`;
+  return conflict(
+    `Notification group ${id} cannot be deleted while ${workflows}; move or delete those workflows first`,
+  );
+}
+
+/**
+ * Deletes the group, which no live workflow may use (409 saying how many do). Deleted workflows of
+ * the group are removed for good with it: they are invisible already, and would otherwise keep it.
+ */
+export async function deleteGroup(db: Kysely<Database>, tenant: Tenant, id: string): Promise<void> {
+  const env = tenant.environmentId;
+  let outcome: "deleted" | "missing" | number;
+  try {
+    outcome = await db.transaction().execute(async (tx) => {
+      if (!(await groups.findGroup(tx, env, id))) return "missing";
+      const used = await countWorkflowsInGroup(tx, env, id);
+      if (used > 0) return used;
+      await purgeDeletedWorkflowsOfGroup(tx, env, id);
+      return (await groups.deleteGroup(tx, env, id)) ? "deleted" : "missing";
+    });
+  } catch (error) {
+    // A workflow joined the group after it was counted: the foreign key refused the delete.
+    if (!isForeignKeyViolation(error)) throw error;
+    outcome = await countWorkflowsInGroup(db, env, id);
+  }
+  if (outcome === "missing") throw groupNotFound(id);
+  if (typeof outcome === "number") throw inUse(id, outcome);
+}

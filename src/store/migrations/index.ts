@@ -1,0 +1,26 @@
+import type { Kysely, Migration, MigrationProvider } from "kysely";
+import * as initial from "./0001-initial.ts";
+import * as workflowSearch from "./0002-workflow-search.ts";
+import type { ColumnTypes } from "./column-types.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: migrations see the database as it was, untyped.
+type Step = { up(db: Kysely<any>, types: ColumnTypes): Promise<void> };
+
+// Listed in code, not read from a folder, so a bundled or compiled build carries them along.
+const steps: Record<string, Step> = {
+  "0001-initial": initial,
+  "0002-workflow-search": workflowSearch,
+};
+
+export function migrationProvider(types: ColumnTypes): MigrationProvider {
+  return {
+    async getMigrations() {
+      const migrations: Record<string, Migration> = {};
+      for (const [name, step] of Object.entries(steps)) {
+        // biome-ignore lint/suspicious/noExplicitAny: the migrator hands over an untyped Kysely.
+        migrations[name] = { up: (db: Kysely<any>) => step.up(db, types) };
+      }
+      return migrations;
+    },
+  };
+}

@@ -1,0 +1,156 @@
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type QueryResult,
+  type TransactionSettings,
+} from "kysely";
+import type { ReservedSql, Sql } from "postgres";
+
+/**
+ * Kysely on the `postgres` driver, written for the request path:
+ *
+ * - A statement outside a transaction goes straight to the pool: no connection is reserved for it,
+ *   so the pool's pipelining and scheduling stay in charge.
+ * - Statements are prepared (named, once per connection, by the driver's own cache), so the hot
+ *   UPDATE ... RETURNING is parsed and planned once, not on every request.
+ * - A transaction reserves one connection from BEGIN to COMMIT or ROLLBACK.
+ */
+
+const WRITE_COMMANDS = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"]);
+
+async function run<R>(target: Sql | ReservedSql, compiled: CompiledQuery): Promise<QueryResult<R>> {
+  const result = await target.unsafe(compiled.sql, compiled.parameters as never[], { prepare: true });
+  return {
+    rows: Array.from(result) as R[],
+    ...(WRITE_COMMANDS.has(result.command) ? { numAffectedRows: BigInt(result.count ?? 0) } : {}),
+  };
+}
+
+class PoolConnection implements DatabaseConnection {
+  readonly #sql: Sql;
+  #reserved: ReservedSql | undefined;
+
+  constructor(sql: Sql) {
+    this.#sql = sql;
+  }
+
+  executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    return run<R>(this.#reserved ?? this.#sql, compiled);
+  }
+
+  async *streamQuery<R>(compiled: CompiledQuery, chunkSize = 100): AsyncIterableIterator<QueryResult<R>> {
+    const target = this.#reserved ?? this.#sql;
+    const cursor = target.unsafe(compiled.sql, compiled.parameters as never[]).cursor(chunkSize);
+    for await (const rows of cursor) yield { rows: rows as unknown as R[] };
+  }
+
+  async begin(settings: TransactionSettings): Promise<void> {
+    this.#reserved = await this.#sql.reserve();
+    const level = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : "";
+    const mode = settings.accessMode ? ` ${settings.accessMode}` : "";
+    await this.#reserved.unsafe(`begin${level}${mode}`);
+  }
+
+  async finish(command: "commit" | "rollback"): Promise<void> {
+    const reserved = this.#reserved;
+    this.#reserved = undefined;
+    if (!reserved) return;
+    try {
+      await reserved.unsafe(command);
+    } finally {
+      reserved.release();
+    }
+  }
+
+  async savepoint(command: string): Promise<void> {
+    if (!this.#reserved) throw new Error("a savepoint needs a transaction");
+    await this.#reserved.unsafe(command);
+  }
+
+  /** Gives back a connection a failed transaction may still hold. */
+  release(): void {
+    const reserved = this.#reserved;
+    this.#reserved = undefined;
+    reserved?.release();
+  }
+}
+
+const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+class PostgresDriver implements Driver {
+  readonly #sql: Sql;
+
+  constructor(sql: Sql) {
+    this.#sql = sql;
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new PoolConnection(this.#sql);
+  }
+
+  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    return (connection as PoolConnection).begin(settings);
+  }
+
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return (connection as PoolConnection).finish("commit");
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return (connection as PoolConnection).finish("rollback");
+  }
+
+  savepoint(connection: DatabaseConnection, name: string): Promise<void> {
+    return (connection as PoolConnection).savepoint(`savepoint ${quoted(name)}`);
+  }
+
+  rollbackToSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
+    return (connection as PoolConnection).savepoint(`rollback to savepoint ${quoted(name)}`);
+  }
+
+  releaseSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
+    return (connection as PoolConnection).savepoint(`release savepoint ${quoted(name)}`);
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    (connection as PoolConnection).release();
+  }
+
+  async destroy(): Promise<void> {
+    await this.#sql.end({ timeout: 5 });
+  }
+}
+
+export class PostgresJsDialect implements Dialect {
+  readonly #sql: Sql;
+
+  constructor(sql: Sql) {
+    this.#sql = sql;
+  }
+
+  createAdapter() {
+    return new PostgresAdapter();
+  }
+
+  createDriver(): Driver {
+    return new PostgresDriver(this.#sql);
+  }
+
+  createQueryCompiler() {
+    return new PostgresQueryCompiler();
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: Kysely's Dialect interface takes an untyped Kysely here.
+  createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new PostgresIntrospector(db);
+  }
+}

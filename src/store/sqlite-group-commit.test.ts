@@ -1,0 +1,159 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import SqliteDatabase from "better-sqlite3";
+import { type ColumnType, type Generated, Kysely, sql } from "kysely";
+import { GroupCommitSqlite, GroupCommitSqliteDialect } from "./sqlite-group-commit.ts";
+
+interface Db {
+  items: { id: Generated<number>; name: string; flag: ColumnType<number, boolean, boolean> };
+  children: { id: number; parent_id: number };
+}
+
+describe("SQLite group commit", () => {
+  let dir: string;
+  let file: string;
+  let groupCommit: GroupCommitSqlite;
+  let db: Kysely<Db>;
+  /** A second, independent connection: it sees only what was committed. */
+  let observer: SqliteDatabase.Database;
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-gc-"));
+    file = path.join(dir, "test.db");
+    const raw = new SqliteDatabase(file);
+    raw.pragma("journal_mode = WAL");
+    raw.pragma("synchronous = FULL");
+    raw.pragma("foreign_keys = ON");
+    raw.exec(`
+      create table items (id integer primary key, name text not null unique, flag integer not null default 0);
+      create table children (id integer primary key,
+        parent_id integer not null references items(id) deferrable initially deferred);
+    `);
+    groupCommit = new GroupCommitSqlite(raw);
+    db = new Kysely<Db>({ dialect: new GroupCommitSqliteDialect(groupCommit) });
+    observer = new SqliteDatabase(file, { readonly: true });
+  });
+
+  after(async () => {
+    observer.close();
+    await db.destroy();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const committedCount = (where = "1 = 1") =>
+    (observer.prepare(`select count(*) as n from items where ${where}`).get() as { n: number }).n;
+
+  test("concurrent writes share commits, and each is visible to another connection once acknowledged", async () => {
+    const commitsBefore = groupCommit.stats.commits;
+    const writes = Array.from({ length: 200 }, (_, i) =>
+      db
+        .insertInto("items")
+        .values({ name: `a${i}`, flag: true })
+        .returning("id")
+        .executeTakeFirstOrThrow()
+        .then(({ id }) => {
+          // Acknowledged: it must already be committed, so an independent connection sees it.
+          const seen = observer.prepare("select name from items where id = ?").get(id) as
+            | { name: string }
+            | undefined;
+          assert.equal(seen?.name, `a${i}`);
+        }),
+    );
+    await Promise.all(writes);
+    const commits = groupCommit.stats.commits - commitsBefore;
+    assert.ok(commits >= 1 && commits < 200, `200 writes took ${commits} commits`);
+    assert.equal(committedCount("name like 'a%'"), 200);
+    // Booleans are bound as 1/0.
+    assert.equal(committedCount("name like 'a%' and flag = 1"), 200);
+  });
+
+  test("a failing statement or a rolled-back transaction undoes only itself", async () => {
+    const results = await Promise.allSettled([
+      db.insertInto("items").values({ name: "b1", flag: false }).execute(),
+      // Duplicate name: this statement fails alone.
+      db.insertInto("items").values({ name: "b1", flag: false }).execute(),
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto("items").values({ name: "b2", flag: false }).execute();
+        await trx.insertInto("items").values({ name: "b3", flag: false }).execute();
+        throw new Error("changed my mind");
+      }),
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto("items").values({ name: "b4", flag: false }).execute();
+      }),
+      db.insertInto("items").values({ name: "b5", flag: false }).execute(),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ["fulfilled", "rejected", "rejected", "fulfilled", "fulfilled"],
+    );
+    const names = (
+      observer.prepare("select name from items where name like 'b%' order by name").all() as {
+        name: string;
+      }[]
+    ).map((r) => r.name);
+    assert.deepEqual(names, ["b1", "b4", "b5"]);
+  });
+
+  test("when the COMMIT itself fails, every unit of the batch is told, and none of it is kept", async () => {
+    const results = await Promise.allSettled([
+      db.insertInto("items").values({ name: "c1", flag: false }).execute(),
+      // A deferred foreign key is checked at COMMIT: this makes the whole batch's COMMIT fail.
+      db.insertInto("children").values({ id: 1, parent_id: 999_999 }).execute(),
+      db.insertInto("items").values({ name: "c2", flag: false }).execute(),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ["rejected", "rejected", "rejected"],
+    );
+    assert.equal(committedCount("name like 'c%'"), 0);
+    // And the connection is usable afterwards.
+    await db.insertInto("items").values({ name: "c3", flag: false }).execute();
+    assert.equal(committedCount("name = 'c3'"), 1);
+  });
+
+  test("reads see committed data and a transaction's own writes", async () => {
+    const inside = await db.transaction().execute(async (trx) => {
+      await trx.insertInto("items").values({ name: "d1", flag: false }).execute();
+      const row = await trx.selectFrom("items").select("name").where("name", "=", "d1").executeTakeFirst();
+      return row?.name;
+    });
+    assert.equal(inside, "d1");
+    const count = await sql<{ n: number }>`select count(*) as n from items where name = 'd1'`.execute(db);
+    assert.equal(count.rows[0]?.n, 1);
+  });
+
+  test("db.connection() runs several statements as one unit", async () => {
+    await db.connection().execute(async (conn) => {
+      await conn.insertInto("items").values({ name: "e1", flag: false }).execute();
+      await conn.insertInto("items").values({ name: "e2", flag: false }).execute();
+    });
+    assert.equal(committedCount("name in ('e1', 'e2')"), 2);
+  });
+
+  test("every acknowledged write survives closing and reopening the file", async () => {
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        db
+          .insertInto("items")
+          .values({ name: `f${i}`, flag: false })
+          .execute(),
+      ),
+    );
+    const reopened = new SqliteDatabase(file, { readonly: true });
+    try {
+      const n = (
+        reopened.prepare("select count(*) as n from items where name like 'f%'").get() as { n: number }
+      ).n;
+      assert.equal(n, 50);
+      assert.equal(
+        (reopened.pragma("integrity_check") as { integrity_check: string }[])[0]?.integrity_check,
+        "ok",
+      );
+    } finally {
+      reopened.close();
+    }
+  });
+});

@@ -1,0 +1,202 @@
+import fs from "node:fs";
+import path from "node:path";
+import SqliteDatabase from "better-sqlite3";
+import { Kysely, Migrator, sql } from "kysely";
+import postgres from "postgres";
+import { postgresTypes, sqliteTypes } from "./migrations/column-types.ts";
+import { migrationProvider } from "./migrations/index.ts";
+import { PostgresJsDialect } from "./postgres-driver.ts";
+import type { Database } from "./schema.ts";
+import { GroupCommitSqlite, GroupCommitSqliteDialect } from "./sqlite-group-commit.ts";
+
+export type Backend = "sqlite" | "postgres";
+
+export interface Store {
+  readonly backend: Backend;
+  readonly db: Kysely<Database>;
+  /** SQLite only: the group-commit connection (its statistics, its raw handle). */
+  readonly groupCommit?: GroupCommitSqlite;
+  /** Brings the schema up to date; safe to run from several processes at once. */
+  migrate(): Promise<void>;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** A postgres:// URL; without it the store is SQLite under dataDir. */
+  databaseUrl?: string | undefined;
+  dataDir?: string;
+  /** SQLite file name inside dataDir (default tidings.db), or ":memory:". */
+  sqliteFile?: string;
+  /** PostgreSQL schema to work in (created when missing); default: the server's search_path. */
+  pgSchema?: string;
+  pgPoolSize?: number;
+  /** PostgreSQL statement_timeout; default 30 s. */
+  pgStatementTimeoutMs?: number;
+}
+
+export async function openStore(options: StoreOptions): Promise<Store> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openSqlite(options);
+}
+
+function sqliteFileOf(options: StoreOptions): string {
+  const file = options.sqliteFile ?? "tidings.db";
+  if (file === ":memory:") return file;
+  const dir = options.dataDir ?? path.resolve("data");
+  fs.mkdirSync(dir, { recursive: true });
+  return path.join(dir, file);
+}
+
+function openSqlite(options: StoreOptions): Store {
+  const raw = new SqliteDatabase(sqliteFileOf(options));
+  raw.pragma("journal_mode = WAL");
+  // FULL: every commit is fsync'd before it returns, so an acknowledged write survives a power cut.
+  raw.pragma("synchronous = FULL");
+  raw.pragma("foreign_keys = ON");
+  // The CLI may write while the server runs; wait for its lock instead of failing.
+  raw.pragma("busy_timeout = 5000");
+  const groupCommit = new GroupCommitSqlite(raw);
+  const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(groupCommit) });
+  return {
+    backend: "sqlite",
+    groupCommit,
+    db,
+    migrate: () => runMigrations(db, migrationProvider(sqliteTypes)),
+    async ping() {
+      groupCommit.prepare("select 1").get();
+    },
+    close: () => db.destroy(),
+  };
+}
+
+async function openPostgres(url: string, options: StoreOptions): Promise<Store> {
+  const schema = options.pgSchema;
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) {
+    throw new Error(`invalid PostgreSQL schema name "${schema}"`);
+  }
+  if (schema) {
+    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await admin.unsafe(`create schema if not exists "${schema}"`);
+    } finally {
+      await admin.end();
+    }
+  }
+  const client = postgres(url, {
+    max: options.pgPoolSize ?? 10,
+    // Fail a connection attempt fast (a 503) rather than hold a request for the default 30 s, and
+    // let no statement run past the request deadline.
+    connect_timeout: 5,
+    onnotice: () => {},
+    connection: {
+      // A 2xx means the commit is flushed to disk: never rely on the server's default for that.
+      synchronous_commit: "on",
+      statement_timeout: options.pgStatementTimeoutMs ?? 30_000,
+      ...(schema ? { search_path: schema } : {}),
+    },
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresJsDialect(client) });
+  return {
+    backend: "postgres",
+    db,
+    // The migrator's bookkeeping tables are named with the schema they live in (ours, or the
+    // connection's current one): its existence check looks across all schemas and would otherwise
+    // find another application's, or another Tidings schema's, tables.
+    async migrate() {
+      const current =
+        schema ??
+        (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema;
+      await runMigrations(db, migrationProvider(postgresTypes), current);
+    },
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+async function runMigrations(
+  db: Kysely<Database>,
+  provider: ReturnType<typeof migrationProvider>,
+  migrationTableSchema?: string,
+) {
+  const migrator = new Migrator({ db, provider, ...(migrationTableSchema ? { migrationTableSchema } : {}) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === "Error");
+    if (!failed) {
+      // Nothing ran: the database could not be reached or read at all.
+      throw new Error(`cannot open the database: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
+    }
+    throw new Error(`migration ${failed.migrationName} failed: ${String(error)}`, { cause: error });
+  }
+}
+
+/** True when a write failed on a unique index (on either backend). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "23505";
+}
+
+const UNAVAILABLE_CODES = new Set([
+  // the network, as postgres.js reports it
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "CONNECTION_ENDED",
+  // PostgreSQL: connection exceptions (class 08), insufficient resources (53), operator intervention (57P)
+  "08000",
+  "08001",
+  "08003",
+  "08004",
+  "08006",
+  "53100", // disk_full
+  "53200", // out_of_memory
+  "53300", // too_many_connections
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "57014", // query_canceled (statement_timeout)
+  // better-sqlite3
+  "SQLITE_BUSY",
+  "SQLITE_LOCKED",
+  "SQLITE_FULL",
+  "SQLITE_NOMEM",
+  "SQLITE_CANTOPEN",
+]);
+
+/** True when the database could not be reached or could not take the write right now. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (
+    typeof code === "string" &&
+    (UNAVAILABLE_CODES.has(code) || code.startsWith("SQLITE_IOERR") || code.startsWith("SQLITE_READONLY"))
+  );
+}
+
+/** Whether a PostgreSQL server answers at this URL within a few seconds (for tools and tests). */
+export async function postgresAnswers(url: string): Promise<boolean> {
+  const probe = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {} });
+  try {
+    await probe`select 1`;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await probe.end({ timeout: 1 });
+  }
+}
+
+/** The URL with its password masked, for messages. */
+export const redactDatabaseUrl = (url: string) => url.replace(/:[^:@/]*@/, ":***@");

@@ -1,0 +1,38 @@
+import { type Kysely, SqliteAdapter } from "kysely";
+import type { Database } from "./schema.ts";
+
+/**
+ * The one place where the two backends' value representations meet: SQLite hands back booleans as
+ * 0/1 and timestamps as ISO text; PostgreSQL as boolean and Date. JSON is text on both.
+ */
+export function readBool(value: boolean | number): boolean {
+  return value === true || value === 1;
+}
+
+export function readTimestamp(value: string | Date | null | undefined): string {
+  if (value === null || value === undefined) return "";
+  return value instanceof Date ? value.toISOString() : value;
+}
+
+export function readJson<T>(value: string): T {
+  return JSON.parse(value) as T;
+}
+
+export function writeJson(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+/**
+ * Which backend a Kysely instance (or transaction) talks to, for the few queries that must be spelt
+ * differently (text search). Kysely marks getExecutor internal, but it is the one place that knows
+ * the dialect, and asking it keeps the backend out of every service signature.
+ */
+export function dialectOf(db: Kysely<Database>): "sqlite" | "postgres" {
+  return db.getExecutor().adapter instanceof SqliteAdapter ? "sqlite" : "postgres";
+}
+
+/** True when a write failed because a row it references is gone, or is still referenced. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "SQLITE_CONSTRAINT_FOREIGNKEY" || code === "23503";
+}

@@ -1,0 +1,397 @@
+import { CompiledQuery, type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
+import type { Database, WorkflowsTable } from "../store/schema.ts";
+import { dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import { keyIsLive } from "../tenancy/repository.ts";
+import type {
+  PreferenceSettingsResource,
+  StepResource,
+  TriggerResource,
+  WorkflowResource,
+} from "./schemas.ts";
+
+type Db = Kysely<Database>;
+
+// Every read of a workflow returns its group too; as scalar subqueries so the same selection works
+// in SELECT and in UPDATE ... RETURNING on both backends, and a status change stays one statement.
+const groupColumns = [
+  "name",
+  "organization_id",
+  "environment_id",
+  "parent_id",
+  "created_at",
+  "updated_at",
+] as const;
+type GroupColumn = (typeof groupColumns)[number];
+
+function withGroup(eb: ExpressionBuilder<Database, "workflows">) {
+  return groupColumns.map((column) =>
+    eb
+      .selectFrom("notification_groups as g")
+      .select(`g.${column}` as `g.${GroupColumn}`)
+      .whereRef("g.id", "=", "workflows.notification_group_id")
+      .as(`group_${column}`),
+  );
+}
+
+type Row = Selectable<WorkflowsTable> & { [K in GroupColumn as `group_${K}`]: unknown };
+
+/** The workflow a path names: by _id, or by trigger identifier. */
+function byRef(ref: WorkflowRef) {
+  return (eb: ExpressionBuilder<Database, "workflows">) =>
+    "id" in ref ? eb("workflows.id", "=", ref.id) : eb("workflows.identifier", "=", ref.identifier);
+}
+
+/** The live-workflow predicate, as a literal so the partial indexes (WHERE deleted = false) apply. */
+const live = sql<boolean>`workflows.deleted = false`;
+
+export function toWorkflow(row: Row): WorkflowResource {
+  return {
+    _id: row.id,
+    name: row.name,
+    description: row.description,
+    active: readBool(row.active),
+    draft: readBool(row.draft),
+    preferenceSettings: readJson<PreferenceSettingsResource>(row.preference_settings),
+    critical: readBool(row.critical),
+    tags: readJson<string[]>(row.tags),
+    steps: readJson<StepResource[]>(row.steps),
+    _organizationId: row.organization_id,
+    _creatorId: row.creator_id,
+    _environmentId: row.environment_id,
+    triggers: readJson<TriggerResource[]>(row.triggers),
+    _notificationGroupId: row.notification_group_id,
+    _parentId: row.parent_id,
+    deleted: readBool(row.deleted),
+    deletedAt: readTimestamp(row.deleted_at),
+    deletedBy: row.deleted_by,
+    notificationGroup: {
+      _id: row.notification_group_id,
+      name: String(row.group_name ?? ""),
+      _environmentId: String(row.group_environment_id ?? ""),
+      _organizationId: String(row.group_organization_id ?? ""),
+      _parentId: String(row.group_parent_id ?? ""),
+      createdAt: readTimestamp(row.group_created_at as string | Date | null),
+      updatedAt: readTimestamp(row.group_updated_at as string | Date | null),
+    },
+    data: readJson<Record<string, unknown>>(row.data),
+    workflowIntegrationStatus: readJson<Record<string, unknown>>(row.workflow_integration_status),
+    createdAt: readTimestamp(row.created_at),
+    updatedAt: readTimestamp(row.updated_at),
+  };
+}
+
+export interface WorkflowDocument {
+  name: string;
+  description: string;
+  identifier: string;
+  active: boolean;
+  draft: boolean;
+  critical: boolean;
+  tags: string[];
+  steps: StepResource[];
+  triggers: TriggerResource[];
+  preferenceSettings: PreferenceSettingsResource;
+  data: Record<string, unknown>;
+  notificationGroupId: string;
+}
+
+function documentColumns(doc: WorkflowDocument) {
+  return {
+    name: doc.name,
+    description: doc.description,
+    identifier: doc.identifier,
+    active: doc.active,
+    draft: doc.draft,
+    critical: doc.critical,
+    tags: writeJson(doc.tags),
+    steps: writeJson(doc.steps),
+    triggers: writeJson(doc.triggers),
+    preference_settings: writeJson(doc.preferenceSettings),
+    data: writeJson(doc.data),
+    notification_group_id: doc.notificationGroupId,
+  };
+}
+
+/** Inserts the workflow; undefined when its identifier is taken by a live workflow. */
+export async function insertWorkflow(
+  db: Db,
+  workflow: WorkflowDocument & {
+    id: string;
+    organizationId: string;
+    environmentId: string;
+    creatorId: string;
+    now: string;
+  },
+): Promise<WorkflowResource | undefined> {
+  const row = await db
+    .insertInto("workflows")
+    .values({
+      id: workflow.id,
+      organization_id: workflow.organizationId,
+      environment_id: workflow.environmentId,
+      ...documentColumns(workflow),
+      workflow_integration_status: writeJson({}),
+      parent_id: "",
+      creator_id: workflow.creatorId,
+      deleted: false,
+      deleted_at: null,
+      deleted_by: "",
+      created_at: workflow.now,
+      updated_at: workflow.now,
+    })
+    .onConflict((conflict) => conflict.doNothing())
+    .returningAll()
+    .returning(withGroup)
+    .executeTakeFirst();
+  return row ? toWorkflow(row as Row) : undefined;
+}
+
+/** How a path's `{workflowId}` names a workflow: by id, or by trigger identifier. */
+export type WorkflowRef = { id: string } | { identifier: string };
+
+/**
+ * The live workflow, or undefined. With `forUpdate` (inside a transaction) PostgreSQL locks its row
+ * until the transaction ends; on SQLite the transaction already has the only connection to itself.
+ */
+export async function findWorkflow(db: Db, environmentId: string, ref: WorkflowRef, forUpdate = false) {
+  let query = db
+    .selectFrom("workflows")
+    .selectAll("workflows")
+    .select(withGroup)
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live)
+    .where(byRef(ref));
+  if (forUpdate && dialectOf(db) === "postgres") query = query.forUpdate("workflows");
+  const row = await query.executeTakeFirst();
+  return row ? toWorkflow(row as Row) : undefined;
+}
+
+/** True when a live workflow of the environment other than `exceptId` holds the identifier. */
+export async function identifierTaken(db: Db, environmentId: string, identifier: string, exceptId = "") {
+  const row = await db
+    .selectFrom("workflows")
+    .select("id")
+    .where("environment_id", "=", environmentId)
+    .where(live)
+    .where("identifier", "=", identifier)
+    .where("id", "<>", exceptId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Sets active (and draft, its opposite) in one statement. Setting the state the workflow already
+ * has leaves updatedAt as it was, so a retried PUT changes nothing. The statement also checks that
+ * the acting API key is still live (`keyIsLive`), so the route can skip its own key lookup: a
+ * revoked key's statement matches nothing (src/auth/key-verifier.ts).
+ */
+export function setStatusQuery(
+  db: Db,
+  environmentId: string,
+  ref: WorkflowRef,
+  active: boolean,
+  now: string,
+  keyId: string,
+) {
+  const draft = !active;
+  return db
+    .updateTable("workflows")
+    .set({
+      active,
+      draft,
+      updated_at: sql<string>`case when active = ${active} and draft = ${draft} then updated_at else ${now} end`,
+    })
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live)
+    .where(keyIsLive(keyId))
+    .where(byRef(ref))
+    .returningAll()
+    .returning(withGroup);
+}
+
+// The status change is the hot path: its statement is built and compiled once per shape (by id or
+// identifier, on or off) with placeholders, and each request only fills in its values. Building and
+// compiling it with Kysely on every request cost more CPU than the database's own work (profile).
+const ENVIRONMENT = "\u0000environment";
+const REF = "\u0000ref";
+const NOW = "\u0000now";
+const KEY = "\u0000key";
+const statusStatements = new WeakMap<Db, Map<string, CompiledQuery>>();
+
+function statusStatement(db: Db, byId: boolean, active: boolean): CompiledQuery {
+  let shapes = statusStatements.get(db);
+  if (!shapes) {
+    shapes = new Map();
+    statusStatements.set(db, shapes);
+  }
+  const shape = `${byId}:${active}`;
+  let compiled = shapes.get(shape);
+  if (!compiled) {
+    const ref = byId ? { id: REF } : { identifier: REF };
+    compiled = setStatusQuery(db, ENVIRONMENT, ref, active, NOW, KEY).compile();
+    shapes.set(shape, compiled);
+  }
+  return compiled;
+}
+
+export async function setStatus(
+  db: Db,
+  environmentId: string,
+  ref: WorkflowRef,
+  active: boolean,
+  now: string,
+  keyId: string,
+) {
+  const byId = "id" in ref;
+  const value = byId ? ref.id : ref.identifier;
+  const template = statusStatement(db, byId, active);
+  const parameters = template.parameters.map((p) =>
+    p === ENVIRONMENT ? environmentId : p === REF ? value : p === NOW ? now : p === KEY ? keyId : p,
+  );
+  const { rows } = await db.executeQuery<Row>(CompiledQuery.raw(template.sql, parameters));
+  const row = rows[0];
+  return row ? toWorkflow(row) : undefined;
+}
+
+/** `%`, `_` and the escape character itself, escaped for a LIKE pattern with ESCAPE '\'. */
+function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+// The trigram index answers substrings of at least three characters; shorter ones are a scan of the
+// environment's live workflows (on SQLite, whose LIKE folds ASCII case only, so do they).
+const TRIGRAM = 3;
+
+/**
+ * The live workflows of the environment whose name or trigger identifier contains `query`
+ * (case-insensitively), as a predicate on `workflows`. Each backend uses its trigram index
+ * (migration 0002): pg_trgm GIN indexes answer ILIKE; on SQLite the FTS5 trigram table answers MATCH.
+ */
+function matching(db: Db, environmentId: string, query: string) {
+  if (dialectOf(db) === "sqlite" && [...query].length >= TRIGRAM) {
+    const phrase = `"${query.replace(/"/g, '""')}"`;
+    return sql<boolean>`workflows.id in (
+      select s.workflow_id from workflow_search s
+      where s.environment_id = ${environmentId}
+        and s.doc_id in (select rowid from workflow_search_fts where workflow_search_fts match ${phrase}))`;
+  }
+  const pattern = likePattern(query);
+  const like = dialectOf(db) === "sqlite" ? sql`like` : sql`ilike`;
+  return sql<boolean>`(workflows.name ${like} ${pattern} escape '\\' or workflows.identifier ${like} ${pattern} escape '\\')`;
+}
+
+export interface ListQuery {
+  offset: number;
+  limit: number;
+  /** A substring of the name or trigger identifier; empty for all. */
+  query: string;
+}
+
+/**
+ * The two statements of a list: one page of the environment's live workflows, newest first, and
+ * how many there are in all. Separate from their execution so scripts/explain-list.ts can show the
+ * plans of exactly these statements.
+ *
+ * The page is a deferred join: the inner query picks the page's ids from the indexes alone (newest
+ * first, skipping `offset`), and only those rows are read whole and joined to their group. Skipped
+ * and sorted rows never have their documents read or their group looked up.
+ */
+export function listWorkflowQueries(db: Db, environmentId: string, list: ListQuery) {
+  let ids = db
+    .selectFrom("workflows")
+    .select("workflows.id")
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live);
+  let count = db
+    .selectFrom("workflows")
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live);
+  if (list.query !== "") {
+    ids = ids.where(matching(db, environmentId, list.query));
+    count = count.where(matching(db, environmentId, list.query));
+  }
+  const newestFirst = ids
+    .orderBy("workflows.created_at", "desc")
+    .orderBy("workflows.id", "desc")
+    .limit(list.limit)
+    .offset(list.offset);
+  const page = db
+    .selectFrom("workflows")
+    .selectAll("workflows")
+    .select(withGroup)
+    .where("workflows.id", "in", newestFirst)
+    .orderBy("workflows.created_at", "desc")
+    .orderBy("workflows.id", "desc");
+  return { page, count };
+}
+
+/** One page of the environment's live workflows, newest first, and how many there are in all. */
+export async function listWorkflows(db: Db, environmentId: string, list: ListQuery) {
+  const { page, count } = listWorkflowQueries(db, environmentId, list);
+  const [rows, total] = await Promise.all([page.execute(), count.executeTakeFirstOrThrow()]);
+  return { totalCount: Number(total.total), workflows: rows.map((row) => toWorkflow(row as Row)) };
+}
+
+/** Writes a new version of the workflow (read and locked by the caller in the same transaction). */
+export async function updateWorkflow(
+  db: Db,
+  environmentId: string,
+  id: string,
+  doc: WorkflowDocument,
+  now: string,
+) {
+  const row = await db
+    .updateTable("workflows")
+    .set({ ...documentColumns(doc), updated_at: now })
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live)
+    .where("workflows.id", "=", id)
+    .returningAll()
+    .returning(withGroup)
+    .executeTakeFirst();
+  return row ? toWorkflow(row as Row) : undefined;
+}
+
+/** Marks the workflow deleted (by whom, when); false when there is no such live workflow. */
+export async function softDeleteWorkflow(
+  db: Db,
+  environmentId: string,
+  ref: WorkflowRef,
+  deletedBy: string,
+  now: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("workflows")
+    .set({ deleted: true, deleted_at: now, deleted_by: deletedBy, updated_at: now })
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live)
+    .where(byRef(ref))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** How many live workflows of the environment belong to the group. */
+export async function countWorkflowsInGroup(db: Db, environmentId: string, groupId: string) {
+  const row = await db
+    .selectFrom("workflows")
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
+    .where("workflows.environment_id", "=", environmentId)
+    .where("workflows.notification_group_id", "=", groupId)
+    .where(live)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+/**
+ * Removes the deleted workflows of a group for good: they only ever point at it, and the group
+ * cannot go while anything (even a deleted workflow) references it.
+ */
+export async function purgeDeletedWorkflowsOfGroup(db: Db, environmentId: string, groupId: string) {
+  await db
+    .deleteFrom("workflows")
+    .where("environment_id", "=", environmentId)
+    .where("notification_group_id", "=", groupId)
+    .where("deleted", "=", true)
+    .execute();
+}

@@ -1,0 +1,43 @@
+import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
+import type { RoutePlugin } from "../http/types.ts";
+import { WORKFLOW_PREFIXES } from "./prefixes.ts";
+import { StatusBody, Workflow, WorkflowIdParams } from "./schemas.ts";
+import { setWorkflowStatus } from "./service.ts";
+
+export const setWorkflowStatusRoute: RoutePlugin = async (app) => {
+  for (const { prefix, legacy } of WORKFLOW_PREFIXES) {
+    app.put(
+      `${prefix}/:workflowId/status`,
+      {
+        // setStatus re-checks the API key in its own statement: no separate key lookup is needed.
+        config: { keyGuarded: true },
+        schema: {
+          operationId: legacy ? "setNotificationTemplateStatus" : "setWorkflowStatus",
+          tags: ["Workflows"],
+          summary: "Switch a workflow on or off",
+          description:
+            "`active: true` also sets `draft: false`, and `active: false` sets `draft: true`. Setting the state the " +
+            "workflow already has succeeds and changes nothing (not even updatedAt).",
+          deprecated: legacy,
+          params: WorkflowIdParams,
+          body: StatusBody,
+          response: {
+            200: described(Envelope(Workflow), "The workflow as stored after the change"),
+            ...errorResponsesOf({
+              400: "active missing or not a boolean, or a path that names neither an id nor an identifier",
+              404: "No such workflow in the environment (or it was deleted)",
+            }),
+          },
+        },
+      },
+      async (request) => ({
+        data: await setWorkflowStatus(
+          app.store.db,
+          request.tenant,
+          request.params.workflowId,
+          request.body.active,
+        ),
+      }),
+    );
+  }
+};

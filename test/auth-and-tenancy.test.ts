@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { LightMyRequestResponse } from "fastify";
+import { revokeApiKey } from "../src/tenancy/repository.ts";
+import { anonymous, forEachBackend } from "./harness.ts";
+import { type CatalogRoute, makeFixtures, ROUTES } from "./route-catalog.ts";
+
+function assertErrorBody(res: LightMyRequestResponse, status: number, message?: RegExp) {
+  assert.equal(res.statusCode, status, res.body);
+  const body = res.json();
+  assert.equal(body.statusCode, status);
+  assert.equal(typeof body.error, "string");
+  assert.equal(typeof body.message, "string");
+  assert.equal(typeof body.path, "string");
+  assert.ok(!Number.isNaN(Date.parse(body.timestamp)), "timestamp is a date");
+  if (message) assert.match(body.message, message);
+}
+
+function call(
+  route: CatalogRoute,
+  url: string,
+  body: Record<string, unknown> | undefined,
+  headers: Record<string, string>,
+) {
+  return {
+    method: route.method,
+    url,
+    headers: { ...headers, ...(body ? { "content-type": "application/json" } : {}) },
+    ...(body ? { payload: JSON.stringify(body) } : {}),
+  };
+}
+
+forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
+  test("the catalog lists every /v1 route the OpenAPI document describes", async () => {
+    const paths = (ctx.app.swagger() as { paths: Record<string, Record<string, unknown>> }).paths;
+    const documented = Object.entries(paths)
+      .filter(([path]) => path.startsWith("/v1/"))
+      .flatMap(([path, ops]) =>
+        Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`),
+      );
+    const catalogued = ROUTES.map((r) => `${r.method} ${r.path}`);
+    assert.deepEqual([...documented].sort(), [...catalogued].sort());
+  });
+
+  for (const route of ROUTES) {
+    const name = `${route.method} ${route.path}`;
+
+    test(`${name}: a valid call succeeds (so the cases below can fail)`, async () => {
+      const f = await makeFixtures(ctx);
+      const res = await ctx.app.inject(
+        call(route, route.url(f), route.body?.(f), { authorization: `ApiKey ${f.tenant.dev.apiKey}` }),
+      );
+      assert.equal(res.statusCode, route.ok, res.body);
+    });
+
+    test(`${name}: 401 for a missing, foreign-scheme, empty, unknown, revoked or query-string key`, async () => {
+      const f = await makeFixtures(ctx);
+      const url = route.url(f);
+      const body = route.body?.(f);
+      const cases: [Record<string, string>, RegExp, string?][] = [
+        [{}, /^Missing Authorization header$/],
+        [{ authorization: "Bearer x" }, /^Unsupported authorization scheme "Bearer"; use "ApiKey <key>"$/],
+        [{ authorization: "ApiKey" }, /^Invalid API key$/],
+        [{ authorization: "ApiKey    " }, /^Invalid API key$/],
+        [{ authorization: "ApiKey tid_sk_notarealkeyatallnotarealkey00" }, /^Invalid API key$/],
+        [{}, /^Missing Authorization header$/, `?apiKey=${f.tenant.dev.apiKey}`],
+      ];
+      for (const [headers, message, query] of cases) {
+        const res = await ctx.app.inject(call(route, url + (query ?? ""), body, headers));
+        assertErrorBody(res, 401, message);
+        assert.equal(res.headers["www-authenticate"], "ApiKey");
+      }
+      // A revoked key is refused on its very next request.
+      const key = await ctx.store.db
+        .selectFrom("api_keys")
+        .select("id")
+        .where("environment_id", "=", f.tenant.dev.environmentId)
+        .executeTakeFirstOrThrow();
+      assert.ok(await revokeApiKey(ctx.store.db, key.id, new Date().toISOString()));
+      const res = await ctx.app.inject(
+        call(route, url, body, { authorization: `ApiKey ${f.tenant.dev.apiKey}` }),
+      );
+      assertErrorBody(res, 401, /^Invalid API key$/);
+    });
+
+    test(`${name}: the scheme word is case-insensitive and extra spaces are allowed`, async () => {
+      const f = await makeFixtures(ctx);
+      const res = await ctx.app.inject(
+        call(route, route.url(f), route.body?.(f), { authorization: `  apikey   ${f.tenant.dev.apiKey}  ` }),
+      );
+      assert.equal(res.statusCode, route.ok, res.body);
+    });
+
+    if (route.scoped) {
+      test(`${name}: another environment's or organization's key gets 404, and nothing changes`, async () => {
+        const f = await makeFixtures(ctx);
+        const other = await ctx.tenant();
+        // Everything the routes could touch: the workflow, the spare group, and the whole group list.
+        const snapshot = async () => {
+          const api = ctx.client(f.tenant.dev.apiKey);
+          return Promise.all(
+            [
+              `/v1/workflows/${f.workflowId}`,
+              `/v1/notification-groups/${f.groupId}`,
+              "/v1/notification-groups",
+            ].map(async (url) => (await api.get(url)).json()),
+          );
+        };
+        const before = await snapshot();
+        for (const key of [f.tenant.prod.apiKey, other.dev.apiKey]) {
+          const res = await ctx.app.inject(
+            call(route, route.url(f), route.body?.(f), { authorization: `ApiKey ${key}` }),
+          );
+          assertErrorBody(res, 404);
+        }
+        assert.deepEqual(await snapshot(), before);
+      });
+    }
+  }
+
+  test("a key sent without its scheme word, or glued to it, is never echoed back", async () => {
+    const { dev } = await ctx.tenant();
+    for (const authorization of [
+      dev.apiKey,
+      `ApiKey:${dev.apiKey}`,
+      `Token=${dev.apiKey}`,
+      `x${dev.apiKey.slice(7)}`,
+    ]) {
+      const res = await anonymous(ctx).request({
+        method: "GET",
+        url: "/v1/notification-groups",
+        headers: { authorization },
+      });
+      assertErrorBody(res, 401, /^Unsupported authorization scheme; use "ApiKey <key>"$/);
+      assert.ok(!res.body.includes(dev.apiKey.slice(7, 15)), `the key leaked back: ${res.body}`);
+    }
+  });
+
+  test("requests without a key reach /health, /openapi.json and /docs", async () => {
+    for (const url of ["/health", "/openapi.json", "/docs"]) {
+      const res = await anonymous(ctx).get(url);
+      assert.ok(res.statusCode === 200 || res.statusCode === 302, `${url}: ${res.statusCode}`);
+    }
+  });
+});

@@ -1,0 +1,84 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import postgres from "postgres";
+import { openStore, postgresAnswers, redactDatabaseUrl, type Store } from "../src/store/store.ts";
+
+export type BackendName = "sqlite" | "postgres";
+
+export interface Backend {
+  readonly name: BackendName;
+  /** A fresh, migrated database of this backend, and how to throw it away. */
+  open(): Promise<{ store: Store; destroy(): Promise<void> }>;
+}
+
+const DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/test";
+
+const sqlite: Backend = {
+  name: "sqlite",
+  async open() {
+    // A real file in WAL mode, as in production, not :memory:.
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-test-"));
+    const store = await openStore({ dataDir });
+    await store.migrate();
+    return {
+      store,
+      async destroy() {
+        await store.close();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+function postgresBackend(url: string): Backend {
+  return {
+    name: "postgres",
+    async open() {
+      // Each test file works in a schema of its own, dropped afterwards.
+      const schema = `test_${process.pid}_${randomBytes(4).toString("hex")}`;
+      const store = await openStore({ databaseUrl: url, pgSchema: schema, pgPoolSize: 10 });
+      await store.migrate();
+      return {
+        store,
+        async destroy() {
+          await store.close();
+          const admin = postgres(url, { max: 1, onnotice: () => {} });
+          try {
+            await admin.unsafe(`drop schema if exists "${schema}" cascade`);
+          } finally {
+            await admin.end();
+          }
+        },
+      };
+    },
+  };
+}
+
+/**
+ * The backends every HTTP test runs against: SQLite always; PostgreSQL at TEST_DATABASE_URL (then
+ * required: unreachable is a failure), or at the local default when one answers there. When neither,
+ * the PostgreSQL half is skipped and says so loudly.
+ */
+async function resolveBackends(): Promise<{ backends: Backend[]; skipped?: string; postgresUrl?: string }> {
+  const required = process.env.TEST_DATABASE_URL;
+  if (required) {
+    if (!(await postgresAnswers(required))) {
+      throw new Error(
+        `TEST_DATABASE_URL is set but PostgreSQL does not answer at ${redactDatabaseUrl(required)}`,
+      );
+    }
+    return { backends: [sqlite, postgresBackend(required)], postgresUrl: required };
+  }
+  if (await postgresAnswers(DEFAULT_PG_URL)) {
+    return { backends: [sqlite, postgresBackend(DEFAULT_PG_URL)], postgresUrl: DEFAULT_PG_URL };
+  }
+  return {
+    backends: [sqlite],
+    skipped: `PostgreSQL SKIPPED: TEST_DATABASE_URL is not set and nothing answers at ${DEFAULT_PG_URL}`,
+  };
+}
+
+/** The PostgreSQL server the suite uses (undefined when its half is skipped), for tests that need a database of their own. */
+export const { backends, skipped: postgresSkipped, postgresUrl } = await resolveBackends();

@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import type { TestContext } from "./harness.ts";
+
+let counter = 0;
+/** A name no other test uses. */
+export const uniqueName = (prefix: string) => `${prefix} ${process.pid}-${Date.now()}-${counter++}`;
+
+/** Creates a workflow through the API (201 asserted) and returns the resource. */
+export async function createWorkflow(
+  ctx: TestContext,
+  apiKey: string,
+  groupId: string,
+  body: Record<string, unknown> = {},
+) {
+  const res = await ctx.client(apiKey).post("/v1/workflows", {
+    name: uniqueName("Workflow"),
+    notificationGroupId: groupId,
+    steps: [{ template: { type: "email", subject: "Hi {{firstName}}", content: "Hello" } }],
+    ...body,
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json().data;
+}
+
+/** Creates a notification group through the API (201 asserted) and returns the resource. */
+export async function createGroup(ctx: TestContext, apiKey: string, name = uniqueName("Group")) {
+  const res = await ctx.client(apiKey).post("/v1/notification-groups", { name });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json().data;
+}
+
+/** Waits until the clock has moved on, so two writes never share a millisecond timestamp. */
+export async function nextMillisecond() {
+  const start = Date.now();
+  while (Date.now() === start) await new Promise((resolve) => setTimeout(resolve, 1));
+}
