@@ -6,12 +6,12 @@ import {
   type Driver,
   type Kysely,
   PostgresAdapter,
-  PostgresIntrospector,
   PostgresQueryCompiler,
   type QueryResult,
   type TransactionSettings,
 } from "kysely";
 import type { ReservedSql, Sql } from "postgres";
+import { SearchPathIntrospector } from "./postgres-introspector.ts";
 
 /**
  * Kysely on the `postgres` driver, written for the request path:
@@ -151,6 +151,6 @@ export class PostgresJsDialect implements Dialect {
 
   // biome-ignore lint/suspicious/noExplicitAny: Kysely's Dialect interface takes an untyped Kysely here.
   createIntrospector(db: Kysely<any>): DatabaseIntrospector {
-    return new PostgresIntrospector(db);
+    return new SearchPathIntrospector(db);
   }
 }
