@@ -1,6 +1,6 @@
 // Runs every *.test.ts under src/ and test/ with Node's own test runner (through tsx, so the
 // TypeScript is run as written). Extra arguments are passed on: npm test -- --test-name-pattern=x
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 
@@ -25,9 +25,48 @@ if (files.length === 0) {
   console.error("no test files found");
   process.exit(1);
 }
-const result = spawnSync(
+// A hang must fail the run, not stall it: every test gets a deadline, each file's process exits
+// once its tests are done (a leaked handle would otherwise keep it alive for as long as the handle
+// lives), and the whole run has a deadline of its own (TEST_RUN_TIMEOUT_S, 10 minutes by default),
+// after which the runner and every process under it are killed.
+const runTimeoutS = Number(process.env.TEST_RUN_TIMEOUT_S ?? 600);
+const child = spawn(
   process.execPath,
-  ["--import", "tsx", "--test", "--test-reporter=spec", "--test-concurrency=2", ...flags, ...files],
-  { stdio: "inherit", env: process.env },
+  [
+    "--import",
+    "tsx",
+    "--test",
+    "--test-reporter=spec",
+    "--test-concurrency=2",
+    "--test-timeout=240000",
+    "--test-force-exit",
+    ...flags,
+    ...files,
+  ],
+  // Its own process group, so that everything it started can be stopped together.
+  { stdio: "inherit", env: process.env, detached: true },
 );
-process.exit(result.status ?? 1);
+const killGroup = (signal) => {
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // already gone
+  }
+};
+const deadline = setTimeout(() => {
+  console.error(`\nthe test run did not end within ${runTimeoutS} s: stopping it and everything it started`);
+  killGroup("SIGKILL");
+  process.exit(1);
+}, runTimeoutS * 1000);
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    killGroup(signal);
+    setTimeout(() => killGroup("SIGKILL"), 5000).unref();
+  });
+}
+child.on("exit", (code, signal) => {
+  clearTimeout(deadline);
+  // Whatever a test file left running in the group goes with the run.
+  killGroup("SIGKILL");
+  process.exit(code ?? (signal ? 1 : 0));
+});

@@ -21,14 +21,17 @@ const sqlite: Backend = {
     // A real file in WAL mode, as in production, not :memory:.
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-test-"));
     const store = await openStore({ dataDir });
-    await store.migrate();
-    return {
-      store,
-      async destroy() {
-        await store.close();
-        fs.rmSync(dataDir, { recursive: true, force: true });
-      },
+    const destroy = async () => {
+      await store.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
     };
+    try {
+      await store.migrate();
+    } catch (error) {
+      await destroy().catch(() => {});
+      throw error;
+    }
+    return { store, destroy };
   },
 };
 
@@ -39,19 +42,24 @@ function postgresBackend(url: string): Backend {
       // Each test file works in a schema of its own, dropped afterwards.
       const schema = `test_${process.pid}_${randomBytes(4).toString("hex")}`;
       const store = await openStore({ databaseUrl: url, pgSchema: schema, pgPoolSize: 10 });
-      await store.migrate();
-      return {
-        store,
-        async destroy() {
-          await store.close();
-          const admin = postgres(url, { max: 1, onnotice: () => {} });
-          try {
-            await admin.unsafe(`drop schema if exists "${schema}" cascade`);
-          } finally {
-            await admin.end();
-          }
-        },
+      const destroy = async () => {
+        await store.close();
+        const admin = postgres(url, { max: 1, onnotice: () => {} });
+        try {
+          await admin.unsafe(`drop schema if exists "${schema}" cascade`);
+        } finally {
+          await admin.end();
+        }
       };
+      try {
+        await store.migrate();
+      } catch (error) {
+        // Close the pool even so: an open pool keeps the test file's process alive long after its
+        // tests have failed.
+        await destroy().catch(() => {});
+        throw error;
+      }
+      return { store, destroy };
     },
   };
 }

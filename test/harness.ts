@@ -90,8 +90,14 @@ async function newTenant(store: Store): Promise<TestTenant> {
 
 async function contextFor(backend: Backend): Promise<TestContext & { destroy(): Promise<void> }> {
   const { store, destroy } = await backend.open();
-  const app = await buildApp({ store });
-  await app.ready();
+  let app: App;
+  try {
+    app = await buildApp({ store });
+    await app.ready();
+  } catch (error) {
+    await destroy().catch(() => {});
+    throw error;
+  }
   return {
     backend: backend.name,
     app,
