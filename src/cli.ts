@@ -33,7 +33,13 @@ function print(json: boolean, value: unknown, text: () => string) {
 
 async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgPoolSize: 2 });
+  // A short-lived command: no background checkpoints (SQLite checkpoints on its own schedule).
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    pgPoolSize: 2,
+    sqliteBackgroundCheckpoints: false,
+  });
   try {
     await store.migrate();
     return await fn(store);

@@ -20,6 +20,8 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** Whether key-guarded routes may authenticate from memory (src/auth/key-verifier.ts). */
   readonly keyCache: boolean;
+  /** SQLite: checkpoint the write-ahead log from a worker thread (src/store/sqlite-checkpointer.ts). */
+  readonly sqliteBackgroundCheckpoints: boolean;
 }
 
 export class ConfigError extends Error {
@@ -91,5 +93,6 @@ export function loadConfig(env: Env = process.env): Config {
     metrics,
     metricsToken: optional(env, "METRICS_TOKEN"),
     keyCache: flag(env, "KEY_CACHE", true),
+    sqliteBackgroundCheckpoints: flag(env, "SQLITE_BACKGROUND_CHECKPOINTS", true),
   });
 }

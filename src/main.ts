@@ -24,6 +24,8 @@ export async function main(): Promise<void> {
     dataDir: config.dataDir,
     pgPoolSize: config.pgPoolSize,
     pgStatementTimeoutMs: config.requestTimeoutMs,
+    sqliteBackgroundCheckpoints: config.sqliteBackgroundCheckpoints,
+    onBackgroundError: (err) => logger.warn({ err }, "database background work failed; carrying on"),
   });
   await store.migrate();
   logger.info(

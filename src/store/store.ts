@@ -7,6 +7,7 @@ import { postgresTypes, sqliteTypes } from "./migrations/column-types.ts";
 import { migrationProvider } from "./migrations/index.ts";
 import { PostgresJsDialect } from "./postgres-driver.ts";
 import type { Database } from "./schema.ts";
+import { SqliteCheckpointer } from "./sqlite-checkpointer.ts";
 import { GroupCommitSqlite, GroupCommitSqliteDialect } from "./sqlite-group-commit.ts";
 
 export type Backend = "sqlite" | "postgres";
@@ -16,6 +17,8 @@ export interface Store {
   readonly db: Kysely<Database>;
   /** SQLite only: the group-commit connection (its statistics, its raw handle). */
   readonly groupCommit?: GroupCommitSqlite;
+  /** SQLite only, when on: the background WAL checkpointer. */
+  readonly checkpointer?: SqliteCheckpointer;
   /** Brings the schema up to date; safe to run from several processes at once. */
   migrate(): Promise<void>;
   /** Resolves when the database answers a trivial query. */
@@ -34,6 +37,13 @@ export interface StoreOptions {
   pgPoolSize?: number;
   /** PostgreSQL statement_timeout; default 30 s. */
   pgStatementTimeoutMs?: number;
+  /**
+   * SQLite: checkpoint the write-ahead log from a worker thread (default true; false leaves it to
+   * SQLite, on the committing connection).
+   */
+  sqliteBackgroundCheckpoints?: boolean;
+  /** Told of trouble in background work (a failed checkpoint): the store carries on. */
+  onBackgroundError?: (error: Error) => void;
 }
 
 export async function openStore(options: StoreOptions): Promise<Store> {
@@ -49,7 +59,8 @@ function sqliteFileOf(options: StoreOptions): string {
 }
 
 function openSqlite(options: StoreOptions): Store {
-  const raw = new SqliteDatabase(sqliteFileOf(options));
+  const file = sqliteFileOf(options);
+  const raw = new SqliteDatabase(file);
   raw.pragma("journal_mode = WAL");
   // FULL: every commit is fsync'd before it returns, so an acknowledged write survives a power cut.
   raw.pragma("synchronous = FULL");
@@ -58,15 +69,23 @@ function openSqlite(options: StoreOptions): Store {
   raw.pragma("busy_timeout = 5000");
   const groupCommit = new GroupCommitSqlite(raw);
   const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(groupCommit) });
+  const checkpointer =
+    file !== ":memory:" && options.sqliteBackgroundCheckpoints !== false
+      ? SqliteCheckpointer.start(file, raw, { onError: options.onBackgroundError })
+      : undefined;
   return {
     backend: "sqlite",
     groupCommit,
+    ...(checkpointer ? { checkpointer } : {}),
     db,
     migrate: () => runMigrations(db, migrationProvider(sqliteTypes)),
     async ping() {
       groupCommit.prepare("select 1").get();
     },
-    close: () => db.destroy(),
+    async close() {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
   };
 }
 

@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import SqliteDatabase from "better-sqlite3";
+import { SqliteCheckpointer } from "./sqlite-checkpointer.ts";
+
+describe("SQLite background checkpoints", () => {
+  let dir: string;
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-ckpt-"));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  function openWriter(name: string) {
+    const file = path.join(dir, name);
+    const raw = new SqliteDatabase(file);
+    raw.pragma("journal_mode = WAL");
+    raw.pragma("synchronous = FULL");
+    raw.exec("create table items (id integer primary key, body text not null)");
+    return { file, raw };
+  }
+
+  async function until(what: string, done: () => boolean) {
+    for (let i = 0; i < 200 && !done(); i++) await sleep(25);
+    assert.ok(done(), `timed out waiting until ${what}`);
+  }
+
+  test("the worker copies committed pages into the database file while the writer only appends", async () => {
+    const { file, raw } = openWriter("steady.db");
+    const checkpointer = SqliteCheckpointer.start(file, raw, { intervalMs: 20 });
+    try {
+      // The writer hands checkpoints to the worker, keeping its own only as a backstop.
+      assert.equal(raw.pragma("wal_autocheckpoint", { simple: true }), 4000);
+      const insert = raw.prepare("insert into items (body) values (?)");
+      for (let i = 0; i < 400; i++) insert.run("x".repeat(2000));
+      // Each insert was a commit of its own: hundreds of frames, under the writer's backstop, so no
+      // checkpoint ran on the writer and whatever reached the database file, the worker put there.
+      // A run counted now may have begun mid-way through the writes: wait for two more.
+      const runsBefore = checkpointer.stats.runs;
+      await until("the worker has checkpointed every frame written", () => {
+        const s = checkpointer.stats;
+        return s.runs >= runsBefore + 2 && s.logFrames >= 400 && s.checkpointedFrames === s.logFrames;
+      });
+      // The database file alone (a copy, without its log) holds every row.
+      const copy = path.join(dir, "steady-copy.db");
+      fs.copyFileSync(file, copy);
+      const reader = new SqliteDatabase(copy, { readonly: true });
+      try {
+        assert.equal((reader.prepare("select count(*) as n from items").get() as { n: number }).n, 400);
+      } finally {
+        reader.close();
+      }
+    } finally {
+      await checkpointer.stop();
+      if (raw.open) raw.close();
+    }
+  });
+
+  test("stop() closes the worker's connection: the writer closes last and leaves no log behind", async () => {
+    const { file, raw } = openWriter("stop.db");
+    const checkpointer = SqliteCheckpointer.start(file, raw, { intervalMs: 20 });
+    raw.prepare("insert into items (body) values (?)").run("hello");
+    await until("the worker has run", () => checkpointer.stats.runs > 0);
+    await checkpointer.stop();
+    assert.equal(
+      raw.pragma("wal_autocheckpoint", { simple: true }),
+      1000,
+      "the writer is back on SQLite's schedule",
+    );
+    raw.close();
+    assert.equal(fs.existsSync(`${file}-wal`), false, "the last connection to close removed the log");
+  });
+
+  test("a worker that cannot work is reported, and the writer checkpoints by itself again", async () => {
+    const { raw } = openWriter("fallback.db");
+    const errors: Error[] = [];
+    const checkpointer = SqliteCheckpointer.start(path.join(dir, "missing", "nothing.db"), raw, {
+      intervalMs: 20,
+      onError: (error) => errors.push(error),
+    });
+    try {
+      await until("the failure is reported", () => errors.length > 0);
+      assert.equal(raw.pragma("wal_autocheckpoint", { simple: true }), 1000);
+    } finally {
+      await checkpointer.stop();
+      raw.close();
+    }
+  });
+});
