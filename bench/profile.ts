@@ -11,6 +11,11 @@ import { freePort, runNode, SERVICE_NODE_FLAGS, spawnNode, waitForHttp } from ".
 import { type BackendName, cliInit, cloneWorkflows, createDatabase, keyIdOf, workflowIds } from "./seed.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+/** What load to profile: put-status (default) or get-list. */
+const profileKind = process.env.BENCH_PROFILE_KIND ?? "put-status";
+if (profileKind !== "put-status" && profileKind !== "get-list") {
+  throw new Error(`BENCH_PROFILE_KIND must be put-status or get-list, got "${profileKind}"`);
+}
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const backends = (process.env.BENCH_BACKENDS ?? "sqlite,postgres").split(",") as BackendName[];
 const profileDir = path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(os.tmpdir(), "tidings-profiles"));
@@ -78,8 +83,8 @@ async function profileBackend(backend: BackendName) {
         warmupSeconds: 2,
         seconds,
         apiKey: dev.apiKey,
-        kind: "put-status",
-        targets: ids,
+        kind: profileKind === "get-list" ? "get" : "put-status",
+        targets: profileKind === "get-list" ? ["/v1/workflows?limit=10"] : ids,
         start: 0,
       };
       const file = path.join(workDir, `${backend}-spec.json`);

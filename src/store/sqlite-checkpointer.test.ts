@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { pathToFileURL } from "node:url";
 import SqliteDatabase from "better-sqlite3";
 import { SqliteCheckpointer } from "./sqlite-checkpointer.ts";
 
@@ -73,6 +75,26 @@ describe("SQLite background checkpoints", () => {
     );
     raw.close();
     assert.equal(fs.existsSync(`${file}-wal`), false, "the last connection to close removed the log");
+  });
+
+  test("the worker never keeps a process alive: one that does not close its store still exits", () => {
+    const script = path.join(dir, "forgetful.mts");
+    const store = pathToFileURL(path.join(import.meta.dirname, "store.ts")).href;
+    fs.writeFileSync(
+      script,
+      `import { openStore } from ${JSON.stringify(store)};
+const store = await openStore({ dataDir: ${JSON.stringify(path.join(dir, "forgetful"))} });
+await store.migrate();
+if (!store.checkpointer) throw new Error("no checkpointer");
+console.log("migrated");\n`,
+    );
+    const child = spawnSync(process.execPath, ["--import", "tsx", script], {
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    assert.equal(child.error, undefined, "the process ended by itself");
+    assert.equal(child.status, 0, child.stderr);
+    assert.match(child.stdout, /migrated/);
   });
 
   test("a worker that cannot work is reported, and the writer checkpoints by itself again", async () => {

@@ -113,8 +113,6 @@ export class SqliteCheckpointer {
       // Only what the worker needs: no --import hooks, no inspector flags.
       execArgv: [],
     });
-    // It must never be what keeps a process alive (a CLI command that forgets to close the store).
-    worker.unref();
     raw.pragma(`wal_autocheckpoint = ${options.backstopPages ?? BACKSTOP_PAGES}`);
     const checkpointer = new SqliteCheckpointer(worker, raw, new Int32Array(stats));
     worker.on("message", (message: { error?: string }) => {
@@ -131,6 +129,9 @@ export class SqliteCheckpointer {
     worker.on("exit", (code) => {
       if (code !== 0) fallBack(new Error(`the WAL checkpoint worker stopped (exit code ${code})`));
     });
+    // It must never be what keeps a process alive (a script that does not close the store). After the
+    // listeners: adding a 'message' listener refs the worker again.
+    worker.unref();
     return checkpointer;
   }
 
