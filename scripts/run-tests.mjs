@@ -2,6 +2,7 @@
 // TypeScript is run as written). Extra arguments are passed on: npm test -- --test-name-pattern=x
 import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
 const roots = ["src", "test"];
@@ -25,11 +26,23 @@ if (files.length === 0) {
   console.error("no test files found");
   process.exit(1);
 }
-// A hang must fail the run, not stall it: every test gets a deadline, each file's process exits
-// once its tests are done (a leaked handle would otherwise keep it alive for as long as the handle
-// lives), and the whole run has a deadline of its own (TEST_RUN_TIMEOUT_S, 10 minutes by default),
-// after which the runner and every process under it are killed.
-const runTimeoutS = Number(process.env.TEST_RUN_TIMEOUT_S ?? 600);
+// A hang must fail the run, not stall it. Each test file has a deadline (TEST_FILE_TIMEOUT_S, 300 s;
+// node's --test-timeout applies to a whole file when files run in processes of their own), each
+// file's process exits once its tests are done (a leaked handle would otherwise keep it alive for
+// as long as the handle lives), and the whole run has a deadline (TEST_RUN_TIMEOUT_S, 600 s), after
+// which the runner and every process under it are killed.
+function seconds(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) {
+    console.error(`${name} must be a whole number of seconds above 0, got "${raw}"`);
+    process.exit(2);
+  }
+  return value;
+}
+const fileTimeoutS = seconds("TEST_FILE_TIMEOUT_S", 300);
+const runTimeoutS = seconds("TEST_RUN_TIMEOUT_S", 600);
 const child = spawn(
   process.execPath,
   [
@@ -38,7 +51,7 @@ const child = spawn(
     "--test",
     "--test-reporter=spec",
     "--test-concurrency=2",
-    "--test-timeout=240000",
+    `--test-timeout=${fileTimeoutS * 1000}`,
     "--test-force-exit",
     ...flags,
     ...files,
@@ -58,7 +71,8 @@ const deadline = setTimeout(() => {
   killGroup("SIGKILL");
   process.exit(1);
 }, runTimeoutS * 1000);
-for (const signal of ["SIGINT", "SIGTERM"]) {
+// The group is detached from ours, so a signal to this wrapper reaches it only through here.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]) {
   process.on(signal, () => {
     killGroup(signal);
     setTimeout(() => killGroup("SIGKILL"), 5000).unref();
@@ -68,5 +82,5 @@ child.on("exit", (code, signal) => {
   clearTimeout(deadline);
   // Whatever a test file left running in the group goes with the run.
   killGroup("SIGKILL");
-  process.exit(code ?? (signal ? 1 : 0));
+  process.exit(code ?? 128 + (os.constants.signals[signal] ?? 0));
 });

@@ -27,7 +27,8 @@ describe("SQLite background checkpoints", () => {
   }
 
   async function until(what: string, done: () => boolean) {
-    for (let i = 0; i < 200 && !done(); i++) await sleep(25);
+    // Returns as soon as it holds; the budget is for a slow, busy machine.
+    for (let i = 0; i < 1200 && !done(); i++) await sleep(25);
     assert.ok(done(), `timed out waiting until ${what}`);
   }
 
@@ -41,11 +42,12 @@ describe("SQLite background checkpoints", () => {
       for (let i = 0; i < 400; i++) insert.run("x".repeat(2000));
       // Each insert was a commit of its own: hundreds of frames, under the writer's backstop, so no
       // checkpoint ran on the writer and whatever reached the database file, the worker put there.
-      // A run counted now may have begun mid-way through the writes: wait for two more.
+      // A run counted now may have begun mid-way through the writes: wait for two more. (Not a frame
+      // count: should the worker catch up while the writer pauses, the log restarts from frame 1.)
       const runsBefore = checkpointer.stats.runs;
       await until("the worker has checkpointed every frame written", () => {
         const s = checkpointer.stats;
-        return s.runs >= runsBefore + 2 && s.logFrames >= 400 && s.checkpointedFrames === s.logFrames;
+        return s.runs >= runsBefore + 2 && s.checkpointedFrames === s.logFrames;
       });
       // The database file alone (a copy, without its log) holds every row.
       const copy = path.join(dir, "steady-copy.db");

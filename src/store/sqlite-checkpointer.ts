@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type SqliteDatabase from "better-sqlite3";
@@ -139,11 +138,12 @@ export class SqliteCheckpointer {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    const exited = once(this.#worker, "exit");
+    // 'exit' alone (events.once would also settle on 'error', before the connection is closed).
+    const exited = new Promise<void>((resolve) => this.#worker.once("exit", () => resolve()));
     this.#worker.postMessage("stop");
     const timer = setTimeout(() => void this.#worker.terminate(), 5000);
     try {
-      await exited.catch(() => {});
+      await exited;
     } finally {
       clearTimeout(timer);
     }
