@@ -15,6 +15,29 @@ export interface Backend {
 
 const DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/test";
 
+/**
+ * Runs a set-up step; when it fails, throws away what was opened before rethrowing. An open pool or
+ * worker left behind keeps the test file's process alive long after its tests have failed.
+ */
+export async function orDestroy<T>(destroy: () => Promise<void>, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    await destroy().catch(() => {});
+    throw error;
+  }
+}
+
+/** Drops a test's PostgreSQL schema and everything in it. */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await admin.end();
+  }
+}
+
 const sqlite: Backend = {
   name: "sqlite",
   async open() {
@@ -25,12 +48,7 @@ const sqlite: Backend = {
       await store.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     };
-    try {
-      await store.migrate();
-    } catch (error) {
-      await destroy().catch(() => {});
-      throw error;
-    }
+    await orDestroy(destroy, () => store.migrate());
     return { store, destroy };
   },
 };
@@ -44,21 +62,9 @@ function postgresBackend(url: string): Backend {
       const store = await openStore({ databaseUrl: url, pgSchema: schema, pgPoolSize: 10 });
       const destroy = async () => {
         await store.close();
-        const admin = postgres(url, { max: 1, onnotice: () => {} });
-        try {
-          await admin.unsafe(`drop schema if exists "${schema}" cascade`);
-        } finally {
-          await admin.end();
-        }
+        await dropSchema(url, schema);
       };
-      try {
-        await store.migrate();
-      } catch (error) {
-        // Close the pool even so: an open pool keeps the test file's process alive long after its
-        // tests have failed.
-        await destroy().catch(() => {});
-        throw error;
-      }
+      await orDestroy(destroy, () => store.migrate());
       return { store, destroy };
     },
   };

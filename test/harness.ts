@@ -5,7 +5,7 @@ import type { App } from "../src/http/types.ts";
 import { listGroups } from "../src/notification-groups/repository.ts";
 import type { Store } from "../src/store/store.ts";
 import { createOrganization } from "../src/tenancy/service.ts";
-import { type Backend, type BackendName, backends, postgresSkipped } from "./backends.ts";
+import { type Backend, type BackendName, backends, orDestroy, postgresSkipped } from "./backends.ts";
 
 export interface EnvironmentKeys {
   environmentId: string;
@@ -90,14 +90,11 @@ async function newTenant(store: Store): Promise<TestTenant> {
 
 async function contextFor(backend: Backend): Promise<TestContext & { destroy(): Promise<void> }> {
   const { store, destroy } = await backend.open();
-  let app: App;
-  try {
-    app = await buildApp({ store });
-    await app.ready();
-  } catch (error) {
-    await destroy().catch(() => {});
-    throw error;
-  }
+  const app = await orDestroy(destroy, async () => {
+    const built = await buildApp({ store });
+    await built.ready();
+    return built;
+  });
   return {
     backend: backend.name,
     app,

@@ -4,8 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import postgres from "postgres";
-import { backends } from "../../test/backends.ts";
+import { backends, dropSchema } from "../../test/backends.ts";
 import { buildApp } from "../app.ts";
 import type { App } from "../http/types.ts";
 import { listGroups } from "../notification-groups/repository.ts";
@@ -51,12 +50,7 @@ async function postgresPair(url: string): Promise<Pair> {
     async destroy() {
       await other.close();
       await app.close();
-      const admin = postgres(url, { max: 1, onnotice: () => {} });
-      try {
-        await admin.unsafe(`drop schema if exists "${pgSchema}" cascade`);
-      } finally {
-        await admin.end();
-      }
+      await dropSchema(url, pgSchema);
     },
   };
 }

@@ -120,8 +120,7 @@ export class SqliteCheckpointer {
     const fallBack = (error: Error) => {
       if (checkpointer.#stopped) return;
       checkpointer.#stopped = true;
-      // Back to SQLite's own schedule on the writer.
-      if (raw.open) raw.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
+      checkpointer.#restoreWriterSchedule();
       options.onError?.(error);
     };
     worker.on("error", (error) => fallBack(error));
@@ -147,6 +146,11 @@ export class SqliteCheckpointer {
     } finally {
       clearTimeout(timer);
     }
+    this.#restoreWriterSchedule();
+  }
+
+  /** The writer back on SQLite's own checkpoint schedule, once the worker is gone. */
+  #restoreWriterSchedule(): void {
     if (this.#raw.open) this.#raw.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
   }
 }
