@@ -53,7 +53,14 @@ function statement(backend: DbCeilingSpec["backend"], spec: DbCeilingSpec, activ
         backend === "sqlite" ? new SqliteQueryCompiler() : new PostgresQueryCompiler(),
     },
   });
-  const compiled = setStatusQuery(db, spec.environmentId, { id: ID }, active, NOW, spec.keyId).compile();
+  const compiled = setStatusQuery(
+    db,
+    spec.environmentId,
+    { id: ID },
+    { active, draft: !active },
+    NOW,
+    spec.keyId,
+  ).compile();
   const template = compiled.parameters.map((p) =>
     backend === "sqlite" && typeof p === "boolean" ? (p ? 1 : 0) : p,
   );

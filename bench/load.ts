@@ -4,9 +4,10 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import autocannon from "autocannon";
+import { BULK_SIZE } from "./bulk.ts";
 import { Latencies, type Measurement, round } from "./stats.ts";
 
-export type LoadKind = "put-status" | "post-group" | "get";
+export type LoadKind = "put-status" | "post-group" | "get" | "post-subscriber" | "post-subscriber-bulk";
 
 export interface LoadSpec {
   url: string;
@@ -48,6 +49,21 @@ function requestMaker(spec: LoadSpec) {
         req.method = "PUT";
         req.path = `/v1/workflows/${targets[i % count]}/status`;
         req.body = Math.floor(i / count) % 2 === 0 ? BODY_TRUE : BODY_FALSE;
+      } else if (spec.kind === "post-subscriber") {
+        // A new subscriberId each time: every request creates a row and grows the unique index.
+        req.method = "POST";
+        req.path = "/v1/subscribers";
+        req.body = `{"subscriberId":"bench-${tag}-${i}","firstName":"Bench","lastName":"User","email":"u${i}@example.com","data":{"plan":"pro"}}`;
+      } else if (spec.kind === "post-subscriber-bulk") {
+        req.method = "POST";
+        req.path = "/v1/subscribers/bulk";
+        const entries: string[] = [];
+        for (let j = 0; j < BULK_SIZE; j++) {
+          entries.push(
+            `{"subscriberId":"bulk-${tag}-${i}-${j}","firstName":"Bench","email":"b${i}x${j}@example.com"}`,
+          );
+        }
+        req.body = `{"subscribers":[${entries.join(",")}]}`;
       } else if (spec.kind === "post-group") {
         req.method = "POST";
         req.path = "/v1/notification-groups";

@@ -82,6 +82,18 @@ export function targets(rows: Row[]): Target[] {
       });
     }
   }
+  for (const backend of ["sqlite", "postgres"] as const) {
+    const small = find("get-subscriber", backend);
+    const big = rows.find((r) => r.scenario === "get-subscriber-1m" && r.backend === backend);
+    if (small?.service && big?.service) {
+      const ratio = big.service.rps / small.service.rps;
+      out.push({
+        name: `${backend}: ${big.label} within 10% of ${small.label.replace(/^.*, /, "")}`,
+        measured: `${pct(ratio)} (p99 ${ms(big.service.p99)} vs ${ms(small.service.p99)} ms)`,
+        pass: ratio >= 0.9,
+      });
+    }
+  }
   const services = rows.filter((r) => r.service);
   if (services.length > 0) {
     const worst = services.reduce((a, b) =>
@@ -155,7 +167,7 @@ export function printReport(report: Report, json: boolean): void {
   );
   out.push("");
   const ceilingLines = report.rows.flatMap((r) => [
-    ...(r.httpCeiling && r.scenario !== "put-status-1m" && r.scenario !== "put-status-nocache"
+    ...(r.httpCeiling && !["put-status-1m", "put-status-nocache", "get-subscriber-1m"].includes(r.scenario)
       ? [
           [
             `HTTP: ${r.label.trim()}`,

@@ -6,6 +6,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { postgresAnswers, redactDatabaseUrl } from "../src/store/store.ts";
+import { BULK_SIZE } from "./bulk.ts";
 import type { DbCeilingSpec } from "./db-ceiling.ts";
 import type { CapturedResponse } from "./http-ceiling.ts";
 import type { LoadKind, LoadResult, LoadSpec } from "./load.ts";
@@ -28,6 +29,7 @@ import {
   createDatabase,
   type Environment,
   keyIdOf,
+  seedSubscribers,
   workflowIds,
 } from "./seed.ts";
 import type { Measurement } from "./stats.ts";
@@ -40,8 +42,23 @@ function intEnv(name: string, fallback: number): number {
   return value;
 }
 
-const SCENARIOS = ["put-status", "put-status-nocache", "get-list", "post-group", "put-status-1m"] as const;
+const SCENARIOS = [
+  "put-status",
+  "put-status-nocache",
+  "get-list",
+  "post-group",
+  "put-status-1m",
+  "get-subscriber",
+  "post-subscriber",
+  "post-subscriber-bulk",
+  "get-subscriber-1m",
+] as const;
 type ScenarioId = (typeof SCENARIOS)[number];
+
+/** The scenarios that run after the big seeding, against the big environment. */
+const BIG: readonly ScenarioId[] = ["put-status-1m", "get-subscriber-1m"];
+/** Scenarios that create subscribers: they write into an environment of their own. */
+const SUBSCRIBER_WRITES: readonly ScenarioId[] = ["post-subscriber", "post-subscriber-bulk"];
 
 const settings = {
   seconds: intEnv("BENCH_SECONDS", 8),
@@ -51,6 +68,8 @@ const settings = {
   pgPoolSize: intEnv("BENCH_PG_POOL_SIZE", 10),
   workflows: intEnv("BENCH_WORKFLOWS", 1000),
   bigWorkflows: intEnv("BENCH_BIG_WORKFLOWS", 1_000_000),
+  subscribers: intEnv("BENCH_SUBSCRIBERS", 1000),
+  bigSubscribers: intEnv("BENCH_BIG_SUBSCRIBERS", 1_000_000),
   logLevel: process.env.BENCH_LOG_LEVEL ?? "info",
   databaseUrl: process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
   backends: (process.env.BENCH_BACKENDS ?? "sqlite,postgres")
@@ -68,6 +87,10 @@ const LABELS: Record<ScenarioId, string> = {
   "get-list": "GET /v1/workflows?limit=10",
   "post-group": "POST /v1/notification-groups",
   "put-status-1m": `PUT status, ${settings.bigWorkflows.toLocaleString("en")} workflows`,
+  "get-subscriber": `GET /v1/subscribers/{id}, ${settings.subscribers.toLocaleString("en")} subscribers`,
+  "post-subscriber": "POST /v1/subscribers (new subscriberId)",
+  "post-subscriber-bulk": `POST /v1/subscribers/bulk (${BULK_SIZE} each)`,
+  "get-subscriber-1m": `GET /v1/subscribers/{id}, ${settings.bigSubscribers.toLocaleString("en")} subscribers`,
 };
 
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-bench-"));
@@ -288,6 +311,32 @@ async function runScenario(
         note = "GET /v1/workflows?limit=10 is not served by this build: measured GET /v1/workflows/{id}";
       }
       captured = await capture(`${service.url}${targets[0]}`, "GET", env.apiKey);
+    } else if (scenario === "get-subscriber" || scenario === "get-subscriber-1m") {
+      kind = "get";
+      targets = ids.map((id) => `/v1/subscribers/${encodeURIComponent(id)}`);
+      captured = await capture(`${service.url}${targets[0]}`, "GET", env.apiKey);
+    } else if (scenario === "post-subscriber") {
+      kind = "post-subscriber";
+      targets = [];
+      captured = await capture(`${service.url}/v1/subscribers`, "POST", env.apiKey, {
+        subscriberId: `bench-capture-${Date.now()}`,
+        firstName: "Bench",
+        lastName: "User",
+        email: "capture@example.com",
+        data: { plan: "pro" },
+      });
+    } else if (scenario === "post-subscriber-bulk") {
+      kind = "post-subscriber-bulk";
+      targets = [];
+      const tag = Date.now();
+      captured = await capture(`${service.url}/v1/subscribers/bulk`, "POST", env.apiKey, {
+        subscribers: Array.from({ length: BULK_SIZE }, (_, j) => ({
+          subscriberId: `bulk-capture-${tag}-${j}`,
+          firstName: "Bench",
+          email: `c${j}@example.com`,
+        })),
+      });
+      note = `${BULK_SIZE} subscribers per request`;
     } else if (scenario === "post-group") {
       kind = "post-group";
       targets = [];
@@ -338,7 +387,15 @@ async function runScenario(
       captured,
       targets,
       kind,
-      ...(note ? { note } : {}),
+      ...(kind === "post-subscriber-bulk"
+        ? {
+            note:
+              `${BULK_SIZE} subscribers per request: ` +
+              `${(full.measurement.rps * BULK_SIZE).toLocaleString("en")} subscribers/s`,
+          }
+        : note
+          ? { note }
+          : {}),
     };
   } finally {
     await service.child.stop();
@@ -421,15 +478,36 @@ async function runBackend(backend: BackendName, rows: Row[], seeding: Record<str
       });
     };
 
-    const smallScenarios = settings.scenarios.filter((s) => s !== "put-status-1m");
+    const subscriberIds = (count: number, step = 1) =>
+      Array.from({ length: Math.floor(count / step) }, (_, i) => `bench-${(i + 1) * step}`);
+    let writes: Environment | undefined;
+    if (settings.scenarios.includes("get-subscriber")) {
+      seeding[`${backend} ${settings.subscribers} subscribers`] = await seedSubscribers(
+        db,
+        small.id,
+        1,
+        settings.subscribers,
+      );
+    }
+    // Reads first: the writes below grow the table, and the small figure is for a small table.
+    const smallScenarios = settings.scenarios
+      .filter((s) => !BIG.includes(s))
+      .sort((a, b) => Number(a !== "get-subscriber") - Number(b !== "get-subscriber"));
     const pending: [ScenarioId, ScenarioRun][] = [];
     for (const scenario of smallScenarios) {
       log(`${backend}: ${scenario}`);
-      const run = await runScenario(db, scenario, small, smallIds);
+      let env = small;
+      let ids = smallIds;
+      if (scenario === "get-subscriber") ids = subscriberIds(settings.subscribers);
+      if (SUBSCRIBER_WRITES.includes(scenario)) {
+        writes ??= await environmentOf(db, "Bench subscriber writes");
+        env = writes;
+      }
+      const run = await runScenario(db, scenario, env, ids);
       const key = scenario === "get-list" ? "get-list" : run.kind;
       if (!ceilings.has(key as LoadKind) && scenario !== "put-status-nocache") {
         log(`${backend}: HTTP ceiling for ${scenario}`);
-        ceilings.set(key as LoadKind, await httpCeiling(run.kind, run.captured, run.targets, small.apiKey));
+        ceilings.set(key as LoadKind, await httpCeiling(run.kind, run.captured, run.targets, env.apiKey));
       }
       pending.push([scenario, run]);
     }
@@ -474,6 +552,28 @@ async function runBackend(backend: BackendName, rows: Row[], seeding: Record<str
       }
       log(`${backend}: database ceiling, ${settings.bigWorkflows} workflows`);
       emit("put-status-1m", run, await dbCeiling(db, big, bigIds, 1));
+    }
+
+    if (settings.scenarios.includes("get-subscriber-1m")) {
+      log(`${backend}: seeding ${settings.bigSubscribers} subscribers`);
+      seeding[`${backend} ${settings.bigSubscribers} subscribers`] = await seedSubscribers(
+        db,
+        big.id,
+        1,
+        settings.bigSubscribers,
+      );
+      // A thousand subscribers spread over the whole range, read in turn.
+      const targets = subscriberIds(
+        settings.bigSubscribers,
+        Math.max(1, Math.floor(settings.bigSubscribers / 1000)),
+      );
+      log(
+        `${backend}: get-subscriber-1m (${targets.length} of the ${settings.bigSubscribers} subscribers read)`,
+      );
+      const run = await runScenario(db, "get-subscriber-1m", big, targets);
+      if (!ceilings.has("get"))
+        ceilings.set("get", await httpCeiling(run.kind, run.captured, run.targets, big.apiKey));
+      emit("get-subscriber-1m", run, undefined, "get");
     }
   } finally {
     await db.drop();

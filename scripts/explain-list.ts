@@ -13,11 +13,12 @@ import os from "node:os";
 import path from "node:path";
 import { CompiledQuery, type Insertable, type Kysely } from "kysely";
 import postgres from "postgres";
+import { systemClock } from "../src/clock.ts";
 import { newObjectId } from "../src/ids.ts";
+import { createOrganization } from "../src/onboarding/service.ts";
 import type { Database, WorkflowsTable } from "../src/store/schema.ts";
 import { openStore, postgresAnswers, redactDatabaseUrl, type Store } from "../src/store/store.ts";
 import { writeJson } from "../src/store/values.ts";
-import { createOrganization } from "../src/tenancy/service.ts";
 import { type ListQuery, listWorkflowQueries } from "../src/workflows/repository.ts";
 
 const COUNT = Number(process.env.WORKFLOWS ?? 100_000);
@@ -37,7 +38,7 @@ const WORDS = [
 ];
 
 async function seed(db: Kysely<Database>): Promise<string> {
-  const org = await createOrganization(db, "Explain");
+  const org = await createOrganization({ db, clock: systemClock }, "Explain");
   const env = org.environments.find((e) => e.name === "Development");
   if (!env) throw new Error("no Development environment");
   const group = await db

@@ -29,7 +29,7 @@ if (files.length === 0) {
 // A hang must fail the run, not stall it. Each test file has a deadline (TEST_FILE_TIMEOUT_S, 300 s;
 // node's --test-timeout applies to a whole file when files run in processes of their own), each
 // file's process exits once its tests are done (a leaked handle would otherwise keep it alive for
-// as long as the handle lives), and the whole run has a deadline (TEST_RUN_TIMEOUT_S, 600 s), after
+// as long as the handle lives), and the whole run has a deadline (TEST_RUN_TIMEOUT_S, 1500 s), after
 // which the runner and every process under it are killed.
 function seconds(name, fallback) {
   const raw = process.env[name];
@@ -42,7 +42,7 @@ function seconds(name, fallback) {
   return value;
 }
 const fileTimeoutS = seconds("TEST_FILE_TIMEOUT_S", 300);
-const runTimeoutS = seconds("TEST_RUN_TIMEOUT_S", 600);
+const runTimeoutS = seconds("TEST_RUN_TIMEOUT_S", 1500);
 const child = spawn(
   process.execPath,
   [

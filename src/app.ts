@@ -3,11 +3,14 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, {
+  errorCodes,
   type FastifyBaseLogger,
   type FastifyReply,
   type FastifyRequest,
   LogController,
 } from "fastify";
+import pino from "pino";
+import { activityRoutes } from "./activity/routes.ts";
 import {
   authenticate,
   cachedKeys,
@@ -16,12 +19,16 @@ import {
   type KeyVerifier,
   uncachedKeys,
 } from "./auth/authenticate.ts";
+import { type Clock, systemClock } from "./clock.ts";
 import { type Config, loadConfig } from "./config.ts";
+import { type JobQueue, openQueue } from "./engine/queue/index.ts";
 import { errorBody } from "./errors.ts";
+import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
 import type { App } from "./http/types.ts";
 import { validatorCompiler } from "./http/validation.ts";
 import { registerIdempotencyKeyPurge } from "./idempotency/purge.ts";
+import { inboxRoutes } from "./inbox/routes.ts";
 import { notificationGroupRoutes } from "./notification-groups/routes.ts";
 import { clientErrorHandler, requireHost } from "./ops/client-errors.ts";
 import { registerHealth } from "./ops/health.ts";
@@ -30,8 +37,13 @@ import { registerMetrics } from "./ops/metrics.ts";
 import { registerRateLimit } from "./ops/rate-limit.ts";
 import { docsCsp, registerSecurity } from "./ops/security.ts";
 import type { Store } from "./store/store.ts";
-import { findKeyOwner } from "./tenancy/repository.ts";
+import { subscriberRoutes } from "./subscribers/routes.ts";
+import { environmentRoutes } from "./tenancy/routes.ts";
+import { findKeyOwner } from "./tenancy/service.ts";
+import { topicRoutes } from "./topics/routes.ts";
+import { workerRegistry } from "./worker.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
+import { workflowGroupReferences } from "./workflows/service.ts";
 
 export { loggerOptions, logRedaction } from "./ops/logging.ts";
 
@@ -45,6 +57,15 @@ export interface AppOptions {
    * (KEY_CACHE=off: a lookup on every request). See src/auth/key-verifier.ts.
    */
   keyLookup?: KeyLookup | KeyVerifier;
+  /** Business time; default: the system clock. Tests pass a ManualClock and move it by hand. */
+  clock?: Clock;
+  /**
+   * The job queue; default: one opened on the store, which the app stops when it closes. main.ts
+   * passes its own (the worker role shares it) and stops it itself.
+   */
+  queue?: JobQueue;
+  /** Whether this process runs the worker (default true; false for TIDINGS_ROLE=api). */
+  runWorker?: boolean;
 }
 
 const REQUEST_ID = /^[\w.:@-]{1,128}$/;
@@ -118,7 +139,38 @@ export async function buildApp(options: AppOptions): Promise<App> {
     if (body === "" && request.routeOptions.schema?.body === undefined) done(null, undefined);
     else parseJson(request, body as string, done);
   });
+  // A bodiless POST from axios (as @novu/node's environments.regenerateApiKeys sends it) carries
+  // Content-Type: application/x-www-form-urlencoded and no bytes. An empty body of any type is no
+  // body where the route takes none; anything else not JSON is still a 415.
+  app.addContentTypeParser("*", { parseAs: "string" }, (request, body, done) => {
+    if (body === "" && request.routeOptions.schema?.body === undefined) done(null, undefined);
+    else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(String(request.headers["content-type"] ?? "")));
+  });
   app.decorate("store", store);
+  const clock = options.clock ?? systemClock;
+  app.decorate("clock", clock);
+  const ownQueue = options.queue === undefined;
+  const queue =
+    options.queue ??
+    (await openQueue({
+      store,
+      clock,
+      config,
+      // Fastify's logger is the pino logger main.ts made; tests run without one.
+      logger: (options.logger || pino({ enabled: false })) as pino.Logger,
+    }).catch((error: unknown) => {
+      // The database cannot be reached now (main.ts opens its queue itself and fails at start-up
+      // then). The app still serves its 503s and /health; adding work gives the same error, which
+      // the error handler answers as 503 with Retry-After.
+      app.log.warn({ err: error }, "the job queue could not be opened: triggers are refused until restart");
+      return unavailableQueue(error);
+    }));
+  app.decorate("queue", queue);
+  if (ownQueue) app.addHook("onClose", async () => queue.stop());
+  if (options.runWorker ?? true) {
+    const { handlers, ...startOptions } = workerRegistry({ db: store.db, clock, queue });
+    await queue.start(handlers, startOptions);
+  }
   app.decorateRequest("tenant", undefined as never);
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error as Error));
@@ -150,7 +202,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
         title: "Tidings API",
         version: "1.0.0",
         description:
-          "Notification workflows and notification groups, compatible with Novu's v1 API. Every /v1 route " +
+          "Notification workflows, notification groups, subscribers, topics and environments, compatible with " +
+          "Novu's v1 API. Every /v1 route " +
           "needs `Authorization: ApiKey <key>`; errors share one body (see the Error schema).",
       },
       components: {
@@ -183,10 +236,29 @@ export async function buildApp(options: AppOptions): Promise<App> {
       });
       v1.addHook("onSend", confirmRememberedKey);
       await v1.register(workflowRoutes);
-      await v1.register(notificationGroupRoutes);
+      await v1.register(notificationGroupRoutes, { references: workflowGroupReferences });
+      await v1.register(subscriberRoutes);
+      await v1.register(topicRoutes);
+      await v1.register(environmentRoutes);
+      await v1.register(eventRoutes);
+      await v1.register(inboxRoutes);
+      await v1.register(activityRoutes);
     },
     { prefix: "/v1" },
   );
 
   return app;
+}
+
+/** A queue that refuses work with the error that kept it from opening. */
+function unavailableQueue(error: unknown): JobQueue {
+  return {
+    runAtFollowsClock: true,
+    add: async () => {
+      throw error;
+    },
+    wake: () => {},
+    start: async () => {},
+    stop: async () => {},
+  };
 }

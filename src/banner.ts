@@ -1,4 +1,4 @@
-import type { CreatedOrganization } from "./tenancy/service.ts";
+import type { CreatedOrganization } from "./onboarding/service.ts";
 
 /** What a new user sees once, on the first start: the keys, and a line to try. */
 export function firstRunBanner(org: CreatedOrganization, baseUrl: string): string {

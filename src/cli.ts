@@ -1,8 +1,11 @@
 import { parseArgs } from "node:util";
+import { systemClock } from "./clock.ts";
 import { loadConfig } from "./config.ts";
+import { openQueue } from "./engine/queue/index.ts";
+import { createOrganization } from "./onboarding/service.ts";
+import { createLogger } from "./ops/logging.ts";
 import { openStore, type Store } from "./store/store.ts";
-import * as tenancy from "./tenancy/repository.ts";
-import { createApiKey, createOrganization } from "./tenancy/service.ts";
+import * as tenancy from "./tenancy/service.ts";
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -26,6 +29,9 @@ The database is the server's: DATABASE_URL (PostgreSQL) or DATA_DIR (SQLite, def
 Use "npm run -s cli -- ..." to get the JSON alone, without npm's header.`;
 
 class UsageError extends Error {}
+
+/** The CLI acts now, by the system clock, on the store it opened. */
+const depsOf = (store: Store) => ({ db: store.db, clock: systemClock });
 
 function print(json: boolean, value: unknown, text: () => string) {
   process.stdout.write(`${json ? JSON.stringify(value, null, 2) : text()}\n`);
@@ -69,7 +75,7 @@ export async function run(argv: string[]): Promise<number> {
   switch (command) {
     case "init":
       return withStore(async (store) => {
-        const org = await createOrganization(store.db, values.name ?? "My organization");
+        const org = await createOrganization(depsOf(store), values.name ?? "My organization");
         print(json, org, () =>
           [
             `Organization ${org.organizationId}`,
@@ -81,7 +87,7 @@ export async function run(argv: string[]): Promise<number> {
       });
     case "environments":
       return withStore(async (store) => {
-        const envs = await tenancy.listEnvironments(store.db);
+        const envs = await tenancy.listAllEnvironments(depsOf(store));
         print(json, envs, () =>
           envs.map((e) => `${e._id}  ${e.name.padEnd(12)} organization ${e._organizationId}`).join("\n"),
         );
@@ -89,6 +95,9 @@ export async function run(argv: string[]): Promise<number> {
       });
     case "migrate":
       return withStore(async (store) => {
+        // The job queue's tables too (graphile-worker's schema on PostgreSQL; nothing more on SQLite).
+        const config = loadConfig();
+        await openQueue({ store, clock: systemClock, config, logger: createLogger("error") });
         process.stdout.write(`Schema up to date (${store.backend}).\n`);
         return 0;
       });
@@ -112,7 +121,7 @@ async function keys(
     case "create": {
       if (!environment) throw new UsageError("keys create needs --environment <environmentId>");
       return withStore(async (store) => {
-        const key = await createApiKey(store.db, environment);
+        const key = await tenancy.createApiKey(depsOf(store), environment);
         if (!key) {
           process.stderr.write(`tidings: no environment ${environment}\n`);
           return 1;
@@ -128,7 +137,7 @@ async function keys(
     }
     case "list":
       return withStore(async (store) => {
-        const list = await tenancy.listApiKeys(store.db, environment);
+        const list = await tenancy.listApiKeys(depsOf(store), environment);
         print(json, list, () =>
           list
             .map(
@@ -142,7 +151,7 @@ async function keys(
     case "revoke": {
       if (!arg) throw new UsageError("keys revoke needs a key id");
       return withStore(async (store) => {
-        const revoked = await tenancy.revokeApiKey(store.db, arg, new Date().toISOString());
+        const revoked = await tenancy.revokeApiKey(depsOf(store), arg);
         if (!revoked) {
           process.stderr.write(`tidings: no live key ${arg}\n`);
           return 1;

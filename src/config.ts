@@ -22,7 +22,14 @@ export interface Config {
   readonly keyCache: boolean;
   /** SQLite: checkpoint the write-ahead log from a worker thread (src/store/sqlite-checkpointer.ts). */
   readonly sqliteBackgroundCheckpoints: boolean;
+  /** Which parts this process runs: the API, the job-queue worker, or both. */
+  readonly role: Role;
+  /** How many queued tasks the worker runs at once. */
+  readonly workerConcurrency: number;
 }
+
+export const ROLES = ["all", "api", "worker"] as const;
+export type Role = (typeof ROLES)[number];
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -70,6 +77,10 @@ export function loadConfig(env: Env = process.env): Config {
   const metrics = optional(env, "METRICS") ?? "on";
   if (metrics !== "on" && metrics !== "off") throw new ConfigError(`METRICS must be "on" or "off"`);
   const rateLimitRps = integer(env, "RATE_LIMIT_RPS", 1000, 0, 10_000_000);
+  const role = optional(env, "TIDINGS_ROLE") ?? "all";
+  if (!(ROLES as readonly string[]).includes(role)) {
+    throw new ConfigError(`TIDINGS_ROLE must be one of ${ROLES.join(", ")}, got "${role}"`);
+  }
   return Object.freeze({
     port: integer(env, "PORT", 3000, 0, 65535),
     host: optional(env, "HOST") ?? "0.0.0.0",
@@ -94,5 +105,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: optional(env, "METRICS_TOKEN"),
     keyCache: flag(env, "KEY_CACHE", true),
     sqliteBackgroundCheckpoints: flag(env, "SQLITE_BACKGROUND_CHECKPOINTS", true),
+    role: role as Role,
+    workerConcurrency: integer(env, "WORKER_CONCURRENCY", 10, 1, 1000),
   });
 }

@@ -33,6 +33,15 @@ export const unauthorized = (message: string) =>
 
 export const notFound = (message: string) => new ApiError(404, message);
 
+const PLAIN_REF = /^[\w.:@+-]{1,128}$/;
+
+/**
+ * How a message names a value the caller chose (an id, a key, a transactionId): the value itself
+ * when it is a plain token, else the given description. A message never repeats arbitrary text
+ * (spaces, quotes, markup) back to the caller.
+ */
+export const mention = (value: string, otherwise: string) => (PLAIN_REF.test(value) ? value : otherwise);
+
 export const conflict = (message: string, headers?: Record<string, string>) =>
   new ApiError(409, message, undefined, headers);
 

@@ -1,10 +1,13 @@
 import closeWithGrace from "close-with-grace";
 import { buildApp } from "./app.ts";
 import { firstRunBanner } from "./banner.ts";
+import { systemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { openQueue } from "./engine/queue/index.ts";
+import { bootstrapOrganization } from "./onboarding/service.ts";
 import { createLogger } from "./ops/logging.ts";
 import { openStore } from "./store/store.ts";
-import { bootstrapOrganization } from "./tenancy/service.ts";
+import { workerRegistry } from "./worker.ts";
 
 /** The process: configuration, store, migrations, first-run keys, the server, and a clean exit. */
 export async function main(): Promise<void> {
@@ -33,8 +36,28 @@ export async function main(): Promise<void> {
     "database ready",
   );
 
-  const created = await bootstrapOrganization(store.db, store.backend);
-  const app = await buildApp({ store, config, logger });
+  const clock = systemClock;
+  const queue = await openQueue({ store, clock, config, logger });
+  if (config.role === "worker") {
+    const { handlers, ...options } = workerRegistry({ db: store.db, clock, queue });
+    await queue.start(handlers, options);
+    // No listener: keep the process alive until a signal stops the worker.
+    const keepAlive = setInterval(() => {}, 1 << 30);
+    closeWithGrace({ delay: config.shutdownTimeoutMs, logger }, async ({ signal, err }) => {
+      if (err) logger.error({ err }, "shutting down after an error");
+      else logger.info({ signal }, "shutting down: finishing running tasks");
+      clearInterval(keepAlive);
+      await queue.stop();
+      await store.close();
+      logger.info("stopped");
+    });
+    logger.info({ concurrency: config.workerConcurrency }, "worker running");
+    return;
+  }
+
+  const created = await bootstrapOrganization({ db: store.db, clock }, store.backend);
+  // The app runs the worker in this process unless TIDINGS_ROLE=api (and stops it when it closes).
+  const app = await buildApp({ store, config, logger, clock, queue, runWorker: config.role !== "api" });
 
   // SIGTERM/SIGINT: /health turns 503 and new requests are refused (503, Retry-After), the listener
   // closes, requests in flight finish, then the database closes and the process exits 0. Past
@@ -43,8 +66,9 @@ export async function main(): Promise<void> {
     if (err) logger.error({ err }, "shutting down after an error");
     else logger.info({ signal }, "shutting down: finishing in-flight requests");
     app.startDraining();
-    await app.close();
-    logger.info("server closed; closing the database");
+    // Requests in flight and running tasks finish side by side; the database closes after both.
+    await Promise.all([app.close(), queue.stop()]);
+    logger.info("server and worker closed; closing the database");
     await store.close();
     logger.info("stopped");
   });

@@ -1,20 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { LightMyRequestResponse } from "fastify";
 import { revokeApiKey } from "../src/tenancy/repository.ts";
+import { assertErrorBody } from "./error-body.ts";
 import { anonymous, forEachBackend } from "./harness.ts";
 import { type CatalogRoute, makeFixtures, ROUTES } from "./route-catalog.ts";
-
-function assertErrorBody(res: LightMyRequestResponse, status: number, message?: RegExp) {
-  assert.equal(res.statusCode, status, res.body);
-  const body = res.json();
-  assert.equal(body.statusCode, status);
-  assert.equal(typeof body.error, "string");
-  assert.equal(typeof body.message, "string");
-  assert.equal(typeof body.path, "string");
-  assert.ok(!Number.isNaN(Date.parse(body.timestamp)), "timestamp is a date");
-  if (message) assert.match(body.message, message);
-}
 
 function call(
   route: CatalogRoute,
@@ -29,6 +18,9 @@ function call(
     ...(body ? { payload: JSON.stringify(body) } : {}),
   };
 }
+
+/** The request path, as the error body reports it: without the query string. */
+const pathOf = (url: string) => url.split("?")[0] as string;
 
 forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
   test("the catalog lists every /v1 route the OpenAPI document describes", async () => {
@@ -67,7 +59,7 @@ forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
       ];
       for (const [headers, message, query] of cases) {
         const res = await ctx.app.inject(call(route, url + (query ?? ""), body, headers));
-        assertErrorBody(res, 401, message);
+        assertErrorBody(res, 401, { path: pathOf(url), message });
         assert.equal(res.headers["www-authenticate"], "ApiKey");
       }
       // A revoked key is refused on its very next request.
@@ -80,7 +72,8 @@ forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
       const res = await ctx.app.inject(
         call(route, url, body, { authorization: `ApiKey ${f.tenant.dev.apiKey}` }),
       );
-      assertErrorBody(res, 401, /^Invalid API key$/);
+      assertErrorBody(res, 401, { path: pathOf(url), message: /^Invalid API key$/ });
+      assert.equal(res.headers["www-authenticate"], "ApiKey");
     });
 
     test(`${name}: the scheme word is case-insensitive and extra spaces are allowed`, async () => {
@@ -91,11 +84,13 @@ forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
       assert.equal(res.statusCode, route.ok, res.body);
     });
 
-    if (route.scoped) {
+    const resourceUrls = route.resourceUrls;
+    if (resourceUrls) {
       test(`${name}: another environment's or organization's key gets 404, and nothing changes`, async () => {
         const f = await makeFixtures(ctx);
         const other = await ctx.tenant();
-        // Everything the routes could touch: the workflow, the spare group, and the whole group list.
+        // Everything the routes could touch: the workflow, the spare group, the whole group list,
+        // the subscriber (with its credentials and preferences), the topics, the environment.
         const snapshot = async () => {
           const api = ctx.client(f.tenant.dev.apiKey);
           return Promise.all(
@@ -103,16 +98,29 @@ forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
               `/v1/workflows/${f.workflowId}`,
               `/v1/notification-groups/${f.groupId}`,
               "/v1/notification-groups",
+              `/v1/subscribers/${f.subscriberId}`,
+              `/v1/subscribers/${f.subscriberId}/preferences`,
+              `/v1/subscribers/${f.subscriberId}/preferences/global`,
+              `/v1/topics/${f.topicKey}`,
+              `/v1/topics/${f.emptyTopicKey}`,
+              "/v1/environments/me",
+              "/v1/environments/api-keys",
             ].map(async (url) => (await api.get(url)).json()),
           );
         };
         const before = await snapshot();
-        for (const key of [f.tenant.prod.apiKey, other.dev.apiKey]) {
-          const res = await ctx.app.inject(
-            call(route, route.url(f), route.body?.(f), { authorization: `ApiKey ${key}` }),
-          );
-          assertErrorBody(res, 404);
-        }
+        // Sent all at once, several times each: no interleaving lets one through either.
+        const attempts = resourceUrls(f).flatMap(({ url, notFound }) =>
+          [f.tenant.prod.apiKey, other.dev.apiKey].flatMap((key) =>
+            Array.from({ length: 4 }, async () => {
+              const res = await ctx.app.inject(
+                call(route, url, route.body?.(f), { authorization: `ApiKey ${key}` }),
+              );
+              assertErrorBody(res, 404, { path: url, message: notFound });
+            }),
+          ),
+        );
+        await Promise.all(attempts);
         assert.deepEqual(await snapshot(), before);
       });
     }
@@ -131,7 +139,10 @@ forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
         url: "/v1/notification-groups",
         headers: { authorization },
       });
-      assertErrorBody(res, 401, /^Unsupported authorization scheme; use "ApiKey <key>"$/);
+      assertErrorBody(res, 401, {
+        path: "/v1/notification-groups",
+        message: /^Unsupported authorization scheme; use "ApiKey <key>"$/,
+      });
       assert.ok(!res.body.includes(dev.apiKey.slice(7, 15)), `the key leaked back: ${res.body}`);
     }
   });

@@ -2,15 +2,24 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { describe, test } from "node:test";
 import postgres from "postgres";
+import { workerSchemaFor } from "../src/engine/queue/index.ts";
 import { openStore, postgresAnswers, redactDatabaseUrl, type Store } from "../src/store/store.ts";
 
 export type BackendName = "sqlite" | "postgres";
 
+export interface OpenedDatabase {
+  store: Store;
+  /** Another connection to the same database (standing for another process); the caller closes it. */
+  connect(): Promise<Store>;
+  destroy(): Promise<void>;
+}
+
 export interface Backend {
   readonly name: BackendName;
   /** A fresh, migrated database of this backend, and how to throw it away. */
-  open(): Promise<{ store: Store; destroy(): Promise<void> }>;
+  open(): Promise<OpenedDatabase>;
 }
 
 const DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/test";
@@ -49,7 +58,7 @@ const sqlite: Backend = {
       fs.rmSync(dataDir, { recursive: true, force: true });
     };
     await orDestroy(destroy, () => store.migrate());
-    return { store, destroy };
+    return { store, destroy, connect: () => openStore({ dataDir }) };
   },
 };
 
@@ -63,9 +72,15 @@ function postgresBackend(url: string): Backend {
       const destroy = async () => {
         await store.close();
         await dropSchema(url, schema);
+        // The job queue's worker schema, when a test opened the queue.
+        await dropSchema(url, workerSchemaFor(schema));
       };
       await orDestroy(destroy, () => store.migrate());
-      return { store, destroy };
+      return {
+        store,
+        destroy,
+        connect: () => openStore({ databaseUrl: url, pgSchema: schema, pgPoolSize: 4 }),
+      };
     },
   };
 }
@@ -96,3 +111,26 @@ async function resolveBackends(): Promise<{ backends: Backend[]; skipped?: strin
 
 /** The PostgreSQL server the suite uses (undefined when its half is skipped), for tests that need a database of their own. */
 export const { backends, skipped: postgresSkipped, postgresUrl } = await resolveBackends();
+
+/**
+ * Declares `define` once per backend of the run, each inside describe(`<name> [<backend>]`), and,
+ * when the PostgreSQL half is skipped, a skipped test that says so. The one loop behind
+ * forEachBackend (in-process apps) and forEachProcessBackend (real processes). `only` narrows the
+ * backends (a reliability run on one of them).
+ */
+export function describeEachBackend(
+  name: string,
+  define: (backend: Backend) => void,
+  only?: readonly BackendName[],
+): void {
+  for (const backend of backends) {
+    if (only && !only.includes(backend.name)) continue;
+    describe(`${name} [${backend.name}]`, () => define(backend));
+  }
+  if (postgresSkipped && (!only || only.includes("postgres"))) {
+    describe(`${name} [postgres]`, () => {
+      test("PostgreSQL half", { skip: postgresSkipped }, () => {});
+    });
+    process.emitWarning(postgresSkipped);
+  }
+}

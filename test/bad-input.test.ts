@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { assertErrorBody } from "./error-body.ts";
+import { createWorkflow } from "./factories.ts";
 import { anonymous, type Client, forEachBackend, type TestTenant } from "./harness.ts";
 
 // Issue 2, "What bad input gets": every case gets the contract's error body and code, never a 500,
@@ -85,14 +86,9 @@ function transportCases(valid: Record<string, unknown>): RawCase[] {
 
 forEachBackend("bad input: PUT /v1/workflows/:workflowId/status", (ctx) => {
   async function inactiveWorkflow(apiKey: string, groupId: string) {
-    const res = await ctx.client(apiKey).post("/v1/workflows", {
-      name: `Bad input ${randomBytes(4).toString("hex")}`,
-      notificationGroupId: groupId,
-      steps: [{ template: { type: "email", subject: "Hi {{firstName}}", content: "Hello" } }],
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    assert.equal(res.json().data.active, false);
-    return res.json().data as { _id: string; triggers: { identifier: string }[] };
+    const workflow = await createWorkflow(ctx, apiKey, groupId);
+    assert.equal(workflow.active, false);
+    return workflow as { _id: string; triggers: { identifier: string }[] };
   }
 
   // One tenant and one inactive workflow for the suite: every case would switch it on if it got
@@ -235,31 +231,7 @@ forEachBackend("bad input: PUT /v1/workflows/:workflowId/status", (ctx) => {
       });
     });
 
-    test(`${prefix}: the id or identifier of another environment's workflow → 404, and it stays as it was`, async () => {
-      const { tenant, workflowId, api } = await setup();
-      const other = await ctx.tenant();
-      const prodWorkflow = await inactiveWorkflow(tenant.prod.apiKey, tenant.prod.generalGroupId);
-      const foreignWorkflow = await inactiveWorkflow(other.dev.apiKey, other.dev.generalGroupId);
-      const targets: [Client, { _id: string; triggers: { identifier: string }[] }][] = [
-        [ctx.client(tenant.prod.apiKey), prodWorkflow],
-        [ctx.client(other.dev.apiKey), foreignWorkflow],
-      ];
-      await unchangedAfter(api, workflowId, async () => {
-        for (const [owner, workflow] of targets) {
-          await unchangedAfter(owner, workflow._id, async () => {
-            for (const ref of [workflow._id, workflow.triggers[0]?.identifier ?? ""]) {
-              const url = `${prefix}/${ref}/status`;
-              const res = await api.put(url, { active: true });
-              assertErrorBody(res, 404, { path: url, message: /was not found/ });
-            }
-          });
-        }
-        // And the other way round: the Production key cannot reach the Development workflow.
-        const url = `${prefix}/${workflowId}/status`;
-        const res = await ctx.client(tenant.prod.apiKey).put(url, { active: true });
-        assertErrorBody(res, 404, { path: url });
-      });
-    });
+    // Another environment's workflow, by id or identifier: the shared cases of test/auth-and-tenancy.test.ts.
   }
 
   test("the error body's path leaves the query string out", async () => {

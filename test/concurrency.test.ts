@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
+import type { LightMyRequestResponse } from "fastify";
+import { sql } from "kysely";
+import { readBool, readTimestamp } from "../src/store/values.ts";
+import { assertErrorBody } from "./error-body.ts";
+import { createWorkflow } from "./factories.ts";
 import { forEachBackend } from "./harness.ts";
 
 // Simultaneous requests (issue 2): the database, not the order requests happen to run in, decides.
@@ -23,10 +28,8 @@ forEachBackend("concurrency", (ctx) => {
     assert.equal(statuses.filter((s) => s === 409).length, 19, `statuses: ${statuses.join(",")}`);
     const winner = responses.find((r) => r.statusCode === 201)?.json().data;
     for (const res of responses.filter((r) => r.statusCode === 409)) {
-      const error = res.json();
-      assert.equal(error.statusCode, 409);
-      assert.equal(error.error, "Conflict");
-      assert.ok(error.message.includes(winner._id), `the 409 names the existing group: ${error.message}`);
+      // The 409 names the existing group.
+      assertErrorBody(res, 409, { path: "/v1/notification-groups", message: new RegExp(winner._id) });
     }
     const list = await api.get("/v1/notification-groups");
     const same = list
@@ -50,27 +53,30 @@ forEachBackend("concurrency", (ctx) => {
     for (const name of names) assert.ok(listed.has(name), name);
   });
 
-  async function newWorkflow(apiKey: string, groupId: string) {
-    const res = await ctx.client(apiKey).post("/v1/workflows", {
-      name: `Concurrent ${randomBytes(4).toString("hex")}`,
-      notificationGroupId: groupId,
+  const newWorkflow = (apiKey: string, groupId: string) =>
+    createWorkflow(ctx, apiKey, groupId, {
       steps: [{ template: { type: "in_app", content: "Hello {{name}}" } }],
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json().data as { _id: string; updatedAt: string };
-  }
+    }) as Promise<{ _id: string; active: boolean; updatedAt: string }>;
 
-  test("50 simultaneous status PUTs: all 200, each answer consistent, the end state one that was asked for", async () => {
+  test("50 simultaneous status PUTs: all 200, each answer the row its own write left, the end state the last write's", async () => {
     const { dev } = await ctx.tenant();
     const api = ctx.client(dev.apiKey);
     const workflow = await newWorkflow(dev.apiKey, dev.generalGroupId);
     // Random, but with both values present so the race is real.
     const wanted = Array.from({ length: 50 }, (_, i) => (i < 2 ? i === 0 : Math.random() < 0.5));
-    const responses = await Promise.all(
-      wanted.map((active, i) =>
-        api.put(`/v1/${i % 2 ? "notification-templates" : "workflows"}/${workflow._id}/status`, { active }),
-      ),
-    );
+    const history = await recordStatusWrites(workflow._id);
+    let responses: LightMyRequestResponse[];
+    let applied: StatusRow[];
+    try {
+      responses = await Promise.all(
+        wanted.map((active, i) =>
+          api.put(`/v1/${i % 2 ? "notification-templates" : "workflows"}/${workflow._id}/status`, { active }),
+        ),
+      );
+      applied = await history.rows();
+    } finally {
+      await history.stop();
+    }
     responses.forEach((res, i) => {
       assert.equal(res.statusCode, 200, res.body);
       const data = res.json().data;
@@ -79,10 +85,32 @@ forEachBackend("concurrency", (ctx) => {
       assert.equal(data.draft, !data.active);
       assert.equal(data._id, workflow._id);
     });
+    // The database's own record of the writes, in the order it applied them: one per request, and
+    // the answers are exactly the rows those writes left (none made up, none reporting another's).
+    assert.equal(applied.length, wanted.length, "every request wrote once");
+    const states = (rows: StatusRow[]) => rows.map((r) => `${r.active}/${r.draft}/${r.updatedAt}`).sort();
+    assert.deepEqual(
+      states(responses.map((r) => toStatusRow(r.json().data))),
+      states(applied),
+      "the answers are the rows the writes left",
+    );
+    // In that order, a write asking for the state the row already had changed nothing, not even
+    // updatedAt, whatever was running beside it.
+    let previous = toStatusRow(workflow);
+    for (const [n, row] of applied.entries()) {
+      assert.equal(row.draft, !row.active, `write ${n}: active and draft agree`);
+      if (row.active === previous.active)
+        assert.equal(
+          row.updatedAt,
+          previous.updatedAt,
+          `write ${n} asked for the state the row had, yet moved updatedAt`,
+        );
+      previous = row;
+    }
+    // The stored state is the one the last applied write asked for and reported.
     const read = (await api.get(`/v1/workflows/${workflow._id}`)).json().data;
-    assert.ok(wanted.includes(read.active));
     assert.equal(read.draft, !read.active, "active and draft agree");
-    // The stored state is the last write: the answer carrying the latest updatedAt agrees with it.
+    assert.deepEqual(toStatusRow(read), applied.at(-1), "the stored state is the last write's");
     const latest = responses
       .map((r) => r.json().data)
       .filter((d) => d.updatedAt === read.updatedAt && d.active === read.active);
@@ -109,16 +137,69 @@ forEachBackend("concurrency", (ctx) => {
     assert.equal(read.updatedAt, [...updatedAts][0]);
   });
 
-  test("simultaneous PUTs on one workflow from another environment change nothing", async () => {
-    const { dev, prod } = await ctx.tenant();
-    const workflow = await newWorkflow(dev.apiKey, dev.generalGroupId);
-    const before = (await ctx.client(dev.apiKey).get(`/v1/workflows/${workflow._id}`)).json();
-    const responses = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        ctx.client(prod.apiKey).put(`/v1/workflows/${workflow._id}/status`, { active: true }),
-      ),
-    );
-    for (const res of responses) assert.equal(res.statusCode, 404, res.body);
-    assert.deepEqual((await ctx.client(dev.apiKey).get(`/v1/workflows/${workflow._id}`)).json(), before);
-  });
+  // 20 simultaneous PUTs from another environment: the shared cases of test/auth-and-tenancy.test.ts
+  // send theirs all at once.
+
+  interface StatusRow {
+    active: boolean;
+    draft: boolean;
+    /** Epoch ms, so both backends' timestamps compare alike. */
+    updatedAt: number;
+  }
+
+  function toStatusRow(row: {
+    active: boolean | number;
+    draft?: boolean | number;
+    updatedAt?: string | Date;
+    updated_at?: string | Date;
+  }) {
+    const active = readBool(row.active);
+    return {
+      active,
+      draft: row.draft === undefined ? !active : readBool(row.draft),
+      updatedAt: Date.parse(readTimestamp(row.updatedAt ?? row.updated_at)),
+    };
+  }
+
+  /**
+   * Records, with a trigger in the suite's own database, every write to one workflow's row in the
+   * order the database applies them (SQLite's one writer; PostgreSQL's row lock, under which the
+   * sequence is drawn), which no answer can show.
+   */
+  async function recordStatusWrites(workflowId: string) {
+    const db = ctx.store.db;
+    if (ctx.backend === "sqlite") {
+      await sql`create table status_writes (seq integer primary key autoincrement,
+        active integer not null, draft integer not null, updated_at text not null)`.execute(db);
+      await sql`create trigger record_status_writes after update on workflows when new.id = ${sql.lit(workflowId)}
+        begin insert into status_writes (active, draft, updated_at) values (new.active, new.draft, new.updated_at); end`.execute(
+        db,
+      );
+    } else {
+      await sql`create table status_writes (seq bigserial primary key,
+        active boolean not null, draft boolean not null, updated_at timestamptz not null)`.execute(db);
+      await sql`create function record_status_write() returns trigger language plpgsql as $$
+        begin insert into status_writes (active, draft, updated_at) values (new.active, new.draft, new.updated_at);
+        return null; end $$`.execute(db);
+      await sql`create trigger record_status_writes after update on workflows for each row
+        when (new.id = ${sql.lit(workflowId)}) execute function record_status_write()`.execute(db);
+    }
+    return {
+      async rows(): Promise<StatusRow[]> {
+        const { rows } = await sql<{
+          active: boolean | number;
+          draft: boolean | number;
+          updated_at: string | Date;
+        }>`select active, draft, updated_at from status_writes order by seq`.execute(db);
+        return rows.map(toStatusRow);
+      },
+      async stop() {
+        await sql`drop trigger record_status_writes${ctx.backend === "postgres" ? sql` on workflows` : sql``}`.execute(
+          db,
+        );
+        await sql`drop table status_writes`.execute(db);
+        if (ctx.backend === "postgres") await sql`drop function record_status_write()`.execute(db);
+      },
+    };
+  }
 });

@@ -5,7 +5,10 @@ let counter = 0;
 /** A name no other test uses. */
 export const uniqueName = (prefix: string) => `${prefix} ${process.pid}-${Date.now()}-${counter++}`;
 
-/** Creates a workflow through the API (201 asserted) and returns the resource. */
+/**
+ * Creates a workflow through the API (201 asserted) and returns the resource: a unique name, the
+ * given group and one email step, unless `body` says otherwise.
+ */
 export async function createWorkflow(
   ctx: TestContext,
   apiKey: string,
@@ -33,4 +36,18 @@ export async function createGroup(ctx: TestContext, apiKey: string, name = uniqu
 export async function nextMillisecond() {
   const start = Date.now();
   while (Date.now() === start) await new Promise((resolve) => setTimeout(resolve, 1));
+}
+
+/** Creates (or upserts) a subscriber through the API (201 asserted) and returns the resource. */
+export async function createSubscriber(
+  ctx: TestContext,
+  apiKey: string,
+  body: Record<string, unknown> = {},
+): Promise<Record<string, unknown> & { _id: string; subscriberId: string }> {
+  const res = await ctx.client(apiKey).post("/v1/subscribers", {
+    subscriberId: uniqueName("subscriber").replace(/ /g, "-"),
+    ...body,
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json().data;
 }

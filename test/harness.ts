@@ -1,11 +1,12 @@
-import { after, before, describe, test } from "node:test";
+import { after, before } from "node:test";
 import type { InjectOptions, LightMyRequestResponse } from "fastify";
-import { buildApp } from "../src/app.ts";
+import { type AppOptions, buildApp } from "../src/app.ts";
+import { type Clock, systemClock } from "../src/clock.ts";
 import type { App } from "../src/http/types.ts";
 import { listGroups } from "../src/notification-groups/repository.ts";
+import { createOrganization } from "../src/onboarding/service.ts";
 import type { Store } from "../src/store/store.ts";
-import { createOrganization } from "../src/tenancy/service.ts";
-import { type Backend, type BackendName, backends, orDestroy, postgresSkipped } from "./backends.ts";
+import { type Backend, type BackendName, describeEachBackend, orDestroy } from "./backends.ts";
 
 export interface EnvironmentKeys {
   environmentId: string;
@@ -20,10 +21,17 @@ export interface TestTenant {
   prod: EnvironmentKeys;
 }
 
-export interface TestContext {
+export interface TestContext<C extends Clock = Clock> {
   readonly backend: BackendName;
   readonly app: App;
   readonly store: Store;
+  /** The app's clock: the system clock, or the one `options.clock` made (a ManualClock to move). */
+  readonly clock: C;
+  /**
+   * A second connection to the suite's database, standing for another process (the CLI, a second
+   * API process); closed when the suite ends.
+   */
+  connect(): Promise<Store>;
   /** A new organization (Development and Production, each with its key and General group). */
   tenant(): Promise<TestTenant>;
   /** A client that sends `Authorization: ApiKey <key>` on every request. */
@@ -72,14 +80,14 @@ function client(app: App, apiKey: string | undefined): Client {
 }
 
 async function newTenant(store: Store): Promise<TestTenant> {
-  const org = await createOrganization(store.db, "Test organization");
+  const org = await createOrganization({ db: store.db, clock: systemClock }, "Test organization");
   const keysOf = async (name: string): Promise<EnvironmentKeys> => {
     const env = org.environments.find((e) => e.name === name);
     if (!env) throw new Error(`no ${name} environment`);
     const groups = await listGroups(store.db, env._id);
     const general = groups.find((g) => g.name === "General");
     if (!general) throw new Error(`no General group in ${name}`);
-    return { environmentId: env._id, apiKey: env.apiKey, generalGroupId: general._id };
+    return { environmentId: env._id, apiKey: env.apiKey, generalGroupId: general.id };
   };
   return {
     organizationId: org.organizationId,
@@ -88,22 +96,46 @@ async function newTenant(store: Store): Promise<TestTenant> {
   };
 }
 
-async function contextFor(backend: Backend): Promise<TestContext & { destroy(): Promise<void> }> {
-  const { store, destroy } = await backend.open();
-  const app = await orDestroy(destroy, async () => {
-    const built = await buildApp({ store });
+export interface BackendOptions<C extends Clock> {
+  /** Makes the app's clock, once per backend: `() => new ManualClock()` lets the tests move time. */
+  clock?: () => C;
+  /** More buildApp options (a keyLookup, a config), given the backend's store. */
+  app?: (store: Store) => Omit<AppOptions, "store" | "clock">;
+}
+
+type LiveContext<C extends Clock> = Omit<TestContext<C>, "backend"> & { destroy(): Promise<void> };
+
+async function contextFor<C extends Clock>(
+  backend: Backend,
+  options: BackendOptions<C>,
+): Promise<LiveContext<C>> {
+  const { store, connect, destroy } = await backend.open();
+  // Without options.clock the type parameter is the default, Clock, which the system clock is.
+  const clock = options.clock ? options.clock() : (systemClock as C);
+  const others: Store[] = [];
+  const destroyAll = async () => {
+    for (const other of others) await other.close();
+    await destroy();
+  };
+  const app = await orDestroy(destroyAll, async () => {
+    const built = await buildApp({ ...options.app?.(store), store, clock });
     await built.ready();
     return built;
   });
   return {
-    backend: backend.name,
     app,
     store,
+    clock,
     tenant: () => newTenant(store),
     client: (apiKey) => client(app, apiKey),
+    async connect() {
+      const other = await connect();
+      others.push(other);
+      return other;
+    },
     async destroy() {
       await app.close();
-      await destroy();
+      await destroyAll();
     },
   };
 }
@@ -112,41 +144,43 @@ async function contextFor(backend: Backend): Promise<TestContext & { destroy(): 
 export const anonymous = (ctx: TestContext): Client => client(ctx.app, undefined);
 
 /**
- * Declares the suite once per backend (SQLite always, PostgreSQL when available). `define` runs at
- * declaration time and registers tests; the context's members are usable inside the tests.
+ * Declares the suite once per backend (SQLite always, PostgreSQL when available), each with a fresh
+ * database and app. `define` runs at declaration time and registers tests (and hooks of its own,
+ * which run before the context is thrown away); the context's members are usable inside them.
  */
-export function forEachBackend(name: string, define: (ctx: TestContext) => void): void {
-  for (const backend of backends) {
-    describe(`${name} [${backend.name}]`, () => {
-      let current: (TestContext & { destroy(): Promise<void> }) | undefined;
-      const ctx: TestContext = {
-        backend: backend.name,
-        get app() {
-          return live().app;
-        },
-        get store() {
-          return live().store;
-        },
-        tenant: () => live().tenant(),
-        client: (apiKey) => live().client(apiKey),
-      };
-      function live() {
-        if (!current) throw new Error("the test context is used outside a test");
-        return current;
-      }
-      before(async () => {
-        current = await contextFor(backend);
-      });
-      after(async () => {
-        await current?.destroy();
-      });
-      define(ctx);
+export function forEachBackend<C extends Clock = Clock>(
+  name: string,
+  define: (ctx: TestContext<C>) => void,
+  options: BackendOptions<C> = {},
+): void {
+  describeEachBackend(name, (backend) => {
+    let current: LiveContext<C> | undefined;
+    function live() {
+      if (!current) throw new Error("the test context is used outside a test");
+      return current;
+    }
+    const ctx: TestContext<C> = {
+      backend: backend.name,
+      get app() {
+        return live().app;
+      },
+      get store() {
+        return live().store;
+      },
+      get clock() {
+        return live().clock;
+      },
+      tenant: () => live().tenant(),
+      client: (apiKey) => live().client(apiKey),
+      connect: () => live().connect(),
+    };
+    before(async () => {
+      current = await contextFor(backend, options);
     });
-  }
-  if (postgresSkipped) {
-    describe(`${name} [postgres]`, () => {
-      test("PostgreSQL half", { skip: postgresSkipped }, () => {});
+    define(ctx);
+    // Registered after define's own hooks, so that what they made (apps over ctx.store) is closed first.
+    after(async () => {
+      await current?.destroy();
     });
-    process.emitWarning(postgresSkipped);
-  }
+  });
 }

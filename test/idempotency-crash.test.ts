@@ -4,85 +4,69 @@
 // (their write committed) or run now (it did not), never twice.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { describe, test } from "node:test";
+import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  backendNames,
-  call,
-  freshDatabase,
-  type ServerProcess,
-  seedOrganization,
-  startServer,
-  stopServer,
-} from "./server-process.ts";
+import { call, forEachProcessBackend, seedOrganization, stopServer } from "./processes.ts";
 
 const REQUESTS = 40;
 /** How long a retry may keep hearing 409 (a claim cut off by the crash lapses after 10 s). */
 const MAX_RETRIES = 30;
 
-for (const backend of backendNames) {
-  describe(`Idempotency-Key across a SIGKILL [${backend}]`, () => {
-    test("every key ends with exactly one workflow; answered ones replay their first response", async () => {
-      const db = await freshDatabase(backend);
-      let server: ServerProcess | undefined;
+forEachProcessBackend("Idempotency-Key across a SIGKILL", (suite) => {
+  test("every key ends with exactly one workflow; answered ones replay their first response", async () => {
+    const db = await suite.database();
+    const org = await seedOrganization(db);
+    const running = await suite.start(db.env);
+    const keys = Array.from({ length: REQUESTS }, () => randomUUID());
+    const body = (i: number) => ({ name: `Crash ${i}`, notificationGroupId: org.generalGroupId });
+    const answered = new Map<string, string>();
+    let kill!: () => void;
+    const killed = new Promise<void>((resolve) => {
+      kill = resolve;
+    });
+    const attempts = keys.map(async (key, i) => {
       try {
-        const org = await seedOrganization(db);
-        server = await startServer(db.env);
-        const running = server;
-        const keys = Array.from({ length: REQUESTS }, () => randomUUID());
-        const body = (i: number) => ({ name: `Crash ${i}`, notificationGroupId: org.generalGroupId });
-        const answered = new Map<string, string>();
-        let kill!: () => void;
-        const killed = new Promise<void>((resolve) => {
-          kill = resolve;
+        const res = await call(running, "POST", "/v1/workflows", org.apiKey, body(i), {
+          "idempotency-key": key,
         });
-        const attempts = keys.map(async (key, i) => {
-          try {
-            const res = await call(running, "POST", "/v1/workflows", org.apiKey, body(i), {
-              "idempotency-key": key,
-            });
-            if (res.status === 201) answered.set(key, res.text);
-            if (answered.size === REQUESTS / 4) kill();
-          } catch {
-            // Cut off by the kill: no answer.
-          }
-        });
-        // Kill once a quarter of them were answered, with the rest in flight.
-        await Promise.race([killed, Promise.all(attempts)]);
-        running.child.kill("SIGKILL");
-        await running.exited;
-        await Promise.all(attempts);
-        assert.ok(answered.size >= 1, "some creates were answered before the kill");
-
-        server = await startServer(db.env);
-        const ids = new Set<string>();
-        for (const [i, key] of keys.entries()) {
-          let res = await call(server, "POST", "/v1/workflows", org.apiKey, body(i), {
-            "idempotency-key": key,
-          });
-          for (let retry = 0; res.status === 409 && retry < MAX_RETRIES; retry++) {
-            assert.equal(res.headers.get("retry-after"), "1");
-            await sleep(1000);
-            res = await call(server, "POST", "/v1/workflows", org.apiKey, body(i), {
-              "idempotency-key": key,
-            });
-          }
-          assert.equal(res.status, 201, res.text);
-          const first = answered.get(key);
-          if (first !== undefined) {
-            assert.equal(res.headers.get("idempotency-replay"), "true");
-            assert.equal(res.text, first, "the replay is the first response, byte for byte");
-          }
-          ids.add(res.json().data._id);
-        }
-        assert.equal(ids.size, REQUESTS);
-        const list = await call(server, "GET", "/v1/workflows?limit=100", org.apiKey);
-        assert.equal(list.json().totalCount, REQUESTS, "one workflow per key, none twice");
-        assert.deepEqual(new Set(list.json().data.map((w: { _id: string }) => w._id)), ids);
-      } finally {
-        if (server) await stopServer(server);
-        await db.destroy();
+        if (res.status === 201) answered.set(key, res.text);
+        if (answered.size === REQUESTS / 4) kill();
+      } catch {
+        // Cut off by the kill: no answer.
       }
     });
+    // Kill once a quarter of them were answered, with the rest in flight.
+    await Promise.race([killed, Promise.all(attempts)]);
+    running.child.kill("SIGKILL");
+    await running.exited;
+    await Promise.all(attempts);
+    assert.ok(answered.size >= 1, "some creates were answered before the kill");
+
+    const server = await suite.start(db.env);
+    const ids = new Set<string>();
+    for (const [i, key] of keys.entries()) {
+      let res = await call(server, "POST", "/v1/workflows", org.apiKey, body(i), {
+        "idempotency-key": key,
+      });
+      for (let retry = 0; res.status === 409 && retry < MAX_RETRIES; retry++) {
+        assert.equal(res.headers.get("retry-after"), "1");
+        await sleep(1000);
+        res = await call(server, "POST", "/v1/workflows", org.apiKey, body(i), {
+          "idempotency-key": key,
+        });
+      }
+      assert.equal(res.status, 201, res.text);
+      const first = answered.get(key);
+      if (first !== undefined) {
+        assert.equal(res.headers.get("idempotency-replay"), "true");
+        assert.equal(res.text, first, "the replay is the first response, byte for byte");
+      }
+      ids.add(res.json().data._id);
+    }
+    assert.equal(ids.size, REQUESTS);
+    const list = await call(server, "GET", "/v1/workflows?limit=100", org.apiKey);
+    assert.equal(list.json().totalCount, REQUESTS, "one workflow per key, none twice");
+    assert.deepEqual(new Set(list.json().data.map((w: { _id: string }) => w._id)), ids);
+    assert.equal((await stopServer(server)).code, 0);
   });
-}
+});

@@ -4,6 +4,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv } from "ajv";
 import * as ajvFormats from "ajv-formats";
 import { anonymous, forEachBackend } from "./harness.ts";
+import { OBJECT_ID_ANYWHERE } from "./patterns.ts";
 import { makeFixtures, ROUTES } from "./route-catalog.ts";
 
 type Operation = {
@@ -52,8 +53,13 @@ forEachBackend("GET /openapi.json", (ctx) => {
       assert.ok(operation.summary, `${name} has a summary`);
       assert.deepEqual(operation.security, [{ ApiKey: [] }], `${name} needs the API key`);
       const success = operation.responses[String(route.ok)];
-      assert.ok(success?.content?.["application/json"]?.schema, `${name} documents its ${route.ok} body`);
-      assert.notEqual(success.description, "Default Response", `${name} says what its ${route.ok} is`);
+      if (route.ok === 204) {
+        assert.ok(success && !success.content, `${name} documents its 204 without a body`);
+      } else {
+        assert.ok(success?.content?.["application/json"]?.schema, `${name} documents its ${route.ok} body`);
+      }
+      assert.notEqual(success?.description, "Default Response", `${name} says what its ${route.ok} is`);
+      if (!success) continue;
       for (const code of ["401", "4XX", "5XX"]) {
         assert.ok(operation.responses[code]?.content, `${name} documents ${code}`);
       }
@@ -66,7 +72,12 @@ forEachBackend("GET /openapi.json", (ctx) => {
       if (route.body) {
         assert.ok(operation.requestBody?.content["application/json"]?.schema, `${name} documents its body`);
       }
-      if (route.method === "POST" || route.method === "PATCH") {
+      if (route.noIdempotencyKey) {
+        assert.ok(
+          !operation.parameters?.some((p) => p.in === "header" && p.name === "idempotency-key"),
+          `${name} takes no Idempotency-Key (${route.noIdempotencyKey}), so it must not document one`,
+        );
+      } else if (route.method === "POST" || route.method === "PATCH") {
         assert.ok(
           operation.parameters?.some((p) => p.in === "header" && p.name === "idempotency-key"),
           `${name} documents Idempotency-Key`,
@@ -99,19 +110,24 @@ forEachBackend("GET /openapi.json", (ctx) => {
         ...(body ? { payload: JSON.stringify(body) } : {}),
       });
       assert.equal(res.statusCode, route.ok, res.body);
-      const pointer = `openapi#/paths/${pointerSegment(openapiPath(route.path))}/${route.method.toLowerCase()}/responses/${route.ok}/content/application~1json/schema`;
-      const validate = ajv.getSchema(pointer);
-      assert.ok(validate, pointer);
-      assert.ok(validate(res.json()), `${route.method} ${route.path}: ${JSON.stringify(validate.errors)}`);
+      const responses = `openapi#/paths/${pointerSegment(openapiPath(route.path))}/${route.method.toLowerCase()}/responses`;
+      if (route.ok === 204) {
+        assert.equal(res.body, "", `${route.method} ${route.path}: a 204 has no body`);
+      } else {
+        const pointer = `${responses}/${route.ok}/content/application~1json/schema`;
+        const validate = ajv.getSchema(pointer);
+        assert.ok(validate, pointer);
+        assert.ok(validate(res.json()), `${route.method} ${route.path}: ${JSON.stringify(validate.errors)}`);
+      }
       // An error answer matches the documented error body too.
       const missing = await ctx.client(f.tenant.dev.apiKey).request({
         method: route.method,
-        url: route.url(f).replace(/[0-9a-f]{24}/, "0123456789abcdef01234567"),
+        url: route.url(f).replace(OBJECT_ID_ANYWHERE, "0123456789abcdef01234567"),
         headers: body ? { "content-type": "application/json" } : {},
         ...(body ? { payload: JSON.stringify(body) } : {}),
       });
       if (missing.statusCode === 404) {
-        const error = ajv.getSchema(pointer.replace(`/responses/${route.ok}/`, "/responses/404/"));
+        const error = ajv.getSchema(`${responses}/404/content/application~1json/schema`);
         assert.ok(error, `${route.method} ${route.path} documents its 404`);
         assert.ok(error(missing.json()), JSON.stringify(error.errors));
       }

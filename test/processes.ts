@@ -1,60 +1,67 @@
+// The real processes (src/main.ts, src/cli.ts), run as a user runs them, for the tests that start,
+// kill, stop or load them: each on a database of its own (a temporary SQLite directory, or a
+// PostgreSQL database made for the test), declared once per backend by forEachProcessBackend.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { after } from "node:test";
 import postgres from "postgres";
-import { postgresUrl } from "./backends.ts";
+import { SERVICE_NODE_FLAGS } from "../scripts/service-node-flags.ts";
+import { systemClock } from "../src/clock.ts";
+import { createOrganization } from "../src/onboarding/service.ts";
+import { openStore } from "../src/store/store.ts";
+import { type BackendName, describeEachBackend, postgresUrl } from "./backends.ts";
 
-/** Helpers for tests that run the real processes (src/cli.ts, src/main.ts) as a user would. */
+export const ROOT = path.resolve(import.meta.dirname, "..");
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-
-/** A database for a child process: SQLite in a temp DATA_DIR, or a fresh PostgreSQL database. */
+/** A database for a child process, made fresh for one test, and how to throw it away. */
 export interface ProcessDatabase {
-  readonly backend: "sqlite" | "postgres";
-  /** The environment variables that point a process at it. */
+  readonly backend: BackendName;
+  /** DATA_DIR or DATABASE_URL, as the processes read them. */
   readonly env: Record<string, string>;
   /** What openStore needs to open the same database in the test. */
   readonly storeOptions: { dataDir?: string; databaseUrl?: string };
+  /** SQLite: the file; PostgreSQL: the URL. */
+  readonly location: string;
   destroy(): Promise<void>;
 }
 
-export function sqliteDatabase(): ProcessDatabase {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-proc-"));
-  return {
-    backend: "sqlite",
-    env: { DATA_DIR: dataDir },
-    storeOptions: { dataDir },
-    async destroy() {
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
 /**
- * A new, empty PostgreSQL database on the test server (a database, not a schema: the processes
- * use the server's default search_path, as a user's would). Dropped by destroy().
+ * A new, empty database of `backend`: SQLite in a temporary DATA_DIR; on PostgreSQL a database, not
+ * a schema, so the processes use the server's default search_path, as a user's would.
  */
-export async function postgresDatabase(): Promise<ProcessDatabase | undefined> {
-  if (!postgresUrl) return undefined;
+export async function freshDatabase(backend: BackendName): Promise<ProcessDatabase> {
+  if (backend === "sqlite") {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-proc-"));
+    return {
+      backend,
+      env: { DATA_DIR: dataDir },
+      storeOptions: { dataDir },
+      location: path.join(dataDir, "tidings.db"),
+      destroy: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
+    };
+  }
+  if (!postgresUrl) throw new Error("no PostgreSQL in this run");
+  const server = postgresUrl;
   const name = `tidings_proc_${process.pid}_${randomBytes(4).toString("hex")}`;
-  const admin = postgres(postgresUrl, { max: 1, onnotice: () => {} });
+  const admin = postgres(server, { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`create database "${name}"`);
   } finally {
     await admin.end();
   }
-  const url = new URL(postgresUrl);
+  const url = new URL(server);
   url.pathname = `/${name}`;
   const databaseUrl = url.toString();
   return {
-    backend: "postgres",
+    backend,
     env: { DATABASE_URL: databaseUrl },
     storeOptions: { databaseUrl },
+    location: databaseUrl,
     async destroy() {
-      const drop = postgres(postgresUrl as string, { max: 1, onnotice: () => {} });
+      const drop = postgres(server, { max: 1, onnotice: () => {} });
       try {
         await drop.unsafe(`drop database if exists "${name}" with (force)`);
       } finally {
@@ -62,6 +69,25 @@ export async function postgresDatabase(): Promise<ProcessDatabase | undefined> {
       }
     },
   };
+}
+
+/** Migrates the database and makes an organization in it: the Development key and its General group. */
+export async function seedOrganization(db: ProcessDatabase) {
+  const store = await openStore({ ...db.storeOptions, pgPoolSize: 2 });
+  try {
+    await store.migrate();
+    const org = await createOrganization({ db: store.db, clock: systemClock }, "Process test");
+    const dev = org.environments.find((e) => e.name === "Development");
+    if (!dev) throw new Error("no Development environment");
+    const group = await store.db
+      .selectFrom("notification_groups")
+      .select("id")
+      .where("environment_id", "=", dev._id)
+      .executeTakeFirstOrThrow();
+    return { apiKey: dev.apiKey, environmentId: dev._id, generalGroupId: group.id };
+  } finally {
+    await store.close();
+  }
 }
 
 /** The environment for a child: ours, minus anything that would point it at another database. */
@@ -80,12 +106,6 @@ export interface Finished {
   stderr: string;
 }
 
-/** Runs `node --import tsx <script> ...args` from the repository root and waits for it to exit. */
-export function runTs(script: string, args: string[], env: Record<string, string>): Promise<Finished> {
-  const child = startTs(script, args, env);
-  return child.exited;
-}
-
 export interface Running {
   readonly child: ChildProcess;
   /** Everything written so far. */
@@ -94,8 +114,14 @@ export interface Running {
   readonly exited: Promise<Finished>;
 }
 
-export function startTs(script: string, args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+/** Starts `node [flags] --import tsx <script> ...args` from the repository root. */
+export function startTs(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  flags: string[] = [],
+): Running {
+  const child = spawn(process.execPath, [...flags, "--import", "tsx", script, ...args], {
     cwd: ROOT,
     env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
@@ -113,6 +139,11 @@ export function startTs(script: string, args: string[], env: Record<string, stri
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
   return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Runs `node --import tsx <script> ...args` from the repository root and waits for it to exit. */
+export function runTs(script: string, args: string[], env: Record<string, string>): Promise<Finished> {
+  return startTs(script, args, env).exited;
 }
 
 /**
@@ -143,6 +174,121 @@ export async function waitFor(
         `gave up waiting for ${what}\nstdout:\n${running.stdout()}\nstderr:\n${running.stderr()}`,
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+export interface ServerProcess extends Running {
+  readonly pid: number;
+  /** http://127.0.0.1:<port> */
+  readonly url: string;
+  /** The JSON log lines so far, parsed. */
+  logs(): Record<string, unknown>[];
+}
+
+/**
+ * Starts the server as `npm start` runs it (its node flags) on a free loopback port, and resolves once
+ * it listens (within `ms`).
+ */
+export async function startServer(env: Record<string, string>, ms = 60_000): Promise<ServerProcess> {
+  const running = startTs("src/main.ts", [], { HOST: "127.0.0.1", PORT: "0", ...env }, SERVICE_NODE_FLAGS);
+  const listening = () => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(running.stdout())?.[1];
+  await waitFor(running, () => listening() !== undefined, "the server to listen", ms);
+  const url = listening() as string;
+  if (running.child.pid === undefined) throw new Error("no pid");
+  const logs = () =>
+    running
+      .stdout()
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { ...running, pid: running.child.pid, url, logs };
+}
+
+/** Ends a server this test started (by its pid) and waits for it; SIGKILL when it will not go. */
+export async function stopServer(server: Running, signal: NodeJS.Signals = "SIGTERM"): Promise<Finished> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return server.exited;
+  server.child.kill(signal);
+  const timer = setTimeout(() => server.child.kill("SIGKILL"), 30_000);
+  try {
+    return await server.exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface CallResult {
+  status: number;
+  headers: Headers;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field by each test
+  json: () => any;
+}
+
+/** A JSON request to the server; never throws for an HTTP status, only for a failed connection. */
+export async function call(
+  server: { url: string },
+  method: string,
+  urlPath: string,
+  apiKey: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<CallResult> {
+  const res = await fetch(server.url + urlPath, {
+    method,
+    headers: {
+      authorization: `ApiKey ${apiKey}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...headers,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
+export interface ProcessSuite {
+  readonly backend: BackendName;
+  /** A new, empty database of the suite's backend; thrown away when the suite ends. */
+  database(): Promise<ProcessDatabase>;
+  /** startServer, with the server killed (if it still runs) when the suite ends. */
+  start(env: Record<string, string>, ms?: number): Promise<ServerProcess>;
+}
+
+/**
+ * Declares the suite once per backend of the run (forEachBackend's rule, for real processes): each
+ * run gets the backend's name and makes its databases and servers through the suite, which kills
+ * the servers and drops the databases when it ends, after `define`'s own hooks.
+ */
+export function forEachProcessBackend(
+  name: string,
+  define: (suite: ProcessSuite) => void,
+  options: { only?: readonly BackendName[] } = {},
+): void {
+  describeEachBackend(
+    name,
+    (backend) => {
+      const databases: ProcessDatabase[] = [];
+      const servers: ServerProcess[] = [];
+      define({
+        backend: backend.name,
+        async database() {
+          const db = await freshDatabase(backend.name);
+          databases.push(db);
+          return db;
+        },
+        async start(env, ms) {
+          const server = await startServer(env, ms);
+          servers.push(server);
+          return server;
+        },
+      });
+      after(async () => {
+        for (const server of servers) await stopServer(server, "SIGKILL");
+        for (const db of databases) await db.destroy();
+      });
+    },
+    options.only,
+  );
 }

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { createGroup, createWorkflow, uniqueName } from "./factories.ts";
 import type { TestContext, TestTenant } from "./harness.ts";
 
 /** What a route needs to exist before it can be called: made fresh in the tenant's Development environment. */
@@ -8,6 +10,18 @@ export interface Fixtures {
   workflowIdentifier: string;
   /** A group no workflow uses (so it can be renamed or deleted). */
   groupId: string;
+  /** A subscriber (its subscriberId has the shape of an id, so the fuzzer swaps it like one). */
+  subscriberId: string;
+  /** A topic whose one subscriber is `subscriberId`. */
+  topicKey: string;
+  /** A topic with no subscribers (so it can be deleted). */
+  emptyTopicKey: string;
+  /** An active workflow with one in_app step. */
+  inAppIdentifier: string;
+  /** A trigger of `inAppIdentifier` to `subscriberId`, already processed: its transaction, notification and message. */
+  transactionId: string;
+  notificationId: string;
+  messageId: string;
 }
 
 export interface CatalogRoute {
@@ -20,14 +34,95 @@ export interface CatalogRoute {
   body?(f: Fixtures): Record<string, unknown>;
   /** The success status of a valid call. */
   ok: number;
-  /** True when the URL names a resource, so another environment's key must get 404. */
-  scoped: boolean;
+  /**
+   * When the URL names a resource: every way to name the fixtures' one (by id, and by trigger
+   * identifier where the route takes one), each with the 404 message a key of another environment
+   * must get for it, changing nothing.
+   */
+  resourceUrls?(f: Fixtures): ResourceUrl[];
+  /** Why a POST or PATCH takes no Idempotency-Key (it must then not document one). */
+  noIdempotencyKey?: string;
+  /** The valid call revokes the fixtures' Development key. */
+  revokesKey?: boolean;
 }
+
+export interface ResourceUrl {
+  url: string;
+  notFound: RegExp;
+}
+
+const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The workflow named by its id and by its trigger identifier. */
+const workflowUrls =
+  (path: string) =>
+  (f: Fixtures): ResourceUrl[] =>
+    [f.workflowId, f.workflowIdentifier].map((ref) => ({
+      url: path.replace(":workflowId", ref),
+      notFound: new RegExp(`^Workflow ${literally(ref)} was not found$`),
+    }));
+
+const groupUrls = (f: Fixtures): ResourceUrl[] => [
+  {
+    url: `/v1/notification-groups/${f.groupId}`,
+    notFound: new RegExp(`^Notification group ${f.groupId} was not found$`),
+  },
+];
 
 const both = (path: string) => [path, path.replace("/v1/workflows", "/v1/notification-templates")];
 
 let counter = 0;
-const unique = (prefix: string) => `${prefix} ${process.pid}-${Date.now()}-${counter++}`;
+/** A fresh 24-hex string: a subscriberId or topic key shaped like an id. */
+const hexId = () => randomBytes(12).toString("hex");
+const CHANNEL_TYPES = ["email", "sms", "in_app", "chat", "push"] as const;
+/** The next channel type, in turn: each call of a body gets another (the idempotency test needs two bodies). */
+const nextChannel = () => CHANNEL_TYPES[counter++ % CHANNEL_TYPES.length];
+
+const subscriberRoute = (
+  method: CatalogRoute["method"],
+  suffix: string,
+  ok: number,
+  body?: CatalogRoute["body"],
+): CatalogRoute => ({
+  method,
+  path: `/v1/subscribers/:subscriberId${suffix}`,
+  url: (f) =>
+    `/v1/subscribers/${f.subscriberId}${suffix
+      .replace(":providerId", "slack")
+      .replace(":level", "global")
+      .replace(":workflowId", f.workflowId)}`,
+  ...(body ? { body } : {}),
+  ok,
+  resourceUrls: (f) => [
+    {
+      url: `/v1/subscribers/${f.subscriberId}${suffix
+        .replace(":providerId", "slack")
+        .replace(":level", "global")
+        .replace(":workflowId", f.workflowId)}`,
+      notFound: new RegExp(`^Subscriber ${f.subscriberId} was not found$`),
+    },
+  ],
+});
+
+const topicRoute = (
+  method: CatalogRoute["method"],
+  suffix: string,
+  ok: number,
+  body?: CatalogRoute["body"],
+  key: (f: Fixtures) => string = (f) => f.topicKey,
+): CatalogRoute => ({
+  method,
+  path: `/v1/topics/:topicKey${suffix}`,
+  url: (f) => `/v1/topics/${key(f)}${suffix.replace(":subscriberId", f.subscriberId)}`,
+  ...(body ? { body } : {}),
+  ok,
+  resourceUrls: (f) => [
+    {
+      url: `/v1/topics/${key(f)}${suffix.replace(":subscriberId", f.subscriberId)}`,
+      notFound: new RegExp(`^Topic ${key(f)} was not found$`),
+    },
+  ],
+});
 
 /**
  * Every /v1 route, with a valid call. The shared auth and tenancy cases run for each of these, and a
@@ -41,12 +136,11 @@ export const ROUTES: CatalogRoute[] = [
       path,
       url: () => path,
       body: (f) => ({
-        name: unique("Catalog workflow"),
+        name: uniqueName("Catalog workflow"),
         notificationGroupId: f.tenant.dev.generalGroupId,
         steps: [{ template: { type: "in_app", content: "Hello {{name}}" } }],
       }),
       ok: 201,
-      scoped: false,
     }),
   ),
   ...both("/v1/workflows/:workflowId").map(
@@ -55,7 +149,7 @@ export const ROUTES: CatalogRoute[] = [
       path,
       url: (f) => path.replace(":workflowId", f.workflowId),
       ok: 200,
-      scoped: true,
+      resourceUrls: workflowUrls(path),
     }),
   ),
   ...both("/v1/workflows/:workflowId/status").map(
@@ -65,7 +159,7 @@ export const ROUTES: CatalogRoute[] = [
       url: (f) => path.replace(":workflowId", f.workflowId),
       body: () => ({ active: true }),
       ok: 200,
-      scoped: true,
+      resourceUrls: workflowUrls(path),
     }),
   ),
   ...both("/v1/workflows").map(
@@ -74,7 +168,6 @@ export const ROUTES: CatalogRoute[] = [
       path,
       url: () => `${path}?page=0&limit=10`,
       ok: 200,
-      scoped: false,
     }),
   ),
   ...both("/v1/workflows/:workflowId").map(
@@ -82,9 +175,9 @@ export const ROUTES: CatalogRoute[] = [
       method: "PUT",
       path,
       url: (f) => path.replace(":workflowId", f.workflowId),
-      body: () => ({ description: unique("Catalog update") }),
+      body: () => ({ description: uniqueName("Catalog update") }),
       ok: 200,
-      scoped: true,
+      resourceUrls: workflowUrls(path),
     }),
   ),
   ...both("/v1/workflows/:workflowId").map(
@@ -93,7 +186,7 @@ export const ROUTES: CatalogRoute[] = [
       path,
       url: (f) => path.replace(":workflowId", f.workflowId),
       ok: 200,
-      scoped: true,
+      resourceUrls: workflowUrls(path),
     }),
   ),
   {
@@ -101,56 +194,331 @@ export const ROUTES: CatalogRoute[] = [
     path: "/v1/notification-groups/:id",
     url: (f) => `/v1/notification-groups/${f.groupId}`,
     ok: 200,
-    scoped: true,
+    resourceUrls: groupUrls,
   },
   {
     method: "PATCH",
     path: "/v1/notification-groups/:id",
     url: (f) => `/v1/notification-groups/${f.groupId}`,
-    body: () => ({ name: unique("Catalog rename") }),
+    body: () => ({ name: uniqueName("Catalog rename") }),
     ok: 200,
-    scoped: true,
+    resourceUrls: groupUrls,
   },
   {
     method: "DELETE",
     path: "/v1/notification-groups/:id",
     url: (f) => `/v1/notification-groups/${f.groupId}`,
     ok: 200,
-    scoped: true,
+    resourceUrls: groupUrls,
   },
   {
     method: "POST",
     path: "/v1/notification-groups",
     url: () => "/v1/notification-groups",
-    body: () => ({ name: unique("Catalog group") }),
+    body: () => ({ name: uniqueName("Catalog group") }),
     ok: 201,
-    scoped: false,
   },
   {
     method: "GET",
     path: "/v1/notification-groups",
     url: () => "/v1/notification-groups",
     ok: 200,
-    scoped: false,
+  },
+  {
+    method: "POST",
+    path: "/v1/subscribers",
+    url: () => "/v1/subscribers",
+    body: () => ({ subscriberId: hexId(), firstName: "Catalog", email: "catalog@example.com" }),
+    ok: 201,
+  },
+  {
+    method: "POST",
+    path: "/v1/subscribers/bulk",
+    url: () => "/v1/subscribers/bulk",
+    body: (f) => ({
+      subscribers: [{ subscriberId: hexId() }, { subscriberId: f.subscriberId, lastName: "Bulk" }],
+    }),
+    ok: 201,
+  },
+  {
+    method: "GET",
+    path: "/v1/subscribers",
+    url: () => "/v1/subscribers?page=0&limit=10",
+    ok: 200,
+  },
+  subscriberRoute("GET", "", 200),
+  subscriberRoute("PUT", "", 200, () => ({ firstName: uniqueName("Catalog") })),
+  subscriberRoute("DELETE", "", 200),
+  subscriberRoute("PUT", "/credentials", 200, () => ({
+    providerId: "slack",
+    credentials: { webhookUrl: "https://hooks.example.com/catalog" },
+  })),
+  subscriberRoute("PATCH", "/credentials", 200, () => ({
+    providerId: "fcm",
+    credentials: { deviceTokens: [uniqueName("token")] },
+  })),
+  subscriberRoute("DELETE", "/credentials/:providerId", 204),
+  subscriberRoute("PATCH", "/online-status", 200, () => ({ isOnline: counter++ % 2 === 0 })),
+  subscriberRoute("GET", "/preferences", 200),
+  subscriberRoute("GET", "/preferences/:level", 200),
+  subscriberRoute("PATCH", "/preferences/:workflowId", 200, () => ({
+    channel: { type: nextChannel(), enabled: false },
+  })),
+  subscriberRoute("PATCH", "/preferences", 200, () => ({
+    preferences: [{ type: nextChannel(), enabled: false }],
+  })),
+  {
+    method: "POST",
+    path: "/v1/topics",
+    url: () => "/v1/topics",
+    body: () => ({ key: hexId(), name: "Catalog topic" }),
+    ok: 201,
+  },
+  {
+    method: "GET",
+    path: "/v1/topics",
+    url: () => "/v1/topics?page=0&pageSize=10",
+    ok: 200,
+  },
+  topicRoute("GET", "", 200),
+  topicRoute("PATCH", "", 200, () => ({ name: uniqueName("Catalog rename") })),
+  topicRoute("DELETE", "", 204, undefined, (f) => f.emptyTopicKey),
+  // Not scoped: adding to a key the environment has no topic for creates the topic (as Novu does).
+  // (A second, unknown subscriberId makes each call's body its own.)
+  {
+    ...topicRoute("POST", "/subscribers", 200, (f) => ({ subscribers: [f.subscriberId, hexId()] })),
+    resourceUrls: undefined,
+  },
+  topicRoute("POST", "/subscribers/removal", 204, (f) => ({ subscribers: [f.subscriberId, hexId()] })),
+  topicRoute("GET", "/subscribers/:subscriberId", 200),
+  {
+    method: "GET",
+    path: "/v1/environments/me",
+    url: () => "/v1/environments/me",
+    ok: 200,
+  },
+  {
+    method: "PUT",
+    path: "/v1/environments/me",
+    url: () => "/v1/environments/me",
+    body: () => ({ hmac: true }),
+    ok: 200,
+  },
+  {
+    method: "GET",
+    path: "/v1/environments",
+    url: () => "/v1/environments",
+    ok: 200,
+  },
+  {
+    method: "GET",
+    path: "/v1/environments/api-keys",
+    url: () => "/v1/environments/api-keys",
+    ok: 200,
+  },
+  {
+    method: "POST",
+    path: "/v1/environments/api-keys/regenerate",
+    url: () => "/v1/environments/api-keys/regenerate",
+    ok: 201,
+    noIdempotencyKey: "a stored response would keep the new key in plaintext",
+    revokesKey: true,
+  },
+  {
+    method: "POST",
+    path: "/v1/events/trigger",
+    url: () => "/v1/events/trigger",
+    body: (f) => ({
+      name: f.inAppIdentifier,
+      to: f.subscriberId,
+      payload: { n: counter++ },
+      transactionId: hexId(),
+    }),
+    ok: 201,
+    noIdempotencyKey:
+      "the transactionId is the trigger's own idempotency key: a repeated one returns the first ack",
+  },
+  {
+    method: "POST",
+    path: "/v1/events/trigger/bulk",
+    url: () => "/v1/events/trigger/bulk",
+    body: (f) => ({
+      events: [
+        { name: f.inAppIdentifier, to: f.subscriberId, payload: { n: counter++ }, transactionId: hexId() },
+      ],
+    }),
+    ok: 201,
+    noIdempotencyKey:
+      "the transactionId is the trigger's own idempotency key: a repeated one returns the first ack",
+  },
+  {
+    method: "POST",
+    path: "/v1/events/trigger/broadcast",
+    url: () => "/v1/events/trigger/broadcast",
+    body: (f) => ({ name: f.inAppIdentifier, payload: { n: counter++ }, transactionId: hexId() }),
+    ok: 201,
+    noIdempotencyKey:
+      "the transactionId is the trigger's own idempotency key: a repeated one returns the first ack",
+  },
+  {
+    // Not scoped: canceling a transaction the environment does not have answers `{data:false}`.
+    method: "DELETE",
+    path: "/v1/events/trigger/:transactionId",
+    url: (f) => `/v1/events/trigger/${f.transactionId}`,
+    ok: 200,
+  },
+  subscriberRoute("GET", "/notifications/feed", 200),
+  subscriberRoute("GET", "/notifications/unseen", 200),
+  {
+    ...subscriberRoute("POST", "/messages/mark-as", 201),
+    noIdempotencyKey: "it sets a state (read, seen, an action's status): repeating it changes nothing more",
+    body: (f) => ({ messageId: f.messageId, markAs: counter++ % 2 === 0 ? "read" : "unread" }),
+  },
+  {
+    ...subscriberRoute("POST", "/messages/markAs", 201),
+    noIdempotencyKey: "it sets a state (read, seen, an action's status): repeating it changes nothing more",
+    body: (f) => ({ messageId: [f.messageId], mark: { seen: counter++ % 2 === 0 } }),
+  },
+  {
+    ...subscriberRoute("POST", "/messages/mark-all", 201, () => ({
+      markAs: counter++ % 2 === 0 ? "read" : "seen",
+    })),
+    noIdempotencyKey: "it sets a state (read, seen, an action's status): repeating it changes nothing more",
+  },
+  {
+    ...subscriberRoute("POST", "/messages/:messageId/actions/:type", 201, () => ({
+      status: counter++ % 2 === 0 ? "done" : "pending",
+    })),
+    noIdempotencyKey: "it sets a state (read, seen, an action's status): repeating it changes nothing more",
+    url: (f) => `/v1/subscribers/${f.subscriberId}/messages/${f.messageId}/actions/primary`,
+    resourceUrls: (f) => [
+      {
+        url: `/v1/subscribers/${f.subscriberId}/messages/${f.messageId}/actions/primary`,
+        notFound: new RegExp(`^Subscriber ${f.subscriberId} was not found$`),
+      },
+    ],
+  },
+  {
+    method: "GET",
+    path: "/v1/messages",
+    url: () => "/v1/messages?page=0&limit=10",
+    ok: 200,
+  },
+  {
+    method: "DELETE",
+    path: "/v1/messages/:messageId",
+    url: (f) => `/v1/messages/${f.messageId}`,
+    ok: 200,
+    resourceUrls: (f) => [
+      { url: `/v1/messages/${f.messageId}`, notFound: new RegExp(`^Message ${f.messageId} was not found$`) },
+    ],
+  },
+  {
+    method: "DELETE",
+    path: "/v1/messages/transaction/:transactionId",
+    url: (f) => `/v1/messages/transaction/${f.transactionId}`,
+    ok: 200,
+    resourceUrls: (f) => [
+      {
+        url: `/v1/messages/transaction/${f.transactionId}`,
+        notFound: new RegExp(`^No messages of transaction ${literally(f.transactionId)} were found$`),
+      },
+    ],
+  },
+  {
+    method: "GET",
+    path: "/v1/notifications",
+    url: () => "/v1/notifications?page=0",
+    ok: 200,
+  },
+  {
+    method: "GET",
+    path: "/v1/notifications/:notificationId",
+    url: (f) => `/v1/notifications/${f.notificationId}`,
+    ok: 200,
+    resourceUrls: (f) => [
+      {
+        url: `/v1/notifications/${f.notificationId}`,
+        notFound: new RegExp(`^Notification ${f.notificationId} was not found$`),
+      },
+    ],
+  },
+  {
+    method: "GET",
+    path: "/v1/execution-details",
+    url: (f) => `/v1/execution-details?notificationId=${f.notificationId}`,
+    ok: 200,
   },
 ];
 
-/** A fresh tenant with one workflow and one unused group in its Development environment. */
+/**
+ * A fresh tenant with, in its Development environment: one workflow, one unused group, one
+ * subscriber, a topic holding that subscriber and an empty topic.
+ */
 export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
   const tenant = await ctx.tenant();
   const api = ctx.client(tenant.dev.apiKey);
-  const workflow = await api.post("/v1/workflows", {
-    name: unique("Fixture workflow"),
-    notificationGroupId: tenant.dev.generalGroupId,
+  const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+    name: uniqueName("Fixture workflow"),
     steps: [{ template: { type: "email", subject: "Hi", content: "Hello {{firstName}}" } }],
   });
-  assert.equal(workflow.statusCode, 201, workflow.body);
-  const group = await api.post("/v1/notification-groups", { name: unique("Fixture group") });
-  assert.equal(group.statusCode, 201, group.body);
+  const group = await createGroup(ctx, tenant.dev.apiKey, uniqueName("Fixture group"));
+  const subscriberId = hexId();
+  const subscriber = await api.post("/v1/subscribers", { subscriberId, firstName: "Fixture" });
+  assert.equal(subscriber.statusCode, 201, subscriber.body);
+  // Adding to a topic that does not exist yet creates it.
+  const topicKey = hexId();
+  const topic = await api.post(`/v1/topics/${topicKey}/subscribers`, { subscribers: [subscriberId] });
+  assert.equal(topic.statusCode, 200, topic.body);
+  const emptyTopicKey = hexId();
+  const empty = await api.post("/v1/topics", { key: emptyTopicKey, name: "Fixture topic" });
+  assert.equal(empty.statusCode, 201, empty.body);
+  const inApp = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+    name: uniqueName("Fixture in-app workflow"),
+    active: true,
+    steps: [{ template: { type: "in_app", content: "Hello {{subscriber.firstName}}" } }],
+  });
+  const inAppIdentifier: string = inApp.triggers[0].identifier;
+  const transactionId = hexId();
+  const trigger = await api.post("/v1/events/trigger", {
+    name: inAppIdentifier,
+    to: subscriberId,
+    transactionId,
+  });
+  assert.equal(trigger.statusCode, 201, trigger.body);
+  assert.equal(trigger.json().data.status, "processed", trigger.body);
+  const message = await waitForFeedMessage(ctx, tenant.dev.apiKey, subscriberId, transactionId);
   return {
     tenant,
-    workflowId: workflow.json().data._id,
-    workflowIdentifier: workflow.json().data.triggers[0].identifier,
-    groupId: group.json().data._id,
+    workflowId: workflow._id,
+    workflowIdentifier: workflow.triggers[0].identifier,
+    groupId: group._id,
+    subscriberId,
+    topicKey,
+    emptyTopicKey,
+    inAppIdentifier,
+    transactionId,
+    notificationId: message._notificationId,
+    messageId: message._id,
   };
+}
+
+/** Polls the subscriber's feed (the worker runs in-process) until the transaction's message is there; 2 s at most. */
+async function waitForFeedMessage(
+  ctx: TestContext,
+  apiKey: string,
+  subscriberId: string,
+  transactionId: string,
+) {
+  const api = ctx.client(apiKey);
+  for (let waited = 0; waited <= 2000; waited += 10) {
+    const feed = await api.get(`/v1/subscribers/${subscriberId}/notifications/feed`);
+    assert.equal(feed.statusCode, 200, feed.body);
+    const found = (
+      feed.json().data as { _id: string; _notificationId: string; transactionId: string }[]
+    ).find((m) => m.transactionId === transactionId);
+    if (found) return found;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.fail(`no in-app message of transaction ${transactionId} within 2 s`);
 }

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
+import { createWorkflow } from "./factories.ts";
 import { forEachBackend } from "./harness.ts";
+import { OBJECT_ID } from "./patterns.ts";
 import { parseSeedTables, type SeedField, type SeedTable } from "./seed-spec-tables.ts";
 
 // The seed's field tables, read at test time: every field they list must appear in the responses
@@ -167,7 +169,6 @@ function formShown(tableCaptionOrTitle: RegExp, field: string): string | undefin
 
 // ---------------------------------------------------------------- the contract's extra rules
 
-const OBJECT_ID = /^[0-9a-f]{24}$/;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 const ID_FIELDS = new Set([
@@ -246,9 +247,8 @@ forEachBackend("the seed's fields in the responses", (ctx) => {
   /** A workflow that exercises every nested table: a step with filters (with children) and metadata. */
   async function richWorkflow(apiKey: string, groupId: string) {
     const metadataUnit = formShown(/metadata/, "unit") ?? "seconds";
-    const res = await ctx.client(apiKey).post("/v1/workflows", {
+    const data = await createWorkflow(ctx, apiKey, groupId, {
       name: `Seed fields ${randomBytes(4).toString("hex")}`,
-      notificationGroupId: groupId,
       description: "Every field the seed lists",
       tags: ["seed", "fields"],
       critical: true,
@@ -289,8 +289,7 @@ forEachBackend("the seed's fields in the responses", (ctx) => {
         { template: { type: "sms", content: "Your code is {{code}}" } },
       ],
     });
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json().data as Record<string, unknown> & { _id: string };
+    return data as Record<string, unknown> & { _id: string };
   }
 
   async function apiKeyIdOf(environmentId: string): Promise<string> {

@@ -8,9 +8,15 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import type { LightMyRequestResponse } from "fastify";
+import { systemClock } from "../src/clock.ts";
+import { createOrganization } from "../src/onboarding/service.ts";
 import { revokeApiKey } from "../src/tenancy/repository.ts";
-import { createApiKey, createOrganization } from "../src/tenancy/service.ts";
+import { createApiKey } from "../src/tenancy/service.ts";
 import { forEachBackend, type TestContext } from "./harness.ts";
+import { OBJECT_ID_SOURCE } from "./patterns.ts";
+
+const PARENT_ID = new RegExp(`"_parentId":"${OBJECT_ID_SOURCE}"`, "g");
+const ENVIRONMENT_ID = new RegExp(`"_environmentId":"(${OBJECT_ID_SOURCE})"`, "g");
 
 const RUNS = Number(process.env.TENANCY_RUNS ?? 40);
 const SEED = Number(process.env.TENANCY_SEED ?? Date.now() % 2 ** 31);
@@ -95,7 +101,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 async function newWorld(ctx: TestContext): Promise<World> {
   const world: World = { envs: [], keys: [], groups: [], workflows: [] };
   for (let o = 0; o < ORGS; o++) {
-    const org = await createOrganization(ctx.store.db, `Tenancy ${o}`);
+    const org = await createOrganization({ db: ctx.store.db, clock: systemClock }, `Tenancy ${o}`);
     for (const env of org.environments) {
       world.envs.push(env._id);
       const row = await ctx.store.db
@@ -139,7 +145,7 @@ async function run(ctx: TestContext, ops: Op[]) {
     }
     if (o.kind === "newKey") {
       const env = at(world.envs, o.env) as string;
-      const created = await createApiKey(ctx.store.db, env);
+      const created = await createApiKey({ db: ctx.store.db, clock: systemClock }, env);
       assert.ok(created);
       world.keys.push({ id: created.id, key: created.apiKey, env, revoked: false });
       continue;
@@ -305,14 +311,14 @@ async function run(ctx: TestContext, ops: Op[]) {
     expect(res);
     // No answer carries another environment's data.
     // (A Production group's _parentId names its Development counterpart, by design: same organization.)
-    const text = res.body.replace(/"_parentId":"[0-9a-f]{24}"/g, '"_parentId":""');
+    const text = res.body.replace(PARENT_ID, '"_parentId":""');
     for (const id of foreignIds(world, k.env, named))
       assert.ok(!text.includes(id), `${where}: answer holds ${id}: ${text}`);
-    for (const m of text.matchAll(/"_environmentId":"([0-9a-f]{24})"/g)) assert.equal(m[1], k.env, where);
+    for (const m of text.matchAll(ENVIRONMENT_ID)) assert.equal(m[1], k.env, where);
   }
   // Afterwards, every environment holds exactly what the model says.
   for (const env of world.envs) {
-    const created = await createApiKey(ctx.store.db, env);
+    const created = await createApiKey({ db: ctx.store.db, clock: systemClock }, env);
     assert.ok(created);
     const api = ctx.client(created.apiKey);
     // Ids and names: a foreign rename that answered 404 but renamed anyway would show here.

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { errorBody, unauthorized } from "../errors.ts";
 import { pathOf } from "../http/error-handler.ts";
 import { hashApiKey } from "../tenancy/api-keys.ts";
-import type { KeyOwner } from "../tenancy/repository.ts";
+import type { KeyOwner } from "../tenancy/domain.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { asVerifier, type KeyLookup, type KeyVerifier } from "./key-verifier.ts";
 

@@ -1,4 +1,4 @@
-import type { KeyOwner } from "../tenancy/repository.ts";
+import type { KeyOwner } from "../tenancy/domain.ts";
 
 /** Finds the live (unrevoked) key with this SHA-256 hash: one database round trip. */
 export type KeyLookup = (hash: string) => Promise<KeyOwner | undefined>;

@@ -41,3 +41,6 @@ export function errorResponsesOf(codes: Record<number, string>) {
     "5xx": described(ErrorBody, "A server error (500 with an errorId for the logs; 503 with Retry-After)"),
   };
 }
+
+/** A response with no body (204): OpenAPI shows the status with no content. */
+export const NoContent = (description: string) => Type.Null({ description });

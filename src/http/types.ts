@@ -7,12 +7,16 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
+import type { Clock } from "../clock.ts";
+import type { Deps } from "../deps.ts";
 import type { Store } from "../store/store.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 
 declare module "fastify" {
   interface FastifyInstance {
     store: Store;
+    /** Business time for everything the app does (src/clock.ts). */
+    clock: Clock;
   }
   interface FastifyRequest {
     /** Set by the API-key check on every /v1 route; absent elsewhere. */
@@ -29,3 +33,16 @@ export type App = FastifyInstance<
 >;
 
 export type RoutePlugin = FastifyPluginAsync<Record<never, never>, RawServerDefault, TypeBoxTypeProvider>;
+
+/** A route plugin that is handed what it needs from the features above its own (see app.ts). */
+export type RoutePluginWith<Options extends Record<string, unknown>> = FastifyPluginAsync<
+  Options,
+  RawServerDefault,
+  TypeBoxTypeProvider
+>;
+
+/** The services' dependencies for a request: the store's database (or a transaction) and the app's clock. */
+export const depsOf = (app: { store: Store; clock: Clock }, db = app.store.db): Deps => ({
+  db,
+  clock: app.clock,
+});

@@ -128,6 +128,18 @@ function fieldPath(pointer: string, child?: string): string {
   return path;
 }
 
+/** Subscriber ids in paths: 1–128 characters, none of them a control character. */
+export const SUBSCRIBER_ID_PATTERN = "^[^\\p{Cc}]{1,128}$";
+/** Topic keys, in bodies and paths. */
+export const TOPIC_KEY_PATTERN = "^[A-Za-z0-9_:.-]{1,100}$";
+
+/** What each pattern a schema uses means, in words (Ajv only knows the regular expression). */
+const PATTERN_PROBLEMS: Record<string, string> = {
+  "^[0-9a-f]{24}$": "must be an id of 24 lowercase hex characters",
+  [SUBSCRIBER_ID_PATTERN]: "must be 1–128 characters without control characters",
+  [TOPIC_KEY_PATTERN]: "must be 1–100 letters, digits or the characters _ : . -",
+};
+
 const ARTICLE: Record<string, string> = {
   boolean: "a boolean",
   string: "a string",
@@ -152,9 +164,10 @@ function problem(error: ErrorObject): string {
     case "enum":
       return `must be one of: ${(params.allowedValues as unknown[]).map(String).join(", ")}`;
     case "pattern":
-      return params.pattern === "^[0-9a-f]{24}$"
-        ? "must be an id of 24 lowercase hex characters"
-        : "must contain only letters, digits, hyphens and underscores (at most 100)";
+      return (
+        PATTERN_PROBLEMS[String(params.pattern)] ??
+        "must contain only letters, digits, hyphens and underscores (at most 100)"
+      );
     case "minLength":
       return `must be at least ${String(params.limit)} characters`;
     case "maxLength":

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
+import { assertErrorBody } from "../../test/error-body.ts";
 import { createGroup, uniqueName } from "../../test/factories.ts";
 import { forEachBackend } from "../../test/harness.ts";
 import { makeFixtures, ROUTES } from "../../test/route-catalog.ts";
@@ -16,7 +17,9 @@ forEachBackend("Idempotency-Key on POST and PATCH", (ctx) => {
       .json()
       .data.map((g: { name: string }) => g.name);
 
-  for (const route of ROUTES.filter((r) => r.method === "POST" || r.method === "PATCH")) {
+  for (const route of ROUTES.filter(
+    (r) => (r.method === "POST" || r.method === "PATCH") && !r.noIdempotencyKey,
+  )) {
     const name = `${route.method} ${route.path}`;
     test(`${name}: a retry replays the first response; another body with the key is a 422`, async () => {
       const f = await makeFixtures(ctx);
@@ -36,12 +39,12 @@ forEachBackend("Idempotency-Key on POST and PATCH", (ctx) => {
       const again = await send(body);
       assert.equal(again.statusCode, route.ok, again.body);
       assert.equal(again.headers["idempotency-replay"], "true");
-      assert.match(String(again.headers["content-type"]), /^application\/json/);
+      // A 204 is replayed as it was sent: no body, so no Content-Type.
+      if (route.ok === 204) assert.equal(again.headers["content-type"], undefined);
+      else assert.match(String(again.headers["content-type"]), /^application\/json/);
       assert.equal(again.body, first.body);
       const other = await send(route.body?.(f) ?? { other: true });
-      assert.equal(other.statusCode, 422, other.body);
-      assert.equal(other.json().statusCode, 422);
-      assert.match(other.json().message, /Idempotency-Key/);
+      assertErrorBody(other, 422, { path: route.url(f), message: /Idempotency-Key/ });
     });
   }
 
@@ -343,7 +346,7 @@ forEachBackend("Idempotency-Key on POST and PATCH", (ctx) => {
         .values(rows.slice(i, i + 500))
         .execute();
     }
-    const purged = await purgeExpiredIdempotencyKeys(ctx.store.db);
+    const purged = await purgeExpiredIdempotencyKeys(ctx.store.db, new Date());
     assert.ok(purged >= 2500, `purged ${purged}`);
     const left = await ctx.store.db
       .selectFrom("idempotency_keys")

@@ -14,7 +14,7 @@ export const PURGE_INTERVAL_MS = 10 * 60 * 1000;
 const PURGE_BATCH = 1000;
 
 /** Deletes every key expired by `now`, a batch per statement; returns how many. */
-export async function purgeExpiredIdempotencyKeys(db: Kysely<Database>, now = new Date()): Promise<number> {
+export async function purgeExpiredIdempotencyKeys(db: Kysely<Database>, now: Date): Promise<number> {
   const at = now.toISOString();
   let total = 0;
   for (;;) {
@@ -36,7 +36,7 @@ export function registerIdempotencyKeyPurge(
   let running: Promise<void> | undefined;
   const run = () => {
     if (running) return;
-    running = purgeExpiredIdempotencyKeys(db)
+    running = purgeExpiredIdempotencyKeys(db, new Date(app.clock.now()))
       .then((deleted) => {
         if (deleted > 0) app.log.info({ deleted }, "purged expired idempotency keys");
       })

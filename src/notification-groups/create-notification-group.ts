@@ -1,6 +1,7 @@
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
-import type { RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { IdempotencyKeyHeaders, idempotent, replayable } from "../idempotency/idempotency.ts";
+import { presentGroup } from "./presenter.ts";
 import { GroupNameBody, NotificationGroup } from "./schemas.ts";
 import { createGroup } from "./service.ts";
 
@@ -29,7 +30,7 @@ export const createNotificationGroupRoute: RoutePlugin = async (app) => {
     },
     async (request, reply) =>
       idempotent(app.store.db, request, reply, 201, async (db) => ({
-        data: await createGroup(db, request.tenant, request.body.name),
+        data: presentGroup(await createGroup(depsOf(app, db), request.tenant, request.body.name)),
       })),
   );
 };

@@ -1,9 +1,13 @@
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
-import type { RoutePlugin } from "../http/types.ts";
+import type { RoutePluginWith } from "../http/types.ts";
+import { depsOf } from "../http/types.ts";
 import { GroupDeleted, GroupIdParams } from "./schemas.ts";
-import { deleteGroup } from "./service.ts";
+import { deleteGroup, type GroupReferences } from "./service.ts";
 
-export const deleteNotificationGroupRoute: RoutePlugin = async (app) => {
+export const deleteNotificationGroupRoute: RoutePluginWith<{ references: GroupReferences }> = async (
+  app,
+  { references },
+) => {
   app.delete(
     "/notification-groups/:id",
     {
@@ -25,7 +29,7 @@ export const deleteNotificationGroupRoute: RoutePlugin = async (app) => {
       },
     },
     async (request) => {
-      await deleteGroup(app.store.db, request.tenant, request.params.id);
+      await deleteGroup(depsOf(app), request.tenant, request.params.id, references);
       return { data: { acknowledged: true as const, status: "deleted" as const } };
     },
   );

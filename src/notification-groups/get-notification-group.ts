@@ -1,5 +1,6 @@
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
-import type { RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { presentGroup } from "./presenter.ts";
 import { GroupIdParams, NotificationGroup } from "./schemas.ts";
 import { getGroup } from "./service.ts";
 
@@ -21,6 +22,8 @@ export const getNotificationGroupRoute: RoutePlugin = async (app) => {
         },
       },
     },
-    async (request) => ({ data: await getGroup(app.store.db, request.tenant, request.params.id) }),
+    async (request) => ({
+      data: presentGroup(await getGroup(depsOf(app), request.tenant, request.params.id)),
+    }),
   );
 };

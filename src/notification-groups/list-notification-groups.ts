@@ -1,6 +1,7 @@
 import { Type } from "typebox";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
-import type { RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { presentGroup } from "./presenter.ts";
 import { NotificationGroup } from "./schemas.ts";
 import { listGroups } from "./service.ts";
 
@@ -18,6 +19,6 @@ export const listNotificationGroupsRoute: RoutePlugin = async (app) => {
         },
       },
     },
-    async (request) => ({ data: await listGroups(app.store.db, request.tenant) }),
+    async (request) => ({ data: (await listGroups(depsOf(app), request.tenant)).map(presentGroup) }),
   );
 };

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from "kysely";
 import type { Database, NotificationGroupsTable } from "../store/schema.ts";
 import { readTimestamp } from "../store/values.ts";
-import type { NotificationGroupResource } from "./schemas.ts";
+import type { NotificationGroup } from "./domain.ts";
 
 type Db = Kysely<Database>;
 type Row = Selectable<NotificationGroupsTable>;
@@ -16,13 +16,13 @@ export interface NewGroup {
   now: string;
 }
 
-export function toGroup(row: Row): NotificationGroupResource {
+function toGroup(row: Row): NotificationGroup {
   return {
-    _id: row.id,
+    id: row.id,
     name: row.name,
-    _environmentId: row.environment_id,
-    _organizationId: row.organization_id,
-    _parentId: row.parent_id,
+    environmentId: row.environment_id,
+    organizationId: row.organization_id,
+    parentId: row.parent_id,
     createdAt: readTimestamp(row.created_at),
     updatedAt: readTimestamp(row.updated_at),
   };
@@ -32,7 +32,7 @@ export function toGroup(row: Row): NotificationGroupResource {
  * Inserts the group, or returns undefined when its name is taken. ON CONFLICT DO NOTHING rather
  * than catching the violation: on PostgreSQL a failed statement poisons the surrounding transaction.
  */
-export async function insertGroup(db: Db, group: NewGroup): Promise<NotificationGroupResource | undefined> {
+export async function insertGroup(db: Db, group: NewGroup): Promise<NotificationGroup | undefined> {
   const row = await db
     .insertInto("notification_groups")
     .values({
@@ -90,7 +90,7 @@ export async function renameGroup(
   name: string,
   nameKey: string,
   now: string,
-): Promise<NotificationGroupResource | "taken" | undefined> {
+): Promise<NotificationGroup | "taken" | undefined> {
   const taken = await db
     .selectFrom("notification_groups")
     .select("id")

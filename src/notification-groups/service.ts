@@ -1,13 +1,25 @@
 import type { Kysely } from "kysely";
+import { isoNow } from "../clock.ts";
+import type { Deps } from "../deps.ts";
 import { conflict, invalidField, notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import type { Database } from "../store/schema.ts";
 import { isUniqueViolation } from "../store/store.ts";
 import { isForeignKeyViolation } from "../store/values.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import { countWorkflowsInGroup, purgeDeletedWorkflowsOfGroup } from "../workflows/repository.ts";
+import type { NotificationGroup } from "./domain.ts";
 import * as groups from "./repository.ts";
-import type { NotificationGroupResource } from "./schemas.ts";
+
+/**
+ * What refers to groups from the features above this one (workflows), which this feature cannot
+ * import: the composition root (app.ts) hands it in, so deleting a group can ask without knowing who.
+ */
+export interface GroupReferences {
+  /** How many live records use the group; while any do, it cannot be deleted. */
+  countUsing(db: Kysely<Database>, environmentId: string, groupId: string): Promise<number>;
+  /** Removes what only still points at the group (deleted records), inside the delete's transaction. */
+  release(db: Kysely<Database>, environmentId: string, groupId: string): Promise<void>;
+}
 
 const MAX_NAME_LENGTH = 100;
 // Control characters (C0, DEL, C1) and the invisible format characters that make two names look alike.
@@ -35,15 +47,12 @@ export function groupName(raw: string): GroupName {
 
 async function duplicateOf(db: Kysely<Database>, tenant: Tenant, name: GroupName) {
   const existing = await groups.findGroupByNameKey(db, tenant.environmentId, name.key);
-  const id = existing ? ` (${existing._id})` : "";
+  const id = existing ? ` (${existing.id})` : "";
   return conflict(`A notification group named "${existing?.name ?? name.name}" already exists${id}`);
 }
 
-export async function createGroup(
-  db: Kysely<Database>,
-  tenant: Tenant,
-  rawName: string,
-): Promise<NotificationGroupResource> {
+export async function createGroup(deps: Deps, tenant: Tenant, rawName: string): Promise<NotificationGroup> {
+  const { db } = deps;
   const name = groupName(rawName);
   const created = await groups.insertGroup(db, {
     id: newObjectId(),
@@ -52,18 +61,39 @@ export async function createGroup(
     name: name.name,
     nameKey: name.key,
     parentId: "",
-    now: new Date().toISOString(),
+    now: isoNow(deps.clock),
   });
   if (!created) throw await duplicateOf(db, tenant, name);
   return created;
 }
 
-export async function listGroups(db: Kysely<Database>, tenant: Tenant) {
-  return groups.listGroups(db, tenant.environmentId);
+/**
+ * An environment's `General` group, made with the environment: `parentId` names its counterpart in
+ * the parent environment. Undefined when the environment has one already.
+ */
+export async function createGeneralGroup(
+  deps: Deps,
+  tenant: Pick<Tenant, "organizationId" | "environmentId">,
+  parentId: string,
+): Promise<NotificationGroup | undefined> {
+  const name = groupName("General");
+  return groups.insertGroup(deps.db, {
+    id: newObjectId(),
+    organizationId: tenant.organizationId,
+    environmentId: tenant.environmentId,
+    name: name.name,
+    nameKey: name.key,
+    parentId,
+    now: isoNow(deps.clock),
+  });
 }
 
-export async function getGroup(db: Kysely<Database>, tenant: Tenant, id: string) {
-  const group = await groups.findGroup(db, tenant.environmentId, id);
+export async function listGroups(deps: Deps, tenant: Pick<Tenant, "environmentId">) {
+  return groups.listGroups(deps.db, tenant.environmentId);
+}
+
+export async function getGroup(deps: Deps, tenant: Tenant, id: string) {
+  const group = await groups.findGroup(deps.db, tenant.environmentId, id);
   if (!group) throw groupNotFound(id);
   return group;
 }
@@ -74,25 +104,19 @@ export function groupNotFound(id: string) {
 
 /** Renames the group under the rules of create (contract part 6); 409 when another group has the name. */
 export async function renameGroup(
-  db: Kysely<Database>,
+  deps: Deps,
   tenant: Tenant,
   id: string,
   rawName: string,
-): Promise<NotificationGroupResource> {
+): Promise<NotificationGroup> {
+  const { db } = deps;
   const name = groupName(rawName);
   // Another environment's group is not found, whatever its name: checked before the name's
   // uniqueness, so a 409 can never tell that the group exists elsewhere.
   if (!(await groups.findGroup(db, tenant.environmentId, id))) throw groupNotFound(id);
   let renamed: Awaited<ReturnType<typeof groups.renameGroup>>;
   try {
-    renamed = await groups.renameGroup(
-      db,
-      tenant.environmentId,
-      id,
-      name.name,
-      name.key,
-      new Date().toISOString(),
-    );
+    renamed = await groups.renameGroup(db, tenant.environmentId, id, name.name, name.key, isoNow(deps.clock));
   } catch (error) {
     // Another request took the name between the check and the write. Inside a transaction PostgreSQL
     // refuses any further statement, so the message cannot look the other group up.
@@ -117,21 +141,27 @@ function inUse(id: string, count: number) {
  * Deletes the group, which no live workflow may use (409 saying how many do). Deleted workflows of
  * the group are removed for good with it: they are invisible already, and would otherwise keep it.
  */
-export async function deleteGroup(db: Kysely<Database>, tenant: Tenant, id: string): Promise<void> {
+export async function deleteGroup(
+  deps: Deps,
+  tenant: Tenant,
+  id: string,
+  references: GroupReferences,
+): Promise<void> {
+  const { db } = deps;
   const env = tenant.environmentId;
   let outcome: "deleted" | "missing" | number;
   try {
     outcome = await db.transaction().execute(async (tx) => {
       if (!(await groups.findGroup(tx, env, id))) return "missing";
-      const used = await countWorkflowsInGroup(tx, env, id);
+      const used = await references.countUsing(tx, env, id);
       if (used > 0) return used;
-      await purgeDeletedWorkflowsOfGroup(tx, env, id);
+      await references.release(tx, env, id);
       return (await groups.deleteGroup(tx, env, id)) ? "deleted" : "missing";
     });
   } catch (error) {
     // A workflow joined the group after it was counted: the foreign key refused the delete.
     if (!isForeignKeyViolation(error)) throw error;
-    outcome = await countWorkflowsInGroup(db, env, id);
+    outcome = await references.countUsing(db, env, id);
   }
   if (outcome === "missing") throw groupNotFound(id);
   if (typeof outcome === "number") throw inUse(id, outcome);

@@ -1,6 +1,7 @@
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
-import type { RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { IdempotencyKeyHeaders, idempotent, replayable } from "../idempotency/idempotency.ts";
+import { presentGroup } from "./presenter.ts";
 import { GroupIdParams, GroupNameBody, NotificationGroup } from "./schemas.ts";
 import { renameGroup } from "./service.ts";
 
@@ -31,7 +32,9 @@ export const updateNotificationGroupRoute: RoutePlugin = async (app) => {
     },
     async (request, reply) =>
       idempotent(app.store.db, request, reply, 200, async (db) => ({
-        data: await renameGroup(db, request.tenant, request.params.id, request.body.name),
+        data: presentGroup(
+          await renameGroup(depsOf(app, db), request.tenant, request.params.id, request.body.name),
+        ),
       })),
   );
 };

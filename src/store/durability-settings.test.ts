@@ -2,54 +2,49 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sql } from "kysely";
 import postgres from "postgres";
-import { backends } from "../../test/backends.ts";
-import { postgresDatabase } from "../../test/processes.ts";
+import { forEachProcessBackend } from "../../test/processes.ts";
 import { openStore } from "./store.ts";
 
 // The durability promise (contract part 9: a 2xx survives a killed process and a power cut) rests
 // on settings a crash test cannot see, since the OS cache survives a killed process: check them on
-// the store the service actually opens.
+// the store the service actually opens. Each backend has its own setting, so each run checks its own.
 
-test("SQLite runs in WAL mode with synchronous=FULL", async () => {
-  const sqlite = backends.find((b) => b.name === "sqlite");
-  assert.ok(sqlite);
-  const { store, destroy } = await sqlite.open();
-  try {
-    const raw = store.groupCommit?.raw;
-    assert.ok(raw, "the SQLite store exposes its connection");
-    assert.equal(raw.pragma("journal_mode", { simple: true }), "wal");
-    // 2 = FULL: every commit waits for its fsync.
-    assert.equal(raw.pragma("synchronous", { simple: true }), 2);
-  } finally {
-    await destroy();
-  }
-});
+forEachProcessBackend("durability settings", (suite) => {
+  if (suite.backend === "sqlite")
+    test("SQLite runs in WAL mode with synchronous=FULL", async () => {
+      const database = await suite.database();
+      const store = await openStore(database.storeOptions);
+      try {
+        await store.migrate();
+        const raw = store.groupCommit?.raw;
+        assert.ok(raw, "the SQLite store exposes its connection");
+        assert.equal(raw.pragma("journal_mode", { simple: true }), "wal");
+        // 2 = FULL: every commit waits for its fsync.
+        assert.equal(raw.pragma("synchronous", { simple: true }), 2);
+      } finally {
+        await store.close();
+      }
+    });
 
-test("PostgreSQL commits synchronously even where the database's default says otherwise", async (t) => {
-  const database = await postgresDatabase();
-  if (!database) {
-    t.skip("PostgreSQL is not available");
-    return;
-  }
-  try {
-    const url = database.storeOptions.databaseUrl as string;
-    const admin = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      const name = new URL(url).pathname.slice(1);
-      await admin.unsafe(`alter database "${name}" set synchronous_commit = off`);
-    } finally {
-      await admin.end();
-    }
-    const store = await openStore({ databaseUrl: url, pgPoolSize: 2 });
-    try {
-      const { rows } = await sql<{
-        value: string;
-      }>`select current_setting('synchronous_commit') as value`.execute(store.db);
-      assert.equal(rows[0]?.value, "on");
-    } finally {
-      await store.close();
-    }
-  } finally {
-    await database.destroy();
-  }
+  if (suite.backend === "postgres")
+    test("PostgreSQL commits synchronously even where the database's default says otherwise", async () => {
+      const database = await suite.database();
+      const url = database.storeOptions.databaseUrl as string;
+      const admin = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        const name = new URL(url).pathname.slice(1);
+        await admin.unsafe(`alter database "${name}" set synchronous_commit = off`);
+      } finally {
+        await admin.end();
+      }
+      const store = await openStore({ databaseUrl: url, pgPoolSize: 2 });
+      try {
+        const { rows } = await sql<{
+          value: string;
+        }>`select current_setting('synchronous_commit') as value`.execute(store.db);
+        assert.equal(rows[0]?.value, "on");
+      } finally {
+        await store.close();
+      }
+    });
 });

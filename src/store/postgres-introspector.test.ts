@@ -1,3 +1,4 @@
+// PostgreSQL only: it reads PostgreSQL's schemas; SQLite has none and keeps Kysely's introspector.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";

@@ -1,4 +1,4 @@
-import type { ColumnType } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 
 /**
  * The tables as Kysely sees them. Booleans and timestamps read back differently on the two backends
@@ -23,6 +23,10 @@ export interface EnvironmentsTable {
   organization_id: string;
   name: string;
   parent_id: string;
+  /** The public application id (migration 0003): random, unique; what the inbox widget names. */
+  identifier: ColumnType<string, string | undefined, string>;
+  /** Whether subscriber sessions must carry an HMAC of the subscriberId (migration 0003). */
+  hmac: ColumnType<boolean | number, boolean | undefined, boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -32,6 +36,8 @@ export interface ApiKeysTable {
   organization_id: string;
   environment_id: string;
   key_hash: string;
+  /** The key's last characters, so a listing can tell keys apart (migration 0003); "" for older keys. */
+  key_hint: ColumnType<string, string | undefined, string>;
   created_at: Timestamp;
   revoked_at: NullableTimestamp;
 }
@@ -98,6 +104,175 @@ export interface WorkflowSearchTable {
   identifier: string;
 }
 
+/** Migration 0003: one row per environment × subscriberId. Unset profile fields are "". */
+export interface SubscribersTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  subscriber_id: string;
+  first_name: string;
+  last_name: string;
+  email: string;
+  phone: string;
+  avatar: string;
+  locale: string;
+  data: Json;
+  channels: Json;
+  is_online: Bool;
+  last_online_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A subscriber's global preference (workflow_id "") or its preference for one workflow. */
+export interface SubscriberPreferencesTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  /** subscribers.id */
+  subscriber_ref: string;
+  level: "global" | "template";
+  workflow_id: string;
+  enabled: Bool;
+  /** JSON: only the channels the subscriber set. */
+  channels: Json;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TopicsTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  key: string;
+  name: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** Topic membership; the primary key (topic_id, subscriber_ref) is the fan-out's keyset. */
+export interface TopicSubscribersTable {
+  topic_id: string;
+  /** subscribers.id */
+  subscriber_ref: string;
+  environment_id: string;
+  subscriber_id: string;
+  created_at: Timestamp;
+}
+
+/**
+ * SQLite only (migration 0004): the embedded job queue (src/engine/queue/sqlite-queue.ts). Times are
+ * epoch milliseconds of the service's clock. On PostgreSQL the queue is graphile-worker's schema.
+ */
+export interface QueueTasksTable {
+  id: Generated<number>;
+  task: string;
+  /** JSON text. */
+  payload: string;
+  run_at: number;
+  key: string | null;
+  /** Runs started, counted when claimed (so a run cut short by a crash counts). */
+  attempts: Generated<number>;
+  max_attempts: number;
+  last_error: string | null;
+  /** Set while a worker runs the task; cleared when it is rescheduled, and at the worker's start. */
+  claimed_at: number | null;
+  created_at: number;
+}
+
+/** An acknowledged trigger (migration 0005): one per environment and transactionId. */
+export interface TriggersTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  transaction_id: string;
+  workflow_id: string;
+  status: string;
+  request: Json;
+  fanout_cursor: string;
+  fanout_done: Bool;
+  created_at: Timestamp;
+}
+
+export interface NotificationsTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  trigger_id: string;
+  transaction_id: string;
+  workflow_id: string;
+  workflow: Json;
+  subscriber_ref: string;
+  payload: Json;
+  overrides: Json;
+  actor: Json;
+  tenant: Json;
+  to: Json;
+  channels: Json;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface JobsTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  notification_id: string;
+  transaction_id: string;
+  workflow_id: string;
+  subscriber_ref: string;
+  step_index: number;
+  step: Json;
+  type: string;
+  status: string;
+  run_at: NullableTimestamp;
+  attempts: number;
+  digest: Json;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface MessagesTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  notification_id: string;
+  job_id: string;
+  workflow_id: string;
+  template_identifier: string;
+  subscriber_ref: string;
+  subscriber_id: string;
+  transaction_id: string;
+  channel: string;
+  content: string;
+  subject: string;
+  cta: Json;
+  payload: Json;
+  provider_id: string;
+  provider_message_id: string;
+  status: string;
+  seen: Bool;
+  read: Bool;
+  last_seen_at: NullableTimestamp;
+  last_read_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ExecutionDetailsTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  job_id: string;
+  notification_id: string;
+  subscriber_ref: string;
+  status: string;
+  detail: string;
+  raw: string;
+  is_retry: Bool;
+  created_at: Timestamp;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   environments: EnvironmentsTable;
@@ -106,4 +281,14 @@ export interface Database {
   workflows: WorkflowsTable;
   idempotency_keys: IdempotencyKeysTable;
   workflow_search: WorkflowSearchTable;
+  subscribers: SubscribersTable;
+  subscriber_preferences: SubscriberPreferencesTable;
+  topics: TopicsTable;
+  topic_subscribers: TopicSubscribersTable;
+  queue_tasks: QueueTasksTable;
+  triggers: TriggersTable;
+  notifications: NotificationsTable;
+  jobs: JobsTable;
+  messages: MessagesTable;
+  execution_details: ExecutionDetailsTable;
 }

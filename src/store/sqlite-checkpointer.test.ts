@@ -1,3 +1,4 @@
+// SQLite only: the checkpointer copies SQLite's WAL into its file, machinery PostgreSQL does not have.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";

@@ -1,3 +1,4 @@
+// SQLite only: group commit is the SQLite driver's own (one writer, one fsync per batch).
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";

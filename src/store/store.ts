@@ -19,6 +19,11 @@ export interface Store {
   readonly groupCommit?: GroupCommitSqlite;
   /** SQLite only, when on: the background WAL checkpointer. */
   readonly checkpointer?: SqliteCheckpointer;
+  /**
+   * PostgreSQL only: where the store connects (the URL, and the schema it works in, when one was
+   * named), for the parts that need connections of their own, such as the job queue's worker.
+   */
+  readonly postgres?: { readonly url: string; readonly schema: string | undefined };
   /** Brings the schema up to date; safe to run from several processes at once. */
   migrate(): Promise<void>;
   /** Resolves when the database answers a trivial query. */
@@ -119,6 +124,7 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
   return {
     backend: "postgres",
     db,
+    postgres: { url, schema },
     // The migrator's bookkeeping tables are named with the schema they live in (ours, or the
     // connection's current one): its existence check looks across all schemas and would otherwise
     // find another application's, or another Tidings schema's, tables.

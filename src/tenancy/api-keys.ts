@@ -17,3 +17,13 @@ const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 
 export function hashApiKey(key: string): string {
   return oneShot ? oneShot("sha256", key, "hex") : createHash("sha256").update(key, "utf8").digest("hex");
 }
+
+/** The key's last four characters: enough to tell keys apart in a listing, nothing to guess with. */
+export function keyHint(key: string): string {
+  return key.slice(-4);
+}
+
+/** How a listing shows a key: the prefix, a mask, and its hint when it has one. */
+export function maskedKey(hint: string): string {
+  return `${KEY_PREFIX}****${hint}`;
+}

@@ -1,14 +1,9 @@
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../store/schema.ts";
-import { readTimestamp } from "../store/values.ts";
+import { readBool, readTimestamp } from "../store/values.ts";
+import type { Environment, KeyOwner } from "./domain.ts";
 
 type Db = Kysely<Database>;
-
-export interface KeyOwner {
-  apiKeyId: string;
-  organizationId: string;
-  environmentId: string;
-}
 
 export async function insertOrganization(db: Db, id: string, name: string, now: string) {
   await db.insertInto("organizations").values({ id, name, created_at: now, updated_at: now }).execute();
@@ -16,7 +11,15 @@ export async function insertOrganization(db: Db, id: string, name: string, now: 
 
 export async function insertEnvironment(
   db: Db,
-  env: { id: string; organizationId: string; name: string; parentId: string; now: string },
+  env: {
+    id: string;
+    organizationId: string;
+    name: string;
+    parentId: string;
+    identifier: string;
+    hmac: boolean;
+    now: string;
+  },
 ) {
   await db
     .insertInto("environments")
@@ -25,6 +28,8 @@ export async function insertEnvironment(
       organization_id: env.organizationId,
       name: env.name,
       parent_id: env.parentId,
+      identifier: env.identifier,
+      hmac: env.hmac,
       created_at: env.now,
       updated_at: env.now,
     })
@@ -33,7 +38,7 @@ export async function insertEnvironment(
 
 export async function insertApiKey(
   db: Db,
-  key: { id: string; organizationId: string; environmentId: string; hash: string; now: string },
+  key: { id: string; organizationId: string; environmentId: string; hash: string; hint: string; now: string },
 ) {
   await db
     .insertInto("api_keys")
@@ -42,6 +47,7 @@ export async function insertApiKey(
       organization_id: key.organizationId,
       environment_id: key.environmentId,
       key_hash: key.hash,
+      key_hint: key.hint,
       created_at: key.now,
       revoked_at: null,
     })
@@ -57,14 +63,6 @@ export async function findKeyOwner(db: Db, hash: string): Promise<KeyOwner | und
     .where("revoked_at", "is", null)
     .executeTakeFirst();
 }
-
-/**
- * A predicate that holds while the API key `keyId` is live: a route whose statement carries it may
- * authenticate from memory (see src/auth/key-verifier.ts). A primary-key probe, evaluated in the
- * statement's own snapshot, so a revocation committed before the statement is always seen.
- */
-export const keyIsLive = (keyId: string) =>
-  sql<boolean>`exists (select 1 from api_keys k where k.id = ${keyId} and k.revoked_at is null)`;
 
 export async function countOrganizations(db: Db): Promise<number> {
   const row = await db
@@ -135,4 +133,94 @@ export async function revokeApiKey(db: Db, id: string, now: string): Promise<boo
     .where("revoked_at", "is", null)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+const environmentColumns = [
+  "id",
+  "organization_id",
+  "name",
+  "parent_id",
+  "identifier",
+  "hmac",
+  "created_at",
+  "updated_at",
+] as const;
+
+function toEnvironment(row: {
+  id: string;
+  organization_id: string;
+  name: string;
+  parent_id: string;
+  identifier: string;
+  hmac: boolean | number;
+  created_at: string | Date;
+  updated_at: string | Date;
+}): Environment {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    name: row.name,
+    parentId: row.parent_id,
+    identifier: row.identifier,
+    hmac: readBool(row.hmac),
+    createdAt: readTimestamp(row.created_at),
+    updatedAt: readTimestamp(row.updated_at),
+  };
+}
+
+/** The environment, within its organization. */
+export async function findOrganizationEnvironment(db: Db, organizationId: string, id: string) {
+  const row = await db
+    .selectFrom("environments")
+    .select(environmentColumns)
+    .where("organization_id", "=", organizationId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row ? toEnvironment(row) : undefined;
+}
+
+/**
+ * The organization's environments, oldest first; among those made at once, a root (parent "")
+ * before the environments derived from it: Development, then Production.
+ */
+export async function listOrganizationEnvironments(db: Db, organizationId: string): Promise<Environment[]> {
+  const rows = await db
+    .selectFrom("environments")
+    .select(environmentColumns)
+    .where("organization_id", "=", organizationId)
+    .orderBy("created_at")
+    .orderBy("parent_id")
+    .orderBy("id")
+    .execute();
+  return rows.map(toEnvironment);
+}
+
+/** Turns HMAC for subscriber sessions on or off; updatedAt moves only when the value changes. */
+export async function setEnvironmentHmac(db: Db, id: string, hmac: boolean, now: string) {
+  const row = await db
+    .updateTable("environments")
+    .set({ hmac, updated_at: sql<string>`case when hmac = ${hmac} then updated_at else ${now} end` })
+    .where("id", "=", id)
+    .returning(environmentColumns)
+    .executeTakeFirst();
+  return row ? toEnvironment(row) : undefined;
+}
+
+/** The environment's live keys, oldest first: ids and hints, never the keys. */
+export async function listLiveKeys(db: Db, environmentId: string) {
+  const rows = await db
+    .selectFrom("api_keys")
+    .select(["id", "organization_id", "environment_id", "key_hint", "created_at"])
+    .where("environment_id", "=", environmentId)
+    .where("revoked_at", "is", null)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    hint: row.key_hint,
+    createdAt: readTimestamp(row.created_at),
+  }));
 }

@@ -1,93 +1,166 @@
+import { randomBytes } from "node:crypto";
 import { type Kysely, sql } from "kysely";
+import { isoNow } from "../clock.ts";
+import type { Deps } from "../deps.ts";
+import { notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
-import { insertGroup } from "../notification-groups/repository.ts";
 import type { Database } from "../store/schema.ts";
-import { generateApiKey, hashApiKey } from "./api-keys.ts";
+import { inTransaction } from "../store/transaction.ts";
+import { generateApiKey, hashApiKey, keyHint } from "./api-keys.ts";
+import type { Environment, KeyOwner } from "./domain.ts";
 import * as tenancy from "./repository.ts";
+import type { Tenant } from "./tenant.ts";
 
-export interface CreatedOrganization {
-  organizationId: string;
-  environments: { name: string; _id: string; apiKey: string }[];
-}
+export type { KeyOwner } from "./domain.ts";
 
-/**
- * A new organization with its Development and Production environments (Production's parent is
- * Development), each with a `General` group and one API key. One transaction: all or nothing.
- */
-export async function createOrganization(
-  db: Kysely<Database>,
-  name = "My organization",
-): Promise<CreatedOrganization> {
-  return db.transaction().execute((trx) => insertOrganizationTree(trx, name));
-}
-
-/**
- * On a database with no organization yet, creates the first one; undefined when there already is
- * one. Safe when several processes start at once on one PostgreSQL: the table lock makes the check
- * and the insert one step (SQLite's single writer does the same by itself).
- */
-export async function bootstrapOrganization(
-  db: Kysely<Database>,
-  backend: "sqlite" | "postgres",
-): Promise<CreatedOrganization | undefined> {
-  return db.transaction().execute(async (trx) => {
-    if (backend === "postgres") await sql`lock table organizations in share row exclusive mode`.execute(trx);
-    if ((await tenancy.countOrganizations(trx)) > 0) return undefined;
-    return insertOrganizationTree(trx, "My organization");
-  });
-}
-
-async function insertOrganizationTree(trx: Kysely<Database>, name: string): Promise<CreatedOrganization> {
-  const now = new Date().toISOString();
-  const organizationId = newObjectId();
-  await tenancy.insertOrganization(trx, organizationId, name, now);
-  const environments: CreatedOrganization["environments"] = [];
-  let parent: { environmentId: string; groupId: string } | undefined;
-  for (const envName of ["Development", "Production"]) {
-    const environmentId = newObjectId();
-    await tenancy.insertEnvironment(trx, {
-      id: environmentId,
-      organizationId,
-      name: envName,
-      parentId: parent?.environmentId ?? "",
-      now,
-    });
-    const groupId = newObjectId();
-    await insertGroup(trx, {
-      id: groupId,
-      organizationId,
-      environmentId,
-      name: "General",
-      nameKey: "general",
-      parentId: parent?.groupId ?? "",
-      now,
-    });
-    const apiKey = await issueKey(trx, organizationId, environmentId, now);
-    environments.push({ name: envName, _id: environmentId, apiKey: apiKey.key });
-    parent ??= { environmentId, groupId };
-  }
-  return { organizationId, environments };
-}
-
-async function issueKey(db: Kysely<Database>, organizationId: string, environmentId: string, now: string) {
-  const key = generateApiKey();
+/** A new organization row; its environments come with createEnvironment. */
+export async function createOrganizationRecord(deps: Deps, name: string): Promise<string> {
   const id = newObjectId();
-  await tenancy.insertApiKey(db, { id, organizationId, environmentId, hash: hashApiKey(key), now });
-  return { id, key };
+  await tenancy.insertOrganization(deps.db, id, name, isoNow(deps.clock));
+  return id;
+}
+
+/**
+ * A new environment of the organization; `parentId` names the environment it descends from, or "".
+ * It gets its public application identifier, and HMAC for subscriber sessions on in Production
+ * (ours, ENGINE.md part 7: Production refuses sessions without an HMAC from the start).
+ */
+export async function createEnvironment(
+  deps: Deps,
+  environment: { organizationId: string; name: string; parentId: string },
+): Promise<string> {
+  const id = newObjectId();
+  await tenancy.insertEnvironment(deps.db, {
+    id,
+    ...environment,
+    identifier: newApplicationIdentifier(),
+    hmac: environment.name === "Production",
+    now: isoNow(deps.clock),
+  });
+  return id;
+}
+
+/** How many organizations the database holds. */
+export function countOrganizations(deps: Deps): Promise<number> {
+  return tenancy.countOrganizations(deps.db);
+}
+
+/**
+ * Holds the organizations table against other writers until the transaction `deps.db` ends, so a
+ * check-then-create is one step across processes (PostgreSQL; SQLite's single writer already is).
+ */
+export async function lockOrganizations(deps: Deps, backend: "sqlite" | "postgres"): Promise<void> {
+  if (backend === "postgres")
+    await sql`lock table organizations in share row exclusive mode`.execute(deps.db);
 }
 
 /** A new key for the environment; the plaintext is returned once and never stored. */
-export async function createApiKey(db: Kysely<Database>, environmentId: string) {
-  const env = await tenancy.findEnvironment(db, environmentId);
+export async function issueApiKey(deps: Deps, organizationId: string, environmentId: string) {
+  const key = generateApiKey();
+  const id = newObjectId();
+  const now = isoNow(deps.clock);
+  await tenancy.insertApiKey(deps.db, {
+    id,
+    organizationId,
+    environmentId,
+    hash: hashApiKey(key),
+    hint: keyHint(key),
+    now,
+  });
+  return { id, key, createdAt: now };
+}
+
+/** A new key for an environment named by id; undefined when there is no such environment. */
+export async function createApiKey(deps: Deps, environmentId: string) {
+  const env = await tenancy.findEnvironment(deps.db, environmentId);
   if (!env) return undefined;
-  const now = new Date().toISOString();
-  const { id, key } = await issueKey(db, env.organization_id, env.id, now);
+  const { id, key, createdAt } = await issueApiKey(deps, env.organization_id, env.id);
   return {
     id,
     apiKey: key,
     environmentId: env.id,
     environment: env.name,
     organizationId: env.organization_id,
-    createdAt: now,
+    createdAt,
   };
+}
+
+/** The live (unrevoked) key with this SHA-256 hash, with the tenant it belongs to. */
+export function findKeyOwner(db: Kysely<Database>, hash: string): Promise<KeyOwner | undefined> {
+  return tenancy.findKeyOwner(db, hash);
+}
+
+/** Every environment (of one organization, when named): the CLI's listing. */
+export function listAllEnvironments(deps: Deps, organizationId?: string) {
+  return tenancy.listEnvironments(deps.db, organizationId);
+}
+
+export function listApiKeys(deps: Deps, environmentId?: string) {
+  return tenancy.listApiKeys(deps.db, environmentId);
+}
+
+/** Revokes a live key from now on; false when there is no such key or it was already revoked. */
+export function revokeApiKey(deps: Deps, id: string): Promise<boolean> {
+  return tenancy.revokeApiKey(deps.db, id, isoNow(deps.clock));
+}
+
+/** A public application id: 72 random bits, URL-safe (it travels in the inbox widget's requests). */
+export function newApplicationIdentifier(): string {
+  return randomBytes(9).toString("base64url");
+}
+
+function environmentNotFound(id: string) {
+  return notFound(`Environment ${id} was not found`);
+}
+
+/** The API key's environment. */
+export async function getCurrentEnvironment(deps: Deps, tenant: Tenant): Promise<Environment> {
+  const environment = await tenancy.findOrganizationEnvironment(
+    deps.db,
+    tenant.organizationId,
+    tenant.environmentId,
+  );
+  if (!environment) throw environmentNotFound(tenant.environmentId);
+  return environment;
+}
+
+/** Turns HMAC for the environment's subscriber sessions on or off. */
+export async function setEnvironmentHmac(deps: Deps, tenant: Tenant, hmac: boolean): Promise<Environment> {
+  const environment = await tenancy.setEnvironmentHmac(
+    deps.db,
+    tenant.environmentId,
+    hmac,
+    isoNow(deps.clock),
+  );
+  if (!environment) throw environmentNotFound(tenant.environmentId);
+  return environment;
+}
+
+/** The organization's environments (without keys). */
+export async function listEnvironments(deps: Deps, tenant: Tenant): Promise<Environment[]> {
+  return tenancy.listOrganizationEnvironments(deps.db, tenant.organizationId);
+}
+
+/** The environment's live keys, without the keys themselves (only their ids and last characters). */
+export async function listEnvironmentKeys(deps: Deps, tenant: Tenant) {
+  return tenancy.listLiveKeys(deps.db, tenant.environmentId);
+}
+
+/**
+ * A new key for the caller's environment, returned in plaintext this once, and the calling key
+ * revoked in the same transaction: its next request is refused. Other keys of the environment stay.
+ */
+export async function regenerateApiKey(deps: Deps, tenant: Tenant) {
+  return inTransaction(deps, async (d) => {
+    const now = isoNow(d.clock);
+    const { id, key } = await issueApiKey(d, tenant.organizationId, tenant.environmentId);
+    await tenancy.revokeApiKey(d.db, tenant.actorId, now);
+    return {
+      id,
+      key,
+      organizationId: tenant.organizationId,
+      environmentId: tenant.environmentId,
+      createdAt: now,
+    };
+  });
 }

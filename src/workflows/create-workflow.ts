@@ -1,7 +1,8 @@
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
-import type { RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { IdempotencyKeyHeaders, idempotent, replayable } from "../idempotency/idempotency.ts";
 import { WORKFLOW_PREFIXES } from "./prefixes.ts";
+import { presentWorkflow } from "./presenter.ts";
 import { CreateWorkflowBody, Workflow } from "./schemas.ts";
 import { createWorkflow } from "./service.ts";
 
@@ -32,7 +33,7 @@ export const createWorkflowRoute: RoutePlugin = async (app) => {
       },
       async (request, reply) =>
         idempotent(app.store.db, request, reply, 201, async (db) => ({
-          data: await createWorkflow(db, request.tenant, request.body),
+          data: presentWorkflow(await createWorkflow(depsOf(app, db), request.tenant, request.body)),
         })),
     );
   }

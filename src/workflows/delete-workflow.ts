@@ -1,5 +1,5 @@
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
-import type { RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { WORKFLOW_PREFIXES } from "./prefixes.ts";
 import { DeletedWorkflow, WorkflowIdParams } from "./schemas.ts";
 import { deleteWorkflow } from "./service.ts";
@@ -28,7 +28,7 @@ export const deleteWorkflowRoute: RoutePlugin = async (app) => {
         },
       },
       async (request) => ({
-        data: await deleteWorkflow(app.store.db, request.tenant, request.params.workflowId),
+        data: await deleteWorkflow(depsOf(app), request.tenant, request.params.workflowId),
       }),
     );
   }

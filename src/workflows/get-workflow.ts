@@ -1,6 +1,7 @@
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
-import type { RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { WORKFLOW_PREFIXES } from "./prefixes.ts";
+import { presentWorkflow } from "./presenter.ts";
 import { Workflow, WorkflowIdParams } from "./schemas.ts";
 import { getWorkflow } from "./service.ts";
 
@@ -25,7 +26,7 @@ export const getWorkflowRoute: RoutePlugin = async (app) => {
         },
       },
       async (request) => ({
-        data: await getWorkflow(app.store.db, request.tenant, request.params.workflowId),
+        data: presentWorkflow(await getWorkflow(depsOf(app), request.tenant, request.params.workflowId)),
       }),
     );
   }

@@ -1,6 +1,7 @@
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
-import type { RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { WORKFLOW_PREFIXES } from "./prefixes.ts";
+import { presentWorkflow } from "./presenter.ts";
 import { ListWorkflowsQuery, WorkflowPage } from "./schemas.ts";
 import { listWorkflows } from "./service.ts";
 
@@ -24,7 +25,10 @@ export const listWorkflowsRoute: RoutePlugin = async (app) => {
           },
         },
       },
-      async (request) => listWorkflows(app.store.db, request.tenant, request.query),
+      async (request) => {
+        const page = await listWorkflows(depsOf(app), request.tenant, request.query);
+        return { ...page, data: page.data.map(presentWorkflow) };
+      },
     );
   }
 };

@@ -1,13 +1,8 @@
 import { CompiledQuery, type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
+import { keyIsLive } from "../auth/key-guard.ts";
 import type { Database, WorkflowsTable } from "../store/schema.ts";
 import { dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
-import { keyIsLive } from "../tenancy/repository.ts";
-import type {
-  PreferenceSettingsResource,
-  StepResource,
-  TriggerResource,
-  WorkflowResource,
-} from "./schemas.ts";
+import type { PreferenceSettings, Step, Trigger, Workflow } from "./domain.ts";
 
 type Db = Kysely<Database>;
 
@@ -44,37 +39,39 @@ function byRef(ref: WorkflowRef) {
 /** The live-workflow predicate, as a literal so the partial indexes (WHERE deleted = false) apply. */
 const live = sql<boolean>`workflows.deleted = false`;
 
-export function toWorkflow(row: Row): WorkflowResource {
+function toWorkflow(row: Row): Workflow {
+  const deletedAt = readTimestamp(row.deleted_at);
   return {
-    _id: row.id,
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    creatorId: row.creator_id,
     name: row.name,
     description: row.description,
+    identifier: row.identifier,
     active: readBool(row.active),
     draft: readBool(row.draft),
-    preferenceSettings: readJson<PreferenceSettingsResource>(row.preference_settings),
     critical: readBool(row.critical),
     tags: readJson<string[]>(row.tags),
-    steps: readJson<StepResource[]>(row.steps),
-    _organizationId: row.organization_id,
-    _creatorId: row.creator_id,
-    _environmentId: row.environment_id,
-    triggers: readJson<TriggerResource[]>(row.triggers),
-    _notificationGroupId: row.notification_group_id,
-    _parentId: row.parent_id,
+    steps: readJson<Step[]>(row.steps),
+    triggers: readJson<Trigger[]>(row.triggers),
+    preferenceSettings: readJson<PreferenceSettings>(row.preference_settings),
+    data: readJson<Record<string, unknown>>(row.data),
+    workflowIntegrationStatus: readJson<Record<string, unknown>>(row.workflow_integration_status),
+    notificationGroupId: row.notification_group_id,
+    parentId: row.parent_id,
     deleted: readBool(row.deleted),
-    deletedAt: readTimestamp(row.deleted_at),
+    deletedAt: deletedAt === "" ? null : deletedAt,
     deletedBy: row.deleted_by,
     notificationGroup: {
-      _id: row.notification_group_id,
+      id: row.notification_group_id,
       name: String(row.group_name ?? ""),
-      _environmentId: String(row.group_environment_id ?? ""),
-      _organizationId: String(row.group_organization_id ?? ""),
-      _parentId: String(row.group_parent_id ?? ""),
+      environmentId: String(row.group_environment_id ?? ""),
+      organizationId: String(row.group_organization_id ?? ""),
+      parentId: String(row.group_parent_id ?? ""),
       createdAt: readTimestamp(row.group_created_at as string | Date | null),
       updatedAt: readTimestamp(row.group_updated_at as string | Date | null),
     },
-    data: readJson<Record<string, unknown>>(row.data),
-    workflowIntegrationStatus: readJson<Record<string, unknown>>(row.workflow_integration_status),
     createdAt: readTimestamp(row.created_at),
     updatedAt: readTimestamp(row.updated_at),
   };
@@ -88,9 +85,9 @@ export interface WorkflowDocument {
   draft: boolean;
   critical: boolean;
   tags: string[];
-  steps: StepResource[];
-  triggers: TriggerResource[];
-  preferenceSettings: PreferenceSettingsResource;
+  steps: Step[];
+  triggers: Trigger[];
+  preferenceSettings: PreferenceSettings;
   data: Record<string, unknown>;
   notificationGroupId: string;
 }
@@ -122,7 +119,7 @@ export async function insertWorkflow(
     creatorId: string;
     now: string;
   },
-): Promise<WorkflowResource | undefined> {
+): Promise<Workflow | undefined> {
   const row = await db
     .insertInto("workflows")
     .values({
@@ -153,7 +150,12 @@ export type WorkflowRef = { id: string } | { identifier: string };
  * The live workflow, or undefined. With `forUpdate` (inside a transaction) PostgreSQL locks its row
  * until the transaction ends; on SQLite the transaction already has the only connection to itself.
  */
-export async function findWorkflow(db: Db, environmentId: string, ref: WorkflowRef, forUpdate = false) {
+export async function findWorkflow(
+  db: Db,
+  environmentId: string,
+  ref: WorkflowRef,
+  options: { forUpdate?: boolean } = {},
+) {
   let query = db
     .selectFrom("workflows")
     .selectAll("workflows")
@@ -161,7 +163,7 @@ export async function findWorkflow(db: Db, environmentId: string, ref: WorkflowR
     .where("workflows.environment_id", "=", environmentId)
     .where(live)
     .where(byRef(ref));
-  if (forUpdate && dialectOf(db) === "postgres") query = query.forUpdate("workflows");
+  if (options.forUpdate && dialectOf(db) === "postgres") query = query.forUpdate("workflows");
   const row = await query.executeTakeFirst();
   return row ? toWorkflow(row as Row) : undefined;
 }
@@ -179,9 +181,15 @@ export async function identifierTaken(db: Db, environmentId: string, identifier:
   return row !== undefined;
 }
 
+export interface WorkflowStatus {
+  active: boolean;
+  draft: boolean;
+}
+
 /**
- * Sets active (and draft, its opposite) in one statement. Setting the state the workflow already
- * has leaves updatedAt as it was, so a retried PUT changes nothing. The statement also checks that
+ * Writes the status the service decided, in one statement. updatedAt moves only when the stored
+ * status changes, so a write of the state the row already has leaves the row as it was: the row
+ * answers for itself, atomically, whatever other writes race it. The statement also checks that
  * the acting API key is still live (`keyIsLive`), so the route can skip its own key lookup: a
  * revoked key's statement matches nothing (src/auth/key-verifier.ts).
  */
@@ -189,11 +197,11 @@ export function setStatusQuery(
   db: Db,
   environmentId: string,
   ref: WorkflowRef,
-  active: boolean,
+  status: WorkflowStatus,
   now: string,
   keyId: string,
 ) {
-  const draft = !active;
+  const { active, draft } = status;
   return db
     .updateTable("workflows")
     .set({
@@ -218,33 +226,34 @@ const NOW = "\u0000now";
 const KEY = "\u0000key";
 const statusStatements = new WeakMap<Db, Map<string, CompiledQuery>>();
 
-function statusStatement(db: Db, byId: boolean, active: boolean): CompiledQuery {
+function statusStatement(db: Db, byId: boolean, status: WorkflowStatus): CompiledQuery {
   let shapes = statusStatements.get(db);
   if (!shapes) {
     shapes = new Map();
     statusStatements.set(db, shapes);
   }
-  const shape = `${byId}:${active}`;
+  const shape = `${byId}:${status.active}:${status.draft}`;
   let compiled = shapes.get(shape);
   if (!compiled) {
     const ref = byId ? { id: REF } : { identifier: REF };
-    compiled = setStatusQuery(db, ENVIRONMENT, ref, active, NOW, KEY).compile();
+    compiled = setStatusQuery(db, ENVIRONMENT, ref, status, NOW, KEY).compile();
     shapes.set(shape, compiled);
   }
   return compiled;
 }
 
+/** Writes the status (see setStatusQuery); undefined when no live workflow matched. */
 export async function setStatus(
   db: Db,
   environmentId: string,
   ref: WorkflowRef,
-  active: boolean,
+  status: WorkflowStatus,
   now: string,
   keyId: string,
 ) {
   const byId = "id" in ref;
   const value = byId ? ref.id : ref.identifier;
-  const template = statusStatement(db, byId, active);
+  const template = statusStatement(db, byId, status);
   const parameters = template.parameters.map((p) =>
     p === ENVIRONMENT ? environmentId : p === REF ? value : p === NOW ? now : p === KEY ? keyId : p,
   );
@@ -394,4 +403,59 @@ export async function purgeDeletedWorkflowsOfGroup(db: Db, environmentId: string
     .where("notification_group_id", "=", groupId)
     .where("deleted", "=", true)
     .execute();
+}
+
+/** What subscriber preferences need of a workflow. */
+export interface WorkflowSummary {
+  id: string;
+  name: string;
+  active: boolean;
+  critical: boolean;
+  tags: string[];
+  triggers: Trigger[];
+  preferenceSettings: PreferenceSettings;
+}
+
+function summaryQuery(db: Db, environmentId: string) {
+  return db
+    .selectFrom("workflows")
+    .select(["id", "name", "active", "critical", "tags", "triggers", "preference_settings", "created_at"])
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live);
+}
+
+function toSummary(row: {
+  id: string;
+  name: string;
+  active: boolean | number;
+  critical: boolean | number;
+  tags: string;
+  triggers: string;
+  preference_settings: string;
+}): WorkflowSummary {
+  return {
+    id: row.id,
+    name: row.name,
+    active: readBool(row.active),
+    critical: readBool(row.critical),
+    tags: readJson<string[]>(row.tags),
+    triggers: readJson<Trigger[]>(row.triggers),
+    preferenceSettings: readJson<PreferenceSettings>(row.preference_settings),
+  };
+}
+
+/** The environment's live, active workflows, oldest first. */
+export async function listActiveWorkflowSummaries(db: Db, environmentId: string): Promise<WorkflowSummary[]> {
+  const rows = await summaryQuery(db, environmentId)
+    .where("workflows.active", "=", true)
+    .orderBy("workflows.created_at")
+    .orderBy("workflows.id")
+    .execute();
+  return rows.map(toSummary);
+}
+
+/** One live workflow (active or not), by _id or trigger identifier. */
+export async function findWorkflowSummary(db: Db, environmentId: string, ref: WorkflowRef) {
+  const row = await summaryQuery(db, environmentId).where(byRef(ref)).executeTakeFirst();
+  return row ? toSummary(row) : undefined;
 }

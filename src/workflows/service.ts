@@ -1,23 +1,17 @@
 import { randomBytes } from "node:crypto";
-import type { Kysely } from "kysely";
-import { badRequest, type FieldError, invalidField, notFound } from "../errors.ts";
+import { isoNow } from "../clock.ts";
+import type { Deps } from "../deps.ts";
+import { badRequest, type FieldError, invalidField, mention, notFound } from "../errors.ts";
 import { isObjectId, newObjectId } from "../ids.ts";
-import { findGroup } from "../notification-groups/repository.ts";
-import type { Database } from "../store/schema.ts";
+import { type GroupReferences, getGroup } from "../notification-groups/service.ts";
 import { isUniqueViolation } from "../store/store.ts";
 import { isForeignKeyViolation } from "../store/values.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
+import type { PreferenceSettings, Workflow } from "./domain.ts";
 import * as workflows from "./repository.ts";
-import type {
-  CreateWorkflowInput,
-  PreferenceSettingsResource,
-  UpdateWorkflowInput,
-  WorkflowResource,
-} from "./schemas.ts";
-import { normalizeSteps } from "./steps.ts";
+import type { CreateWorkflowInput, UpdateWorkflowInput } from "./schemas.ts";
+import { normalizeSteps, requireCompilingTemplates } from "./steps.ts";
 import { buildTriggers, slugifyName } from "./triggers.ts";
-
-type Db = Kysely<Database>;
 
 const MAX_NAME_LENGTH = 200;
 const CONTROL = /\p{Cc}/u;
@@ -28,7 +22,7 @@ export function workflowRef(value: string): workflows.WorkflowRef {
 }
 
 export function workflowNotFound(value: string) {
-  return notFound(`Workflow ${value} was not found`);
+  return notFound(`Workflow ${mention(value, "with this id")} was not found`);
 }
 
 export function workflowName(raw: string): string {
@@ -54,10 +48,11 @@ function validateTags(tags: readonly string[]): string[] {
   return [...new Set(cleaned)];
 }
 
+/** The channel defaults: what was sent, else what the workflow had, else on. */
 export function preferenceSettings(
-  input: Partial<PreferenceSettingsResource> = {},
-  base?: PreferenceSettingsResource,
-) {
+  input: Partial<PreferenceSettings> = {},
+  base?: PreferenceSettings,
+): PreferenceSettings {
   return {
     email: input.email ?? base?.email ?? true,
     sms: input.sms ?? base?.sms ?? true,
@@ -70,10 +65,14 @@ export function preferenceSettings(
 const noSuchGroup = (groupId: string) =>
   invalidField("notificationGroupId", `names no notification group of this environment (${groupId})`);
 
-export async function requireGroup(db: Db, tenant: Tenant, groupId: string) {
-  const group = await findGroup(db, tenant.environmentId, groupId);
-  if (!group) throw noSuchGroup(groupId);
-  return group;
+/** The environment's group `groupId`, or a 400 naming the field (it is the body that is wrong). */
+export async function requireGroup(deps: Deps, tenant: Tenant, groupId: string) {
+  try {
+    return await getGroup(deps, tenant, groupId);
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 404) throw noSuchGroup(groupId);
+    throw error;
+  }
 }
 
 /** A write that lost the race against a delete of its group gets the same 400 as a missing group. */
@@ -102,12 +101,14 @@ function* identifierCandidates(name: string): Generator<string> {
 const MAX_IDENTIFIER_ATTEMPTS = 8;
 
 export async function createWorkflow(
-  db: Db,
+  deps: Deps,
   tenant: Tenant,
   input: CreateWorkflowInput,
-): Promise<WorkflowResource> {
+): Promise<Workflow> {
+  const { db } = deps;
   const name = workflowName(input.name);
-  await requireGroup(db, tenant, input.notificationGroupId);
+  requireCompilingTemplates(input.steps ?? []);
+  await requireGroup(deps, tenant, input.notificationGroupId);
   const steps = normalizeSteps(input.steps ?? []);
   const active = input.active ?? (input.draft === undefined ? false : !input.draft);
   const candidates = identifierCandidates(name);
@@ -120,7 +121,7 @@ export async function createWorkflow(
         organizationId: tenant.organizationId,
         environmentId: tenant.environmentId,
         creatorId: tenant.actorId,
-        now: new Date().toISOString(),
+        now: isoNow(deps.clock),
         name,
         description: input.description?.trim() ?? "",
         identifier,
@@ -140,20 +141,34 @@ export async function createWorkflow(
   throw new Error(`no free trigger identifier for "${name}" after ${MAX_IDENTIFIER_ATTEMPTS} attempts`);
 }
 
-export async function getWorkflow(db: Db, tenant: Tenant, workflowId: string) {
-  const workflow = await workflows.findWorkflow(db, tenant.environmentId, workflowRef(workflowId));
+export async function getWorkflow(deps: Deps, tenant: Tenant, workflowId: string): Promise<Workflow> {
+  const workflow = await workflows.findWorkflow(deps.db, tenant.environmentId, workflowRef(workflowId));
   if (!workflow) throw workflowNotFound(workflowId);
   return workflow;
 }
 
-export async function setWorkflowStatus(db: Db, tenant: Tenant, workflowId: string, active: boolean) {
-  const now = new Date().toISOString();
+/**
+ * The status rule (contract part 5): `draft` is always the opposite of `active` (Novu derives it so
+ * since it deprecated drafts).
+ */
+export const statusFor = (active: boolean): workflows.WorkflowStatus => ({ active, draft: !active });
+
+/**
+ * Switches the workflow on or off. Setting the state it already has is a success that changes
+ * nothing, updatedAt included, so a client retrying after a lost answer gets the same workflow.
+ */
+export async function setWorkflowStatus(
+  deps: Deps,
+  tenant: Tenant,
+  workflowId: string,
+  active: boolean,
+): Promise<Workflow> {
   const workflow = await workflows.setStatus(
-    db,
+    deps.db,
     tenant.environmentId,
     workflowRef(workflowId),
-    active,
-    now,
+    statusFor(active),
+    isoNow(deps.clock),
     tenant.actorId,
   );
   if (!workflow) throw workflowNotFound(workflowId);
@@ -168,10 +183,10 @@ export interface ListWorkflowsInput {
   query?: string | undefined;
 }
 
-export async function listWorkflows(db: Db, tenant: Tenant, input: ListWorkflowsInput) {
+export async function listWorkflows(deps: Deps, tenant: Tenant, input: ListWorkflowsInput) {
   const page = input.page ?? 0;
   const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-  const { totalCount, workflows: data } = await workflows.listWorkflows(db, tenant.environmentId, {
+  const { totalCount, workflows: data } = await workflows.listWorkflows(deps.db, tenant.environmentId, {
     offset: page * limit,
     limit,
     query: input.query ?? "",
@@ -179,15 +194,15 @@ export async function listWorkflows(db: Db, tenant: Tenant, input: ListWorkflows
   return { page, pageSize: limit, totalCount, data };
 }
 
-function identifierOf(workflow: WorkflowResource): string {
-  return workflow.triggers[0]?.identifier ?? "";
+function identifierOf(workflow: Workflow): string {
+  return workflow.triggers[0]?.identifier ?? workflow.identifier;
 }
 
 function identifierTakenError(identifier: string) {
   return invalidField("identifier", `is already the trigger identifier of another workflow (${identifier})`);
 }
 
-function documentOf(workflow: WorkflowResource): workflows.WorkflowDocument {
+function documentOf(workflow: Workflow): workflows.WorkflowDocument {
   return {
     name: workflow.name,
     description: workflow.description,
@@ -200,7 +215,7 @@ function documentOf(workflow: WorkflowResource): workflows.WorkflowDocument {
     triggers: workflow.triggers,
     preferenceSettings: workflow.preferenceSettings,
     data: workflow.data,
-    notificationGroupId: workflow._notificationGroupId,
+    notificationGroupId: workflow.notificationGroupId,
   };
 }
 
@@ -210,11 +225,12 @@ function documentOf(workflow: WorkflowResource): workflows.WorkflowDocument {
  * update that changes nothing writes nothing, so a retried PUT leaves updatedAt alone.
  */
 export async function updateWorkflow(
-  db: Db,
+  deps: Deps,
   tenant: Tenant,
   workflowId: string,
   input: UpdateWorkflowInput,
-): Promise<WorkflowResource> {
+): Promise<Workflow> {
+  const { db } = deps;
   const name = input.name === undefined ? undefined : workflowName(input.name);
   if (input.identifier !== undefined && isObjectId(input.identifier)) {
     throw invalidField(
@@ -222,8 +238,9 @@ export async function updateWorkflow(
       "must not look like an id (24 hex characters): paths would read it as one",
     );
   }
-  if (input.notificationGroupId !== undefined) await requireGroup(db, tenant, input.notificationGroupId);
+  if (input.notificationGroupId !== undefined) await requireGroup(deps, tenant, input.notificationGroupId);
   const tags = input.tags === undefined ? undefined : validateTags(input.tags);
+  if (input.steps !== undefined) requireCompilingTemplates(input.steps);
   const ref = workflowRef(workflowId);
   try {
     // Read, build the new version and write it in one transaction, the row locked from the read on
@@ -231,12 +248,12 @@ export async function updateWorkflow(
     // write, a status change included, can slip in between and be overwritten.
     return await groupMustStay(input.notificationGroupId, () =>
       db.transaction().execute(async (trx) => {
-        const current = await workflows.findWorkflow(trx, tenant.environmentId, ref, true);
+        const current = await workflows.findWorkflow(trx, tenant.environmentId, ref, { forUpdate: true });
         if (!current) throw workflowNotFound(workflowId);
         const identifier = input.identifier ?? identifierOf(current);
         if (
           identifier !== identifierOf(current) &&
-          (await workflows.identifierTaken(trx, tenant.environmentId, identifier, current._id))
+          (await workflows.identifierTaken(trx, tenant.environmentId, identifier, current.id))
         ) {
           throw identifierTakenError(identifier);
         }
@@ -254,12 +271,12 @@ export async function updateWorkflow(
           triggers: buildTriggers(identifier, steps),
           preferenceSettings: preferenceSettings(input.preferenceSettings, current.preferenceSettings),
           data: input.data ?? current.data,
-          notificationGroupId: input.notificationGroupId ?? current._notificationGroupId,
+          notificationGroupId: input.notificationGroupId ?? current.notificationGroupId,
         };
         if (JSON.stringify(doc) === JSON.stringify(documentOf(current))) return current;
         // Never earlier than the version it replaces, whatever the clock did.
-        const now = new Date(Math.max(Date.now(), Date.parse(current.updatedAt) + 1)).toISOString();
-        const updated = await workflows.updateWorkflow(trx, tenant.environmentId, current._id, doc, now);
+        const now = new Date(Math.max(deps.clock.now(), Date.parse(current.updatedAt) + 1)).toISOString();
+        const updated = await workflows.updateWorkflow(trx, tenant.environmentId, current.id, doc, now);
         if (!updated) throw workflowNotFound(workflowId);
         return updated;
       }),
@@ -272,10 +289,10 @@ export async function updateWorkflow(
 }
 
 /** Soft delete: the workflow keeps its row (deleted, deletedAt, deletedBy) and leaves every read. */
-export async function deleteWorkflow(db: Db, tenant: Tenant, workflowId: string): Promise<true> {
-  const now = new Date().toISOString();
+export async function deleteWorkflow(deps: Deps, tenant: Tenant, workflowId: string): Promise<true> {
+  const now = isoNow(deps.clock);
   const deleted = await workflows.softDeleteWorkflow(
-    db,
+    deps.db,
     tenant.environmentId,
     workflowRef(workflowId),
     tenant.actorId,
@@ -283,4 +300,39 @@ export async function deleteWorkflow(db: Db, tenant: Tenant, workflowId: string)
   );
   if (!deleted) throw workflowNotFound(workflowId);
   return true;
+}
+
+/**
+ * How workflows use groups, for deleting a group (notification-groups cannot import this feature):
+ * live workflows keep their group; deleted ones are removed for good with it, since they are
+ * invisible already and would otherwise hold it.
+ */
+export const workflowGroupReferences: GroupReferences = {
+  countUsing: workflows.countWorkflowsInGroup,
+  release: workflows.purgeDeletedWorkflowsOfGroup,
+};
+
+export type { WorkflowSummary } from "./repository.ts";
+// The template language is a workflow rule (a template that does not compile is refused at save);
+// the engine renders with the same parser and helpers.
+export { compileCheck, parseTemplate, TEMPLATE_HELPERS } from "./templates.ts";
+
+/** The environment's active workflows (live, `active: true`), oldest first: what preferences list. */
+export async function listActiveWorkflows(deps: Deps, tenant: Tenant): Promise<workflows.WorkflowSummary[]> {
+  return workflows.listActiveWorkflowSummaries(deps.db, tenant.environmentId);
+}
+
+/** A live workflow (active or not) by _id or trigger identifier, as preferences see it; 404 if none. */
+export async function getWorkflowSummary(
+  deps: Deps,
+  tenant: Tenant,
+  workflowId: string,
+): Promise<workflows.WorkflowSummary> {
+  const workflow = await workflows.findWorkflowSummary(
+    deps.db,
+    tenant.environmentId,
+    workflowRef(workflowId),
+  );
+  if (!workflow) throw workflowNotFound(workflowId);
+  return workflow;
 }

@@ -1,6 +1,7 @@
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
-import type { RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { WORKFLOW_PREFIXES } from "./prefixes.ts";
+import { presentWorkflow } from "./presenter.ts";
 import { StatusBody, Workflow, WorkflowIdParams } from "./schemas.ts";
 import { setWorkflowStatus } from "./service.ts";
 
@@ -31,11 +32,13 @@ export const setWorkflowStatusRoute: RoutePlugin = async (app) => {
         },
       },
       async (request) => ({
-        data: await setWorkflowStatus(
-          app.store.db,
-          request.tenant,
-          request.params.workflowId,
-          request.body.active,
+        data: presentWorkflow(
+          await setWorkflowStatus(
+            depsOf(app),
+            request.tenant,
+            request.params.workflowId,
+            request.body.active,
+          ),
         ),
       }),
     );

@@ -1,9 +1,12 @@
+import { badRequest } from "../errors.ts";
 import { newObjectId, newUuid } from "../ids.ts";
-import type { FilterResource, StepInputValue, StepResource } from "./schemas.ts";
+import type { Filter, Step } from "./domain.ts";
+import type { StepInputValue } from "./schemas.ts";
+import { stepTemplateErrors } from "./templates.ts";
 
 type FilterInput = NonNullable<StepInputValue["filters"]>[number];
 
-function normalizeFilter(filter: FilterInput): FilterResource {
+function normalizeFilter(filter: FilterInput): Filter {
   return {
     isNegated: filter.isNegated ?? false,
     type: filter.type ?? "BOOLEAN",
@@ -22,13 +25,21 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * A template that does not compile is the author's 400 when saving, not a failed delivery later.
+ * Called before any transaction opens: parsing a large workflow takes a while, and on SQLite an
+ * open transaction holds the only connection.
+ */
+export function requireCompilingTemplates(inputs: readonly StepInputValue[]): void {
+  const errors = stepTemplateErrors(inputs);
+  const first = errors[0];
+  if (first) throw badRequest(`${first.field} ${first.message}`, errors);
+}
+
+/**
  * Turns the steps of a request into stored steps with every field the seed lists. A step that
  * names the `_id` of one of the workflow's current steps keeps its ids; any other gets new ones.
  */
-export function normalizeSteps(
-  inputs: readonly StepInputValue[],
-  current: readonly StepResource[] = [],
-): StepResource[] {
+export function normalizeSteps(inputs: readonly StepInputValue[], current: readonly Step[] = []): Step[] {
   const known = new Map(current.map((step) => [step._id, step]));
   return inputs.map((input) => {
     const previous = input._id ? known.get(input._id) : undefined;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { assertErrorBody } from "../../test/error-body.ts";
 import { createGroup, createWorkflow, nextMillisecond } from "../../test/factories.ts";
 import { forEachBackend } from "../../test/harness.ts";
 
@@ -179,15 +180,10 @@ forEachBackend("PUT /v1/workflows/:workflowId", (ctx) => {
     assert.deepEqual(res.json().data.tags, ["a", "b"]);
   });
 
-  test("a workflow of another environment, a deleted one or none at all is a 404", async () => {
-    const { dev, prod } = await ctx.tenant();
+  // Another environment's workflow: the shared cases of test/auth-and-tenancy.test.ts.
+  test("a deleted workflow or none at all is a 404", async () => {
+    const { dev } = await ctx.tenant();
     const created = await createWorkflow(ctx, dev.apiKey, dev.generalGroupId);
-    const foreign = await ctx.client(prod.apiKey).put(`/v1/workflows/${created._id}`, { name: "Taken over" });
-    assert.equal(foreign.statusCode, 404, foreign.body);
-    assert.equal(
-      (await ctx.client(dev.apiKey).get(`/v1/workflows/${created._id}`)).json().data.name,
-      created.name,
-    );
     await ctx.client(dev.apiKey).delete(`/v1/workflows/${created._id}`);
     for (const id of [created._id, "65f1c0ffee0123456789abcd", "no-such-workflow"]) {
       const res = await ctx.client(dev.apiKey).put(`/v1/workflows/${id}`, { name: "Back" });
@@ -245,5 +241,29 @@ forEachBackend("PUT /v1/workflows/:workflowId", (ctx) => {
     assert.equal(read.description, "from the first");
     assert.deepEqual(read.tags, ["from-the-second"]);
     assert.equal(read.critical, true);
+  });
+
+  test("steps whose template does not compile are a 400 naming the field; the workflow stays as it was", async () => {
+    const { dev } = await ctx.tenant();
+    const created = await createWorkflow(ctx, dev.apiKey, dev.generalGroupId);
+    const api = ctx.client(dev.apiKey);
+    const res = await api.put(`/v1/workflows/${created._id}`, {
+      steps: [
+        {
+          _id: created.steps[0]._id,
+          template: { type: "email", subject: "Hi {{firstName}}", content: "ok" },
+        },
+        { template: { type: "sms", content: "Code {{#if code}}{{code}}" } },
+      ],
+    });
+    assertErrorBody(res, 400, {
+      path: `/v1/workflows/${created._id}`,
+      fields: ["steps[1].template.content"],
+      message: /^steps\[1\]\.template\.content does not compile as a Handlebars template: parse error/,
+    });
+    assert.deepEqual((await api.get(`/v1/workflows/${created._id}`)).json().data, created);
+    // An update that leaves the steps alone does not re-check them.
+    const renamed = await api.put(`/v1/workflows/${created._id}`, { description: "renamed" });
+    assert.equal(renamed.statusCode, 200, renamed.body);
   });
 });

@@ -1,6 +1,7 @@
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
-import type { RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { WORKFLOW_PREFIXES } from "./prefixes.ts";
+import { presentWorkflow } from "./presenter.ts";
 import { UpdateWorkflowBody, Workflow, WorkflowIdParams } from "./schemas.ts";
 import { updateWorkflow } from "./service.ts";
 
@@ -33,7 +34,9 @@ export const updateWorkflowRoute: RoutePlugin = async (app) => {
         },
       },
       async (request) => ({
-        data: await updateWorkflow(app.store.db, request.tenant, request.params.workflowId, request.body),
+        data: presentWorkflow(
+          await updateWorkflow(depsOf(app), request.tenant, request.params.workflowId, request.body),
+        ),
       }),
     );
   }

@@ -4,18 +4,10 @@
 // resident memory flat after a warm-up (the figures are printed).
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { after, describe, test } from "node:test";
+import { test } from "node:test";
 import autocannon from "autocannon";
-import {
-  backendNames,
-  call,
-  type Database,
-  freshDatabase,
-  type ServerProcess,
-  seedOrganization,
-  startServer,
-  stopServer,
-} from "../server-process.ts";
+import type { BackendName } from "../backends.ts";
+import { call, forEachProcessBackend, seedOrganization, stopServer } from "../processes.ts";
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 60);
 const RATE = Number(process.env.LOAD_RATE ?? 200);
@@ -41,23 +33,17 @@ function slope(points: [number, number][]): number {
 const average = (values: number[]) => values.reduce((s, v) => s + v, 0) / values.length;
 
 // LOAD_BACKENDS=sqlite (or postgres) runs one backend only.
-const only = process.env.LOAD_BACKENDS?.split(",").map((b) => b.trim());
-for (const backend of backendNames.filter((b) => !only || only.includes(b))) {
-  describe(`steady load [${backend}]`, () => {
-    let db: Database | undefined;
-    let server: ServerProcess | undefined;
-    after(async () => {
-      if (server) await stopServer(server, "SIGKILL");
-      await db?.destroy();
-    });
-
+const only = process.env.LOAD_BACKENDS?.split(",").map((b) => b.trim() as BackendName);
+forEachProcessBackend(
+  "steady load",
+  (suite) => {
+    const backend = suite.backend;
     test(`${SECONDS} s at ${RATE} requests/s: zero errors, RSS flat after ${WARMUP} s of warm-up`, {
       timeout: (SECONDS + 120) * 1000,
     }, async () => {
-      db = await freshDatabase(backend);
+      const db = await suite.database();
       const seed = await seedOrganization(db);
-      server = await startServer(db.env);
-      const live = server;
+      const live = await suite.start(db.env);
       const key = seed.apiKey;
       const created = await call(live, "POST", "/v1/workflows", key, {
         name: "Load workflow",
@@ -122,8 +108,8 @@ for (const backend of backendNames.filter((b) => !only || only.includes(b))) {
       // Flat: within 15% (or 15 MB, whichever is larger) of where it stood after warm-up.
       assert.ok(tail - head < Math.max(15 * MB, head * 0.15), "RSS grew after warm-up");
       const stopped = await stopServer(live);
-      server = undefined;
       assert.equal(stopped.code, 0);
     });
-  });
-}
+  },
+  only ? { only } : {},
+);

@@ -1,6 +1,9 @@
 import type { Kysely, Migration, MigrationProvider } from "kysely";
 import * as initial from "./0001-initial.ts";
 import * as workflowSearch from "./0002-workflow-search.ts";
+import * as subscribers from "./0003-subscribers.ts";
+import * as queue from "./0004-queue.ts";
+import * as engine from "./0005-engine.ts";
 import type { ColumnTypes } from "./column-types.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations see the database as it was, untyped.
@@ -10,6 +13,9 @@ type Step = { up(db: Kysely<any>, types: ColumnTypes): Promise<void> };
 const steps: Record<string, Step> = {
   "0001-initial": initial,
   "0002-workflow-search": workflowSearch,
+  "0003-subscribers": subscribers,
+  "0004-queue": queue,
+  "0005-engine": engine,
 };
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {

@@ -1,0 +1,16 @@
+import type { Kysely } from "kysely";
+import type { Clock } from "./clock.ts";
+import type { Database } from "./store/schema.ts";
+
+/**
+ * What a service needs from the world: the database (the root handle, or the transaction the caller
+ * runs in) and the clock. Passed in, never imported, so a test can hand in a transaction or a clock
+ * it moves by hand.
+ */
+export interface Deps {
+  readonly db: Kysely<Database>;
+  readonly clock: Clock;
+}
+
+/** The same dependencies inside a transaction. */
+export const within = (deps: Deps, db: Kysely<Database>): Deps => ({ db, clock: deps.clock });

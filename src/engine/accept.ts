@@ -1,0 +1,250 @@
+import { randomUUID } from "node:crypto";
+import { isoNow } from "../clock.ts";
+import type { Deps } from "../deps.ts";
+import { badRequest, unprocessable } from "../errors.ts";
+import { newObjectId } from "../ids.ts";
+import { type CreateSubscriberInput, upsertSubscriber } from "../subscribers/service.ts";
+import type { Tenant } from "../tenancy/tenant.ts";
+import { findTopic } from "../topics/service.ts";
+import type { Step, Workflow } from "../workflows/domain.ts";
+import { getWorkflow } from "../workflows/service.ts";
+import type { Job, Notification, TriggerStatus, WorkflowSnapshot } from "./domain.ts";
+import type { JobQueue, NewTask } from "./queue/port.ts";
+import * as engine from "./repository.ts";
+
+/** The engine's dependencies: the services' ones, and the queue its work goes through. */
+export interface EngineDeps extends Deps {
+  readonly queue: JobQueue;
+}
+
+export const withDb = (deps: EngineDeps, db: Deps["db"]): EngineDeps => ({ ...deps, db });
+
+/** The queue's task names: one per kind of work, each handled by one function (worker.ts). */
+export const TASKS = { runJob: "engine.run-job", fanOut: "engine.fan-out" } as const;
+
+/** A topic as a recipient. */
+export interface TopicRecipient {
+  type: "Topic";
+  topicKey: string;
+}
+export type Recipient = string | CreateSubscriberInput | TopicRecipient;
+
+export interface TriggerRequest {
+  name: string;
+  to?: Recipient | Recipient[];
+  payload?: Record<string, unknown>;
+  overrides?: Record<string, unknown>;
+  transactionId?: string;
+  actor?: string | CreateSubscriberInput;
+  tenant?: string | Record<string, unknown>;
+}
+
+export interface TriggerAck {
+  acknowledged: true;
+  status: TriggerStatus;
+  transactionId: string;
+}
+
+/** At most this many direct recipients are resolved in the request; more go to a fan-out job. */
+export const INLINE_RECIPIENTS = 20;
+
+const isTopic = (recipient: Recipient): recipient is TopicRecipient =>
+  typeof recipient === "object" && recipient !== null && (recipient as TopicRecipient).type === "Topic";
+
+/** What a run keeps of its workflow: a later edit or delete does not change a notification under way. */
+export function snapshotOf(workflow: Workflow): WorkflowSnapshot {
+  return {
+    id: workflow.id,
+    name: workflow.name,
+    identifier: workflow.identifier,
+    critical: workflow.critical,
+    preferenceSettings: workflow.preferenceSettings,
+    triggers: workflow.triggers,
+  };
+}
+
+/** Why a workflow runs nothing, or "processed" when it runs. */
+export function statusOf(workflow: Pick<Workflow, "active" | "steps">): TriggerStatus {
+  if (!workflow.active) return "trigger_not_active";
+  if (workflow.steps.length === 0) return "no_workflow_steps_defined";
+  if (!workflow.steps.some((step) => step.active)) return "no_workflow_active_steps_defined";
+  return "processed";
+}
+
+/** What every notification of one trigger shares, stored with the trigger for its fan-out. */
+export interface RunPlan {
+  workflow: WorkflowSnapshot;
+  steps: Step[];
+  payload: Record<string, unknown>;
+  overrides: Record<string, unknown>;
+  actor: Record<string, unknown>;
+  tenant: Record<string, unknown>;
+  to: unknown;
+}
+
+function objectOr(value: unknown, identifierKey: string): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value === "string") return { [identifierKey]: value };
+  return value as Record<string, unknown>;
+}
+
+async function workflowOf(deps: Deps, tenant: Tenant, name: string): Promise<Workflow> {
+  try {
+    return await getWorkflow(deps, tenant, name);
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    throw unprocessable(
+      `workflow_not_found: no workflow of this environment has the trigger identifier "${name}"`,
+    );
+  }
+}
+
+/**
+ * Accepts a trigger (ENGINE.md part 3). The acknowledgement is the commit: the trigger record, the
+ * notifications and their first jobs (or, for topics, a broadcast and long recipient lists, one
+ * fan-out job) are written in one transaction, and only then is the answer sent. A transactionId
+ * the environment has seen before returns the first acknowledgement and runs nothing again.
+ */
+export async function acceptTrigger(
+  deps: EngineDeps,
+  tenant: Tenant,
+  request: TriggerRequest,
+  options: { broadcast?: boolean } = {},
+): Promise<TriggerAck> {
+  const workflow = await workflowOf(deps, tenant, request.name);
+  const transactionId = request.transactionId ?? randomUUID();
+  const status = statusOf(workflow);
+  if (status !== "processed") return { acknowledged: true, status, transactionId };
+
+  const recipients = options.broadcast ? [] : [request.to ?? []].flat();
+  if (!options.broadcast && recipients.length === 0) throw badRequest("to must name at least one recipient");
+  const plan: RunPlan = {
+    workflow: snapshotOf(workflow),
+    steps: workflow.steps,
+    payload: request.payload ?? {},
+    overrides: request.overrides ?? {},
+    actor: objectOr(request.actor, "subscriberId"),
+    tenant: objectOr(request.tenant, "identifier"),
+    to: options.broadcast ? { broadcast: true } : (request.to ?? []),
+  };
+  const fanOut =
+    options.broadcast || recipients.length > INLINE_RECIPIENTS || recipients.some((r) => isTopic(r));
+
+  const ack = await deps.db.transaction().execute(async (trx) => {
+    const inTrx = withDb(deps, trx);
+    // A topic that does not exist is the caller's mistake, told now rather than lost in a job.
+    for (const recipient of recipients) {
+      if (isTopic(recipient) && !(await findTopic(inTrx, tenant, recipient.topicKey))) {
+        throw unprocessable(`Topic "${recipient.topicKey}" does not exist in this environment`);
+      }
+    }
+    const trigger = await engine.insertTrigger(trx, {
+      id: newObjectId(),
+      organizationId: tenant.organizationId,
+      environmentId: tenant.environmentId,
+      transactionId,
+      workflowId: workflow.id,
+      status,
+      request: { plan, recipients, broadcast: options.broadcast === true },
+      createdAt: isoNow(deps.clock),
+    });
+    if (!trigger) {
+      const first = await engine.findTriggerByTransaction(trx, tenant.environmentId, transactionId);
+      return { acknowledged: true as const, status: first?.status ?? status, transactionId, repeat: true };
+    }
+    if (fanOut) {
+      await deps.queue.add(trx, [
+        { task: TASKS.fanOut, payload: { triggerId: trigger.id }, key: `fan-out:${trigger.id}` },
+      ]);
+    } else {
+      const refs: string[] = [];
+      for (const recipient of recipients) {
+        const input =
+          typeof recipient === "string" ? { subscriberId: recipient } : (recipient as CreateSubscriberInput);
+        refs.push((await upsertSubscriber(inTrx, tenant, input)).id);
+      }
+      await createRuns(inTrx, trigger, plan, refs);
+    }
+    return { acknowledged: true as const, status, transactionId, repeat: false };
+  });
+  if (!ack.repeat) deps.queue.wake();
+  return { acknowledged: true, status: ack.status, transactionId: ack.transactionId };
+}
+
+/**
+ * The notifications of one trigger for these subscribers, each with one job per step, and a task
+ * for each first job: in the caller's transaction. Subscribers the trigger already notified are
+ * left alone (a fan-out batch run twice notifies nobody twice).
+ */
+export async function createRuns(
+  deps: EngineDeps,
+  trigger: Pick<
+    engine.TriggerRecord,
+    "id" | "organizationId" | "environmentId" | "transactionId" | "workflowId"
+  >,
+  plan: RunPlan,
+  subscriberRefs: readonly string[],
+): Promise<number> {
+  const now = isoNow(deps.clock);
+  const unique = [...new Set(subscriberRefs)];
+  const created = await engine.insertNotifications(
+    deps.db,
+    unique.map(
+      (subscriberRef): Notification => ({
+        id: newObjectId(),
+        organizationId: trigger.organizationId,
+        environmentId: trigger.environmentId,
+        triggerId: trigger.id,
+        transactionId: trigger.transactionId,
+        workflowId: trigger.workflowId,
+        workflow: plan.workflow,
+        subscriberRef,
+        payload: plan.payload,
+        overrides: plan.overrides,
+        actor: plan.actor,
+        tenant: plan.tenant,
+        to: plan.to,
+        channels: plan.steps.map((step) => step.template.type),
+        createdAt: now,
+        updatedAt: now,
+      }),
+    ),
+  );
+  const jobs: Job[] = [];
+  const tasks: NewTask[] = [];
+  for (const notification of created) {
+    plan.steps.forEach((step, stepIndex) => {
+      const job: Job = {
+        id: newObjectId(),
+        organizationId: notification.organizationId,
+        environmentId: notification.environmentId,
+        notificationId: notification.id,
+        transactionId: notification.transactionId,
+        workflowId: notification.workflowId,
+        subscriberRef: notification.subscriberRef,
+        stepIndex,
+        step,
+        type: step.template.type,
+        status: stepIndex === 0 ? "queued" : "pending",
+        runAt: null,
+        attempts: 0,
+        digest: {},
+        createdAt: now,
+        updatedAt: now,
+      };
+      jobs.push(job);
+      if (stepIndex === 0) tasks.push(runJobTask(job.id));
+    });
+  }
+  await engine.insertJobs(deps.db, jobs);
+  await deps.queue.add(deps.db, tasks);
+  return created.length;
+}
+
+/** The task that runs a job; keyed by the job, so a job is never queued twice at once. */
+export const runJobTask = (jobId: string, runAt?: number): NewTask => ({
+  task: TASKS.runJob,
+  payload: { jobId },
+  key: `job:${jobId}`,
+  ...(runAt !== undefined ? { runAt } : {}),
+});

@@ -1,0 +1,104 @@
+import type { CreateSubscriberInput } from "../subscribers/service.ts";
+import { pageSubscriberRefs, upsertSubscriber } from "../subscribers/service.ts";
+import type { Tenant } from "../tenancy/tenant.ts";
+import { findTopic, pageTopicSubscribers } from "../topics/service.ts";
+import {
+  createRuns,
+  type EngineDeps,
+  type Recipient,
+  type RunPlan,
+  type TopicRecipient,
+  withDb,
+} from "./accept.ts";
+import * as engine from "./repository.ts";
+
+/** Subscribers per batch: each batch is one transaction, so memory stays flat however large the topic. */
+export const FAN_OUT_BATCH = 500;
+
+interface StoredRequest {
+  plan: RunPlan;
+  recipients: Recipient[];
+  broadcast: boolean;
+}
+
+/**
+ * Where a fan-out stands: which source it is reading (the direct recipients, then each topic in
+ * order; or every subscriber for a broadcast) and the last subscriber done in it.
+ */
+interface Cursor {
+  source: number;
+  after: string;
+}
+
+const readCursor = (text: string): Cursor =>
+  text === "" ? { source: 0, after: "" } : (JSON.parse(text) as Cursor);
+
+/**
+ * The fan-out job of a trigger to topics, to a broadcast or to a long list of recipients: creates
+ * the runs a batch at a time, each batch in one transaction with the cursor, so a crash resumes
+ * after the last batch written and nobody is notified twice (one notification per trigger and
+ * subscriber, by a unique index).
+ */
+export async function fanOut(deps: EngineDeps, triggerId: string): Promise<void> {
+  const trigger = await engine.findTrigger(deps.db, triggerId);
+  if (!trigger || trigger.fanoutDone) return;
+  const request = trigger.request as unknown as StoredRequest;
+  const tenant: Tenant = {
+    organizationId: trigger.organizationId,
+    environmentId: trigger.environmentId,
+    actorId: "",
+  };
+  const direct = request.recipients.filter((r): r is string | CreateSubscriberInput => !isTopic(r));
+  const topics = request.recipients.filter(isTopic);
+  let cursor = readCursor(trigger.fanoutCursor);
+
+  for (;;) {
+    const done = await deps.db.transaction().execute(async (trx) => {
+      const inTrx = withDb(deps, trx);
+      const batch = await nextBatch(inTrx, tenant, request, direct, topics, cursor);
+      await createRuns(inTrx, trigger, request.plan, batch.refs);
+      await engine.advanceFanout(trx, trigger.id, JSON.stringify(batch.next), batch.finished);
+      cursor = batch.next;
+      return batch.finished;
+    });
+    deps.queue.wake();
+    if (done) return;
+  }
+}
+
+const isTopic = (recipient: Recipient): recipient is TopicRecipient =>
+  typeof recipient === "object" && recipient !== null && (recipient as TopicRecipient).type === "Topic";
+
+async function nextBatch(
+  deps: EngineDeps,
+  tenant: Tenant,
+  request: StoredRequest,
+  direct: (string | CreateSubscriberInput)[],
+  topics: TopicRecipient[],
+  cursor: Cursor,
+): Promise<{ refs: string[]; next: Cursor; finished: boolean }> {
+  if (request.broadcast) {
+    const page = await pageSubscriberRefs(deps, tenant, { after: cursor.after, limit: FAN_OUT_BATCH });
+    return { refs: page.refs, next: { source: 0, after: page.next }, finished: page.next === "" };
+  }
+  // Source 0: the direct recipients, upserted (at most 100, so one batch).
+  if (cursor.source === 0) {
+    const refs: string[] = [];
+    for (const recipient of direct) {
+      const input = typeof recipient === "string" ? { subscriberId: recipient } : recipient;
+      refs.push((await upsertSubscriber(deps, tenant, input)).id);
+    }
+    return { refs, next: { source: 1, after: "" }, finished: topics.length === 0 };
+  }
+  const topic = topics[cursor.source - 1];
+  if (!topic) return { refs: [], next: cursor, finished: true };
+  const found = await findTopic(deps, tenant, topic.topicKey);
+  // A topic deleted since the trigger was accepted has nobody left to notify.
+  const page = found
+    ? await pageTopicSubscribers(deps, tenant, found.id, { after: cursor.after, limit: FAN_OUT_BATCH })
+    : { members: [], next: "" };
+  const refs = page.members.map((member) => member.subscriberRef);
+  if (page.next !== "") return { refs, next: { source: cursor.source, after: page.next }, finished: false };
+  const last = cursor.source >= topics.length;
+  return { refs, next: { source: cursor.source + 1, after: "" }, finished: last };
+}

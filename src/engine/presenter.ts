@@ -1,0 +1,118 @@
+import type { Subscriber } from "../subscribers/domain.ts";
+import { presentSubscriber } from "../subscribers/presenter.ts";
+import type { ExecutionDetail, Job, Message } from "./domain.ts";
+import type { NotificationView } from "./service.ts";
+
+/** A message as Novu's API shows it (ENGINE.md part 1). */
+export function presentMessage(message: Message, subscriber?: Subscriber) {
+  return {
+    _id: message.id,
+    _environmentId: message.environmentId,
+    _organizationId: message.organizationId,
+    _notificationId: message.notificationId,
+    _jobId: message.jobId,
+    _templateId: message.workflowId,
+    _subscriberId: message.subscriberRef,
+    _messageTemplateId: message.workflowId,
+    subscriberId: message.subscriberId,
+    templateIdentifier: message.templateIdentifier,
+    transactionId: message.transactionId,
+    channel: message.channel,
+    content: message.content,
+    subject: message.subject,
+    cta: {
+      type: message.cta.type,
+      data: message.cta.data,
+      ...(message.cta.action ? { action: message.cta.action } : {}),
+    },
+    payload: message.payload,
+    providerId: message.providerId,
+    identifier: message.providerMessageId,
+    status: message.status,
+    seen: message.seen,
+    read: message.read,
+    lastSeenDate: message.lastSeenDate ?? "",
+    lastReadDate: message.lastReadDate ?? "",
+    deleted: false,
+    createdAt: message.createdAt,
+    updatedAt: message.updatedAt,
+    ...(subscriber ? { subscriber: presentSubscriber(subscriber) } : {}),
+  };
+}
+
+export function presentExecutionDetail(detail: ExecutionDetail) {
+  return {
+    _id: detail.id,
+    _jobId: detail.jobId,
+    _notificationId: detail.notificationId,
+    _subscriberId: detail.subscriberRef,
+    _environmentId: detail.environmentId,
+    _organizationId: detail.organizationId,
+    status: detail.status,
+    detail: detail.detail,
+    raw: detail.raw,
+    isRetry: detail.isRetry,
+    isTest: false,
+    source: "Internal",
+    createdAt: detail.createdAt,
+  };
+}
+
+export function presentJob(job: Job & { executionDetails: ExecutionDetail[] }) {
+  return {
+    _id: job.id,
+    _notificationId: job.notificationId,
+    _subscriberId: job.subscriberRef,
+    _templateId: job.workflowId,
+    transactionId: job.transactionId,
+    type: job.type,
+    status: job.status,
+    step: job.step,
+    digest: job.digest,
+    runAt: job.runAt ?? "",
+    attempts: job.attempts,
+    executionDetails: job.executionDetails.map(presentExecutionDetail),
+    createdAt: job.createdAt,
+    updatedAt: job.updatedAt,
+  };
+}
+
+export function presentNotification(view: NotificationView) {
+  const { notification } = view;
+  return {
+    _id: notification.id,
+    _environmentId: notification.environmentId,
+    _organizationId: notification.organizationId,
+    _templateId: notification.workflowId,
+    _subscriberId: notification.subscriberRef,
+    transactionId: notification.transactionId,
+    payload: notification.payload,
+    to: notification.to,
+    channels: notification.channels,
+    template: {
+      _id: notification.workflow.id,
+      name: notification.workflow.name,
+      triggers: notification.workflow.triggers,
+    },
+    subscriber: view.subscriber
+      ? {
+          _id: view.subscriber.id,
+          subscriberId: view.subscriber.subscriberId,
+          firstName: view.subscriber.firstName,
+          lastName: view.subscriber.lastName,
+          email: view.subscriber.email,
+          phone: view.subscriber.phone,
+        }
+      : {
+          _id: notification.subscriberRef,
+          subscriberId: "",
+          firstName: "",
+          lastName: "",
+          email: "",
+          phone: "",
+        },
+    jobs: view.jobs.map(presentJob),
+    createdAt: notification.createdAt,
+    updatedAt: notification.updatedAt,
+  };
+}

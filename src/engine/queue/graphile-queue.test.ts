@@ -1,0 +1,216 @@
+// The PostgreSQL queue (graphile-worker): retries and give-up, due times in real time, several
+// workers sharing one database, and a stop that runs out of time.
+import assert from "node:assert/strict";
+import { after, afterEach, before, describe, test } from "node:test";
+import { sql } from "kysely";
+import pino from "pino";
+import { backends, postgresSkipped } from "../../../test/backends.ts";
+import { gate, type QueueFixture, queueFixture, sleep, until } from "../../../test/queue-helpers.ts";
+import { ManualClock } from "../../clock.ts";
+import type { FailedTask, JobQueue, NewTask } from "./port.ts";
+
+const postgres = backends.find((b) => b.name === "postgres");
+
+describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : postgresSkipped }, () => {
+  let fx: QueueFixture;
+  before(async () => {
+    if (postgres) fx = await queueFixture(postgres);
+  });
+  afterEach(() => fx?.reset());
+  after(() => fx?.destroy());
+
+  const add = (queue: JobQueue, tasks: NewTask[]) =>
+    fx.store.db.transaction().execute((trx) => queue.add(trx, tasks));
+
+  interface JobRow {
+    id: string;
+    attempts: number;
+    max_attempts: number;
+    locked_at: Date | null;
+    last_error: string | null;
+    /** Seconds from now until run_at, by the database's clock. */
+    due_in: number;
+  }
+  const jobs = async (task: string) =>
+    (
+      await sql<JobRow>`
+        select id, attempts, max_attempts, locked_at, last_error,
+          extract(epoch from run_at - now())::float8 as due_in
+        from ${sql.id(fx.workerSchema, "jobs")} where task_identifier = ${task}`.execute(fx.store.db)
+    ).rows;
+
+  /** What moving time on is for graphile-worker: its own reschedule_jobs, to now. */
+  const makeDueNow = (ids: string[]) =>
+    sql`select ${sql.id(fx.workerSchema, "reschedule_jobs")}(${`{${ids.join(",")}}`}::bigint[], run_at => now())`.execute(
+      fx.store.db,
+    );
+
+  test("a failing task is retried after graphile-worker's backoff (first within 5 s), then given up, reported and removed", async () => {
+    const queue = await fx.open();
+    const attempts: number[] = [];
+    const failed: { task: FailedTask; error: unknown }[] = [];
+    await queue.start(
+      {
+        flaky: async (_payload, context) => {
+          attempts.push(context.attempt);
+          throw new Error(`attempt ${context.attempt} failed`);
+        },
+      },
+      { onFailed: async (task, error) => void failed.push({ task, error }) },
+    );
+    await add(queue, [{ task: "flaky", payload: { job: "j1" }, maxAttempts: 3 }]);
+
+    for (const attempt of [1, 2]) {
+      let row: JobRow | undefined;
+      await until(async () => {
+        [row] = await jobs("flaky");
+        return row?.attempts === attempt && row.locked_at === null;
+      }, `attempt ${attempt} failed and was rescheduled`);
+      assert.equal(row?.last_error, `attempt ${attempt} failed`);
+      // e^attempt seconds: 2.7 s after the first failure, 7.4 s after the second.
+      const expected = Math.exp(attempt);
+      assert.ok(
+        row && row.due_in > expected - 1 && row.due_in <= expected,
+        `retry ${attempt} due in ${row?.due_in} s, expected about ${expected.toFixed(1)} s`,
+      );
+      assert.equal(attempts.length, attempt, "retried before its time");
+      await makeDueNow([row?.id ?? ""]);
+    }
+    await until(() => failed.length > 0, "the task was given up");
+    await fx.settled();
+    assert.deepEqual(attempts, [1, 2, 3]);
+    assert.equal(failed.length, 1);
+    assert.deepEqual(
+      { ...failed[0]?.task, taskId: "" },
+      {
+        taskId: "",
+        task: "flaky",
+        payload: { job: "j1" },
+        attempts: 3,
+        maxAttempts: 3,
+      },
+    );
+    assert.match(String(failed[0]?.error), /attempt 3 failed/);
+    assert.equal(await fx.count("flaky"), 0, "graphile-worker keeps no permanently failed job of ours");
+  });
+
+  test("a task due later does not run early and starts soon after its time (real time: 400 ms)", async () => {
+    const queue = await fx.open();
+    let startedAt = 0;
+    await queue.start({
+      remind: async () => {
+        startedAt = Date.now();
+      },
+    });
+    const due = Date.now() + 400;
+    await add(queue, [{ task: "remind", payload: {}, runAt: due }]);
+    await sleep(250);
+    assert.equal(startedAt, 0, "ran before it was due");
+    await until(() => startedAt > 0, "the task ran", 3_000);
+    // The database's clock decides; on one host it agrees with Node's to well under 5 ms.
+    assert.ok(startedAt >= due - 5, `started ${due - startedAt} ms early`);
+    // With a 50 ms poll it is rarely 100 ms late. The bound is loose because another test file
+    // installing its worker schema now makes graphile-worker stop and restart ours (see
+    // graphile-queue.ts), which has cost up to half a second.
+    assert.ok(startedAt - due < 1_000, `started ${startedAt - due} ms late`);
+  });
+
+  test("under a ManualClock, a future task's delay is laid onto real time, and advancing the clock does not run it", async () => {
+    const clock = new ManualClock();
+    const queue = await fx.open({ clock });
+    assert.equal(queue.runAtFollowsClock, false);
+    let ran = false;
+    await queue.start({
+      timer: async () => {
+        ran = true;
+      },
+    });
+    await add(queue, [{ task: "timer", payload: {}, runAt: clock.now() + 60_000 }]);
+    clock.advance(120_000);
+    await sleep(150);
+    assert.equal(ran, false);
+    const [row] = await jobs("timer");
+    assert.ok(row && row.due_in > 59 && row.due_in <= 60, `due in ${row?.due_in} s of real time`);
+  });
+
+  test("another schema's migration notice stops graphile-worker; ours starts again and keeps the exit code clean", async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
+    const queue = await fx.open({ logger });
+    const ran: unknown[] = [];
+    await queue.start({ later: async (payload) => void ran.push(payload.n) });
+    // start() resolves as graphile-worker sends its LISTEN; give the server a moment to run it.
+    await sleep(50);
+    // What graphile-worker sends when it installs a schema, any schema of the database.
+    await sql`select pg_notify('worker:migrate', ${JSON.stringify({ migrationNumber: 11, breaking: true })})`.execute(
+      fx.store.db,
+    );
+    await until(() => lines.some((line) => line.includes("restarting it")), "the worker restarted");
+    assert.notEqual(
+      process.exitCode,
+      57,
+      "graphile-worker's exit code for a breaking migration was left set",
+    );
+    await add(queue, [{ task: "later", payload: { n: 1 } }]);
+    await until(() => ran.length === 1, "a task added after the restart ran");
+    await fx.settled();
+    assert.deepEqual(ran, [1]);
+  });
+
+  test("two workers with pools of their own run 1,000 tasks, none twice", async () => {
+    const first = await fx.open({ concurrency: 8 });
+    const second = await fx.open({ concurrency: 8 });
+    const runs = new Map<number, number>();
+    const byWorker = [0, 0];
+    const handler = (worker: 0 | 1) => async (payload: Record<string, unknown>) => {
+      const n = payload.n as number;
+      runs.set(n, (runs.get(n) ?? 0) + 1);
+      byWorker[worker] = (byWorker[worker] ?? 0) + 1;
+    };
+    await first.start({ fan: handler(0) });
+    await second.start({ fan: handler(1) });
+    await add(
+      first,
+      Array.from({ length: 1000 }, (_, n) => ({ task: "fan", payload: { n } })),
+    );
+    await until(() => runs.size === 1000, "every task ran", 10_000);
+    await fx.settled();
+    const twice = [...runs].filter(([, count]) => count !== 1);
+    assert.deepEqual(twice, [], "tasks run more than once");
+    assert.equal(runs.size, 1000);
+    assert.ok((byWorker[0] ?? 0) > 0 && (byWorker[1] ?? 0) > 0, `work split ${byWorker.join("/")}`);
+    assert.equal(await fx.count("fan"), 0);
+  });
+
+  test("stop() waits only so long, then hands the running task back to run again", async () => {
+    const queue = await fx.open({ shutdownTimeoutMs: 400 });
+    const stuck = gate();
+    let entered = false;
+    await queue.start({
+      hang: async () => {
+        entered = true;
+        await stuck.opened;
+      },
+    });
+    await add(queue, [{ task: "hang", payload: {} }]);
+    await until(() => entered, "the task started");
+    const began = performance.now();
+    await queue.stop();
+    const waited = performance.now() - began;
+    assert.ok(waited >= 190 && waited < 900, `stop() took ${waited.toFixed(0)} ms for a 200 ms bound`);
+    const [row] = await jobs("hang");
+    assert.ok(row, "the unfinished task is kept");
+    assert.equal(row.locked_at, null, "and no longer locked: another worker may take it");
+    assert.equal(row.attempts, 1);
+
+    // Due at once: the next worker takes it without waiting for graphile-worker's lock timeout.
+    const next = await fx.open();
+    let ranAgain = 0;
+    await next.start({ hang: async () => void ranAgain++ });
+    await until(() => ranAgain === 1, "the handed-back task ran again");
+    await fx.settled();
+    // The abandoned handler ends at last; that changes nothing.
+    stuck.open();
+    assert.equal(await fx.count("hang"), 0);
+  });
+});

@@ -1,0 +1,396 @@
+import { EventEmitter, once } from "node:events";
+import {
+  Logger as GraphileLogger,
+  type JobHelpers,
+  type LogFunctionFactory,
+  type Runner,
+  run,
+  runMigrations,
+  type TaskList,
+  type WorkerEvents,
+} from "graphile-worker";
+import { type Kysely, sql } from "kysely";
+import type { Logger } from "pino";
+import { type Clock, systemClock } from "../../clock.ts";
+import type { Database } from "../../store/schema.ts";
+import { reportGiveUp } from "./give-up.ts";
+import {
+  checkNewTask,
+  DEFAULT_MAX_ATTEMPTS,
+  type FailedHandler,
+  type JobQueue,
+  type NewTask,
+  retryDelayMs,
+  type StartOptions,
+  type TaskHandler,
+} from "./port.ts";
+
+/**
+ * The job queue on PostgreSQL: graphile-worker 0.16, so any number of API and worker processes
+ * share one database.
+ *
+ * - `add()` calls graphile-worker's `add_jobs` (tasks without a key, in one call) and `add_job` (keyed
+ *   tasks) as SQL inside OUR Kysely transaction: the job exists exactly when the caller's transaction
+ *   commits, and their NOTIFY, delivered at that commit, wakes the listening workers (so `wake()`
+ *   has nothing to do here). That NOTIFY has a price: PostgreSQL serialises the commits of
+ *   notifying transactions, so it caps how many enqueueing transactions commit per second.
+ * - Keys use `job_key_mode => 'unsafe_dedupe'`: while a job with the key exists (waiting, running or
+ *   retrying), adding another does nothing. graphile-worker keeps permanently failed jobs (and their
+ *   keys); we never leave one: a task's last failure is reported to `onFailed` and then the job
+ *   completes, so it is deleted and its key is free, as on SQLite.
+ * - `start()` runs graphile-worker's runner with our handlers, its own small pg pool from the same
+ *   URL, and no signal handlers of its own (the process's shutdown calls `stop()`). It restarts the
+ *   runner when another schema's migration notice stopped it (see #afterRunnerEnded).
+ * - Retries are graphile-worker's: it reschedules a failed job at run_at + e^min(attempts, 10)
+ *   seconds, the formula `retryDelayMs` copies for SQLite.
+ * - A job whose process died mid-run stays locked until graphile-worker's lock timeout (4 hours)
+ *   expires; then it runs again. (SQLite can do better: one worker per file, so its start releases
+ *   every claim.) A clean `stop()` that runs out of time hands its running jobs back at once.
+ *
+ * Time. graphile-worker decides what is due by comparing run_at with real time (PostgreSQL's
+ * `now()`; `useNodeTime` would use Node's `new Date()` instead, still real time, and would make a
+ * due-now job wait out any skew between the adding host and the worker's, so we keep the default).
+ * A task due now is added with run_at = NULL (add_job uses the transaction's `now()`), so a worker
+ * never finds it "in the future". With the system clock, a future `runAt` maps to run_at directly.
+ *
+ * Under a ManualClock there is no such mapping: `advance()` cannot move PostgreSQL's time. A future
+ * `runAt` is then turned into the same delay in real time (so it never runs early), and
+ * `runAtFollowsClock` is false. The engine must not rely on the queue for business timers there:
+ * it keeps its timers as rows (ENGINE.md part 4: "Timers are rows in the database (runAt)"), arms
+ * `clock.at(next due)` in the worker, and when it fires, enqueues the due work with runAt = now (or
+ * a "due-check" task that claims the rows now due by the clock). With the system clock it may pass a
+ * future runAt straight to the queue. No queue of our own is built on PostgreSQL.
+ */
+
+export interface GraphileQueueOptions {
+  databaseUrl: string;
+  /** The PostgreSQL schema graphile-worker lives in (created and migrated by `openGraphileQueue`). */
+  schema: string;
+  clock: Clock;
+  logger: Logger;
+  /** How many jobs run at once in this process. */
+  concurrency: number;
+  /**
+   * How often each idle worker looks for jobs that became due by time (a future runAt, a retry);
+   * jobs due when added are announced by NOTIFY and start at once. Default 250 ms.
+   */
+  pollIntervalMs?: number;
+  /** How long (real time) stop() waits for running jobs before handing them back; default 5 s. */
+  stopTimeoutMs?: number;
+}
+
+/** Installs or upgrades graphile-worker's schema (once, whoever else starts now), then opens the queue. */
+export async function openGraphileQueue(
+  db: Kysely<Database>,
+  options: GraphileQueueOptions,
+): Promise<GraphileQueue> {
+  // graphile-worker notices a concurrent migration only after its first statement, and two
+  // processes creating the schema at once can collide: one migrates at a time, the rest wait.
+  const revision = await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`tidings:queue:${options.schema}`}))`.execute(trx);
+    await runMigrations({
+      connectionString: options.databaseUrl,
+      schema: options.schema,
+      maxPoolSize: 1,
+      logger: graphileLogger(options.logger),
+    });
+    return schemaRevision(trx, options.schema);
+  });
+  return new GraphileQueue(db, options, revision);
+}
+
+/** The last graphile-worker migration applied to the schema. */
+async function schemaRevision(db: Kysely<Database>, schema: string): Promise<number> {
+  const { rows } = await sql<{ revision: number | null }>`
+    select max(id) as revision from ${sql.id(schema, "migrations")}`.execute(db);
+  return Number(rows[0]?.revision ?? 0);
+}
+
+export class GraphileQueue implements JobQueue {
+  readonly runAtFollowsClock: boolean;
+  readonly #db: Kysely<Database>;
+  readonly #options: GraphileQueueOptions;
+  readonly #logger: Logger;
+  /** The schema's migration revision when this queue opened (see #afterRunnerEnded). */
+  readonly #revision: number;
+  #taskList: TaskList = {};
+  /** Set while the end of a runner is looked into (see #afterRunnerEnded). */
+  #recovering: Promise<void> | undefined;
+  #onFailed: FailedHandler | undefined;
+  #runner: Runner | undefined;
+  /** Settles once the current runner's end has been handled. */
+  #runnerEnded: Promise<void> = Promise.resolve();
+  /** The graphile-worker workers running one of our tasks now, by job id. */
+  readonly #running = new Map<string, string>();
+  #started = false;
+  #stopped = false;
+
+  constructor(db: Kysely<Database>, options: GraphileQueueOptions, revision: number) {
+    this.#db = db;
+    this.#revision = revision;
+    this.#options = options;
+    this.#logger = options.logger;
+    this.runAtFollowsClock = options.clock === systemClock;
+  }
+
+  async add(db: Kysely<Database>, tasks: NewTask[]): Promise<void> {
+    if (tasks.length === 0) return;
+    for (const task of tasks) checkNewTask(task);
+    const now = this.#options.clock.now();
+    const specs = tasks.map((task) => ({
+      identifier: task.task,
+      payload: task.payload,
+      run_at: task.runAt !== undefined && task.runAt > now ? this.#realRunAt(task.runAt, now) : null,
+      max_attempts: task.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+      job_key: task.key ?? null,
+    }));
+    // Sent as text: a parameter the server types as json would be encoded by the driver again.
+    const rows = (list: typeof specs) => sql`
+      json_to_recordset(${JSON.stringify(list)}::text::json)
+        as s(identifier text, payload json, run_at timestamptz, max_attempts smallint, job_key text)`;
+    const schema = this.#options.schema;
+    // Tasks without a key: one add_jobs call for the lot (add_job costs a function call each).
+    const plain = specs.filter((spec) => spec.job_key === null);
+    if (plain.length > 0) {
+      await sql`
+        select count(*) from ${sql.id(schema, "add_jobs")}(array(
+          select row(s.identifier, s.payload, null, s.run_at, s.max_attempts, null, null, null)::${sql.id(schema, "job_spec")}
+          from ${rows(plain)}
+        ))`.execute(db);
+    }
+    // Keyed tasks: add_job, the one entry point with 'unsafe_dedupe' (add_jobs only replaces).
+    const keyed = specs.filter((spec) => spec.job_key !== null);
+    if (keyed.length > 0) {
+      await sql`
+        select count(${sql.id(schema, "add_job")}(
+          identifier => s.identifier,
+          payload => s.payload,
+          run_at => s.run_at,
+          max_attempts => s.max_attempts,
+          job_key => s.job_key,
+          job_key_mode => 'unsafe_dedupe'
+        )) from ${rows(keyed)}`.execute(db);
+    }
+  }
+
+  /** The real instant at which graphile-worker should run a task due at `runAt` by our clock. */
+  #realRunAt(runAt: number, now: number): string {
+    if (this.#options.clock === systemClock) return new Date(runAt).toISOString();
+    // Not business time: graphile-worker runs on real time, so the clock's delay is laid onto it.
+    return new Date(Date.now() + (runAt - now)).toISOString();
+  }
+
+  wake(): void {
+    // add_job's NOTIFY already wakes every listening worker when the transaction commits.
+  }
+
+  async start(handlers: Record<string, TaskHandler>, options: StartOptions = {}): Promise<void> {
+    if (this.#started) throw new Error("a job queue starts once");
+    this.#started = true;
+    this.#onFailed = options.onFailed;
+    const entries = Object.entries(handlers);
+    if (entries.length === 0) {
+      // graphile-worker would log "No tasks found" at every poll: take no jobs at all instead.
+      this.#logger.info("job queue: no task handlers registered, so this worker takes no tasks");
+      return;
+    }
+    for (const [name, handler] of entries) {
+      this.#taskList[name] = (payload, helpers) => this.#run(name, handler, payload, helpers);
+    }
+    await this.#startRunner();
+  }
+
+  /** Starts graphile-worker's runner; resolves once it listens for new jobs (or after 5 s). */
+  async #startRunner(): Promise<void> {
+    const { concurrency } = this.#options;
+    const events = new EventEmitter() as WorkerEvents;
+    const listening = once(events, "pool:listen:success", { signal: AbortSignal.timeout(5_000) }).catch(
+      () => {
+        this.#logger.warn("job queue: graphile-worker does not listen for new jobs yet; it polls meanwhile");
+      },
+    );
+    const runner = await run(
+      {
+        connectionString: this.#options.databaseUrl,
+        schema: this.#options.schema,
+        concurrency,
+        // graphile-worker holds a connection only to fetch and to complete a job (our handlers use
+        // the store's pool), so a few serve any concurrency: one for LISTEN and four for the rest.
+        // A pool per concurrent job made every PostgreSQL process of the test suite open a dozen
+        // connections at start, and parallel suites ran PostgreSQL out of them.
+        maxPoolSize: Math.min(concurrency + 1, 5),
+        pollInterval: this.#options.pollIntervalMs ?? 250,
+        noHandleSignals: true,
+        logger: graphileLogger(this.#logger),
+        taskList: this.#taskList,
+        events,
+      },
+      undefined,
+      // No cron items: without this the runner would look for a crontab file in the working directory.
+      [],
+    );
+    this.#runner = runner;
+    this.#runnerEnded = runner.promise
+      .catch((err: unknown) => {
+        this.#logger.error({ err }, "job queue: the graphile-worker runner stopped with an error");
+      })
+      .finally(() => {
+        const unasked = this.#runner === runner;
+        if (unasked) this.#runner = undefined;
+        if (!unasked && process.exitCode !== 57) return;
+        this.#recovering = this.#afterRunnerEnded(unasked).finally(() => {
+          this.#recovering = undefined;
+        });
+      });
+    await listening;
+  }
+
+  /**
+   * graphile-worker stops every worker pool that hears a "breaking migration" notice, and sets
+   * process.exitCode to 57; the notice is database-wide and names no schema, so installing the
+   * queue's schema for another Tidings (another test file's schema, another deployment in the
+   * database) stops ours too. When our own schema is still at the revision we opened with, the
+   * notice was not about us: clear the exit code and, when the runner stopped without being asked,
+   * start it again. When the schema moved on, a newer graphile-worker migrated it, and this one
+   * rightly stays stopped.
+   */
+  async #afterRunnerEnded(unasked: boolean): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const revision = await schemaRevision(this.#db, this.#options.schema);
+        if (revision !== this.#revision) {
+          this.#logger.error(
+            { revision, ours: this.#revision },
+            "job queue: a newer graphile-worker migrated the queue's schema; this worker stays stopped",
+          );
+          return;
+        }
+        if (process.exitCode === 57) process.exitCode = undefined;
+        if (!unasked || this.#stopped) return;
+        this.#logger.warn(
+          "job queue: graphile-worker stopped on another schema's migration notice; restarting it",
+        );
+        await this.#startRunner();
+        return;
+      } catch (err) {
+        if (!unasked || this.#stopped) {
+          this.#logger.debug({ err }, "job queue: could not check graphile-worker's schema revision");
+          return;
+        }
+        const delay = Math.min(30_000, 500 * 2 ** attempt);
+        this.#logger.error({ err, retryInMs: delay }, "job queue: could not restart graphile-worker");
+        await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      }
+    }
+  }
+
+  async #run(name: string, handler: TaskHandler, payload: unknown, helpers: JobHelpers): Promise<void> {
+    const { job } = helpers;
+    const taskId = String(job.id);
+    const data = (payload ?? {}) as Record<string, unknown>;
+    if (job.locked_by) this.#running.set(taskId, job.locked_by);
+    try {
+      await handler(data, { taskId, attempt: job.attempts, maxAttempts: job.max_attempts });
+    } catch (error) {
+      if (job.attempts < job.max_attempts) {
+        this.#logger.warn(
+          {
+            err: error,
+            taskId,
+            task: name,
+            attempt: job.attempts,
+            maxAttempts: job.max_attempts,
+            retryInMs: retryDelayMs(job.attempts),
+          },
+          "job queue: task failed; it runs again later",
+        );
+        throw error;
+      }
+      await reportGiveUp(
+        this.#logger,
+        this.#onFailed,
+        { taskId, task: name, payload: data, attempts: job.attempts, maxAttempts: job.max_attempts },
+        error,
+      );
+      // Returning normally: graphile-worker deletes the job, which frees its key.
+    } finally {
+      this.#running.delete(taskId);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    await this.#recovering;
+    const runner = this.#runner;
+    if (!runner) return;
+    this.#runner = undefined;
+    const graceful = runner.stop().catch((err: unknown) => {
+      this.#logger.error({ err }, "job queue: graphile-worker did not stop cleanly");
+    });
+    if (await finishesWithin(graceful, this.#options.stopTimeoutMs ?? 5_000)) {
+      await this.#runnerEnded;
+      await this.#recovering;
+      return;
+    }
+    // Hand the running jobs back now (graphile-worker's force_unlock_workers: unlocked, their
+    // attempt counted), so another worker takes them at once instead of after the four-hour lock
+    // timeout. The runner goes on waiting for the handlers in the background; should one finish
+    // after all, graphile-worker completes its job then. (The pool's forcefulShutdown would do
+    // the same, but races the graceful shutdown already under way, which ends the pool under it.)
+    const workers = [...new Set(this.#running.values())];
+    this.#logger.warn(
+      { tasks: this.#running.size },
+      "job queue: stopped waiting for running tasks; they are handed back to run again",
+    );
+    if (workers.length === 0) return;
+    try {
+      await sql`select ${sql.id(this.#options.schema, "force_unlock_workers")}(${`{${workers.join(",")}}`}::text[])`.execute(
+        this.#db,
+      );
+    } catch (err) {
+      this.#logger.error(
+        { err },
+        "job queue: could not hand running tasks back; they wait for the lock timeout",
+      );
+    }
+  }
+}
+
+/** Whether `promise` settles within `ms` of real time. */
+async function finishesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const finished = await Promise.race([
+    promise.then(() => true),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return finished;
+}
+
+/**
+ * graphile-worker's log lines, through our logger. Its per-job lines go to debug (we log failures
+ * ourselves, with the task's name and attempt); its metadata (which holds the payload) is dropped.
+ */
+function graphileLogger(logger: Logger): GraphileLogger {
+  const factory: LogFunctionFactory = () => (level, message, meta) => {
+    const err = meta?.error ?? meta?.fatalError;
+    switch (String(level)) {
+      case "error":
+        if (meta?.failure) logger.debug(message);
+        else logger.error(err ? { err } : {}, `graphile-worker: ${message}`);
+        return;
+      case "warning":
+        logger.warn(err ? { err } : {}, `graphile-worker: ${message}`);
+        return;
+      case "info":
+        logger.debug(`graphile-worker: ${message}`);
+        return;
+      default:
+        logger.trace(`graphile-worker: ${message}`);
+    }
+  };
+  return new GraphileLogger(factory);
+}

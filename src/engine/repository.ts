@@ -1,0 +1,426 @@
+import type { Kysely, Selectable } from "kysely";
+import type { Database, JobsTable, NotificationsTable } from "../store/schema.ts";
+import { readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import type { StepType } from "../workflows/domain.ts";
+import type {
+  ExecutionDetail,
+  ExecutionStatus,
+  Job,
+  JobStatus,
+  Notification,
+  TriggerStatus,
+  WorkflowSnapshot,
+} from "./domain.ts";
+
+type Db = Kysely<Database>;
+
+// ---------------------------------------------------------------- triggers
+
+export interface TriggerRecord {
+  id: string;
+  organizationId: string;
+  environmentId: string;
+  transactionId: string;
+  workflowId: string;
+  status: TriggerStatus;
+  request: Record<string, unknown>;
+  fanoutCursor: string;
+  fanoutDone: boolean;
+  createdAt: string;
+}
+
+function toTrigger(row: Selectable<Database["triggers"]>): TriggerRecord {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    transactionId: row.transaction_id,
+    workflowId: row.workflow_id,
+    status: row.status as TriggerStatus,
+    request: readJson(row.request),
+    fanoutCursor: row.fanout_cursor,
+    fanoutDone: readBool(row.fanout_done),
+    createdAt: readTimestamp(row.created_at),
+  };
+}
+
+/**
+ * Records the acknowledged trigger; undefined when the environment has one with this transactionId
+ * already (the unique index decides, concurrent repeats included: PostgreSQL makes the second wait
+ * for the first to commit, then do nothing).
+ */
+export async function insertTrigger(db: Db, trigger: Omit<TriggerRecord, "fanoutCursor" | "fanoutDone">) {
+  const row = await db
+    .insertInto("triggers")
+    .values({
+      id: trigger.id,
+      organization_id: trigger.organizationId,
+      environment_id: trigger.environmentId,
+      transaction_id: trigger.transactionId,
+      workflow_id: trigger.workflowId,
+      status: trigger.status,
+      request: writeJson(trigger.request),
+      fanout_cursor: "",
+      fanout_done: false,
+      created_at: trigger.createdAt,
+    })
+    .onConflict((conflict) => conflict.doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toTrigger(row) : undefined;
+}
+
+export async function findTriggerByTransaction(db: Db, environmentId: string, transactionId: string) {
+  const row = await db
+    .selectFrom("triggers")
+    .selectAll()
+    .where("environment_id", "=", environmentId)
+    .where("transaction_id", "=", transactionId)
+    .executeTakeFirst();
+  return row ? toTrigger(row) : undefined;
+}
+
+export async function findTrigger(db: Db, id: string) {
+  const row = await db.selectFrom("triggers").selectAll().where("id", "=", id).executeTakeFirst();
+  return row ? toTrigger(row) : undefined;
+}
+
+/** Records how far a fan-out has gone, in the transaction that wrote that batch. */
+export async function advanceFanout(db: Db, id: string, cursor: string, done: boolean) {
+  await db
+    .updateTable("triggers")
+    .set({ fanout_cursor: cursor, fanout_done: done })
+    .where("id", "=", id)
+    .execute();
+}
+
+// ---------------------------------------------------------------- notifications
+
+type NotificationRow = Selectable<NotificationsTable>;
+
+function toNotification(row: NotificationRow): Notification {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    triggerId: row.trigger_id,
+    transactionId: row.transaction_id,
+    workflowId: row.workflow_id,
+    workflow: readJson<WorkflowSnapshot>(row.workflow),
+    subscriberRef: row.subscriber_ref,
+    payload: readJson(row.payload),
+    overrides: readJson(row.overrides),
+    actor: readJson(row.actor),
+    tenant: readJson(row.tenant),
+    to: readJson(row.to),
+    channels: readJson<StepType[]>(row.channels),
+    createdAt: readTimestamp(row.created_at),
+    updatedAt: readTimestamp(row.updated_at),
+  };
+}
+
+/**
+ * Inserts the notifications that do not exist yet (one per trigger and subscriber) and returns
+ * those it inserted: a fan-out batch run twice creates nothing the second time.
+ */
+export async function insertNotifications(db: Db, notifications: Notification[]): Promise<Notification[]> {
+  if (notifications.length === 0) return [];
+  const rows = await db
+    .insertInto("notifications")
+    .values(
+      notifications.map((n) => ({
+        id: n.id,
+        organization_id: n.organizationId,
+        environment_id: n.environmentId,
+        trigger_id: n.triggerId,
+        transaction_id: n.transactionId,
+        workflow_id: n.workflowId,
+        workflow: writeJson(n.workflow),
+        subscriber_ref: n.subscriberRef,
+        payload: writeJson(n.payload),
+        overrides: writeJson(n.overrides),
+        actor: writeJson(n.actor),
+        tenant: writeJson(n.tenant),
+        to: writeJson(n.to),
+        channels: writeJson(n.channels),
+        created_at: n.createdAt,
+        updated_at: n.updatedAt,
+      })),
+    )
+    .onConflict((conflict) => conflict.columns(["trigger_id", "subscriber_ref"]).doNothing())
+    .returningAll()
+    .execute();
+  return rows.map(toNotification);
+}
+
+export async function findNotification(db: Db, id: string, environmentId?: string) {
+  let query = db.selectFrom("notifications").selectAll().where("id", "=", id);
+  if (environmentId !== undefined) query = query.where("environment_id", "=", environmentId);
+  const row = await query.executeTakeFirst();
+  return row ? toNotification(row) : undefined;
+}
+
+export interface NotificationFilter {
+  workflowIds?: string[];
+  subscriberRefs?: string[];
+  transactionId?: string;
+  channels?: string[];
+}
+
+/** A page of the environment's notifications, newest first, and how many match in all. */
+export async function listNotifications(
+  db: Db,
+  environmentId: string,
+  filter: NotificationFilter,
+  page: { offset: number; limit: number },
+) {
+  let base = db.selectFrom("notifications").where("environment_id", "=", environmentId);
+  if (filter.workflowIds?.length) base = base.where("workflow_id", "in", filter.workflowIds);
+  if (filter.subscriberRefs?.length) base = base.where("subscriber_ref", "in", filter.subscriberRefs);
+  if (filter.transactionId !== undefined) base = base.where("transaction_id", "=", filter.transactionId);
+  if (filter.channels?.length) {
+    const channels = filter.channels;
+    base = base.where((eb) =>
+      eb.or(channels.map((channel) => eb("channels", "like", `%${JSON.stringify(channel)}%`))),
+    );
+  }
+  const [rows, total] = await Promise.all([
+    base
+      .selectAll()
+      .orderBy("created_at", "desc")
+      .orderBy("id", "desc")
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number | string | bigint>().as("total")).executeTakeFirstOrThrow(),
+  ]);
+  return { totalCount: Number(total.total), notifications: rows.map(toNotification) };
+}
+
+// ---------------------------------------------------------------- jobs
+
+type JobRow = Selectable<JobsTable>;
+
+function toJob(row: JobRow): Job {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    notificationId: row.notification_id,
+    transactionId: row.transaction_id,
+    workflowId: row.workflow_id,
+    subscriberRef: row.subscriber_ref,
+    stepIndex: Number(row.step_index),
+    step: readJson(row.step),
+    type: row.type as StepType,
+    status: row.status as JobStatus,
+    runAt: row.run_at === null ? null : readTimestamp(row.run_at),
+    attempts: Number(row.attempts),
+    digest: readJson(row.digest),
+    createdAt: readTimestamp(row.created_at),
+    updatedAt: readTimestamp(row.updated_at),
+  };
+}
+
+export async function insertJobs(db: Db, jobs: Job[]): Promise<void> {
+  if (jobs.length === 0) return;
+  // Several statements for a large batch: SQLite allows at most 32,766 parameters in one.
+  for (let start = 0; start < jobs.length; start += 1000) {
+    await db
+      .insertInto("jobs")
+      .values(
+        jobs.slice(start, start + 1000).map((job) => ({
+          id: job.id,
+          organization_id: job.organizationId,
+          environment_id: job.environmentId,
+          notification_id: job.notificationId,
+          transaction_id: job.transactionId,
+          workflow_id: job.workflowId,
+          subscriber_ref: job.subscriberRef,
+          step_index: job.stepIndex,
+          step: writeJson(job.step),
+          type: job.type,
+          status: job.status,
+          run_at: job.runAt,
+          attempts: job.attempts,
+          digest: writeJson(job.digest),
+          created_at: job.createdAt,
+          updated_at: job.updatedAt,
+        })),
+      )
+      .execute();
+  }
+}
+
+export async function findJob(db: Db, id: string) {
+  const row = await db.selectFrom("jobs").selectAll().where("id", "=", id).executeTakeFirst();
+  return row ? toJob(row) : undefined;
+}
+
+/**
+ * Moves the job to `to` when it is in one of `from`, in one statement, and returns it as changed;
+ * undefined when it was not in one of them. This is how a worker claims a job and how a cancel
+ * stops one: whichever statement comes first wins, and the other matches nothing.
+ */
+export async function moveJob(
+  db: Db,
+  id: string,
+  from: readonly JobStatus[],
+  to: JobStatus,
+  now: string,
+  changes: { runAt?: string | null; countAttempt?: boolean; digest?: Record<string, unknown> } = {},
+) {
+  const row = await db
+    .updateTable("jobs")
+    .set((eb) => ({
+      status: to,
+      updated_at: now,
+      ...(changes.runAt !== undefined ? { run_at: changes.runAt } : {}),
+      ...(changes.digest !== undefined ? { digest: writeJson(changes.digest) } : {}),
+      ...(changes.countAttempt ? { attempts: eb("attempts", "+", 1) } : {}),
+    }))
+    .where("id", "=", id)
+    .where("status", "in", [...from])
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toJob(row) : undefined;
+}
+
+/** The notification's job at `stepIndex`, if the workflow has that many steps. */
+export async function jobAt(db: Db, notificationId: string, stepIndex: number) {
+  const row = await db
+    .selectFrom("jobs")
+    .selectAll()
+    .where("notification_id", "=", notificationId)
+    .where("step_index", "=", stepIndex)
+    .executeTakeFirst();
+  return row ? toJob(row) : undefined;
+}
+
+/** Moves every job of the notification after `stepIndex` that has not run to `canceled`; returns them. */
+export async function cancelJobsAfter(db: Db, notificationId: string, stepIndex: number, now: string) {
+  const rows = await db
+    .updateTable("jobs")
+    .set({ status: "canceled", updated_at: now })
+    .where("notification_id", "=", notificationId)
+    .where("step_index", ">", stepIndex)
+    .where("status", "in", ["pending", "queued", "delayed"])
+    .returningAll()
+    .execute();
+  return rows.map(toJob);
+}
+
+/** Cancels every job of the transaction that has not run yet; returns those it canceled. */
+export async function cancelTransactionJobs(
+  db: Db,
+  environmentId: string,
+  transactionId: string,
+  now: string,
+) {
+  const rows = await db
+    .updateTable("jobs")
+    .set({ status: "canceled", updated_at: now })
+    .where("environment_id", "=", environmentId)
+    .where("transaction_id", "=", transactionId)
+    .where("status", "in", ["pending", "queued", "delayed"])
+    .returningAll()
+    .execute();
+  return rows.map(toJob);
+}
+
+/** Cancels every job of the subscriber that has not run yet (the subscriber is being deleted). */
+export async function cancelSubscriberJobs(
+  db: Db,
+  environmentId: string,
+  subscriberRef: string,
+  now: string,
+) {
+  const result = await db
+    .updateTable("jobs")
+    .set({ status: "canceled", updated_at: now })
+    .where("environment_id", "=", environmentId)
+    .where("subscriber_ref", "=", subscriberRef)
+    .where("status", "in", ["pending", "queued", "delayed"])
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export async function jobsOfNotifications(db: Db, notificationIds: string[]) {
+  if (notificationIds.length === 0) return [];
+  const rows = await db
+    .selectFrom("jobs")
+    .selectAll()
+    .where("notification_id", "in", notificationIds)
+    .orderBy("notification_id")
+    .orderBy("step_index")
+    .execute();
+  return rows.map(toJob);
+}
+
+// ---------------------------------------------------------------- execution details
+
+function toDetail(row: Selectable<Database["execution_details"]>): ExecutionDetail {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    jobId: row.job_id,
+    notificationId: row.notification_id,
+    subscriberRef: row.subscriber_ref,
+    status: row.status as ExecutionStatus,
+    detail: row.detail,
+    raw: row.raw,
+    isRetry: readBool(row.is_retry),
+    createdAt: readTimestamp(row.created_at),
+  };
+}
+
+export async function insertDetails(db: Db, details: ExecutionDetail[]): Promise<void> {
+  if (details.length === 0) return;
+  for (let start = 0; start < details.length; start += 1000) {
+    await db
+      .insertInto("execution_details")
+      .values(
+        details.slice(start, start + 1000).map((d) => ({
+          id: d.id,
+          organization_id: d.organizationId,
+          environment_id: d.environmentId,
+          job_id: d.jobId,
+          notification_id: d.notificationId,
+          subscriber_ref: d.subscriberRef,
+          status: d.status,
+          detail: d.detail,
+          raw: d.raw,
+          is_retry: d.isRetry,
+          created_at: d.createdAt,
+        })),
+      )
+      .execute();
+  }
+}
+
+export async function listDetails(
+  db: Db,
+  environmentId: string,
+  filter: { notificationIds?: string[]; subscriberRef?: string },
+) {
+  let query = db.selectFrom("execution_details").selectAll().where("environment_id", "=", environmentId);
+  if (filter.notificationIds) {
+    if (filter.notificationIds.length === 0) return [];
+    query = query.where("notification_id", "in", filter.notificationIds);
+  }
+  if (filter.subscriberRef !== undefined) query = query.where("subscriber_ref", "=", filter.subscriberRef);
+  const rows = await query.orderBy("created_at").orderBy("id").limit(10_000).execute();
+  return rows.map(toDetail);
+}
+
+/** Rows written since `since` count toward the stats; an index on created_at answers it. */
+export async function countNotificationsSince(db: Db, environmentId: string, since: string) {
+  const row = await db
+    .selectFrom("notifications")
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
+    .where("environment_id", "=", environmentId)
+    .where("created_at", ">=", since)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}

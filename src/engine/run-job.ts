@@ -1,0 +1,358 @@
+import { isoNow } from "../clock.ts";
+import { newObjectId } from "../ids.ts";
+import { decideStep, getSubscriberByRef, loadSubscriberPreferences } from "../subscribers/service.ts";
+import type { Tenant } from "../tenancy/tenant.ts";
+import type { Channel } from "../workflows/domain.ts";
+import { type EngineDeps, runJobTask, withDb } from "./accept.ts";
+import type { ExecutionDetail, ExecutionStatus, Job, JobStatus, Notification } from "./domain.ts";
+import { stepPasses } from "./filters.ts";
+import { insertMessage } from "./message-repository.ts";
+import type { FailedTask } from "./queue/port.ts";
+import { escapeModeFor, renderTemplate, templateData } from "./render.ts";
+import * as engine from "./repository.ts";
+import { addUnits } from "./time-units.ts";
+
+/** What a step's handler decided: the job's final status (or `delayed`), and what to record. */
+interface Outcome {
+  status: Extract<JobStatus, "completed" | "skipped" | "failed" | "delayed">;
+  detail: string;
+  executionStatus: ExecutionStatus;
+  raw?: string;
+  /** For `delayed`: when the job is due (epoch ms). */
+  dueAt?: number;
+}
+
+/** Told when a job's message is created, so the inbox can tell the subscriber's sockets. */
+export type MessageListener = (event: {
+  environmentId: string;
+  subscriberRef: string;
+  messageId: string;
+}) => void;
+
+const tenantOf = (job: Pick<Job, "organizationId" | "environmentId">): Tenant => ({
+  organizationId: job.organizationId,
+  environmentId: job.environmentId,
+  actorId: "",
+});
+
+function detailOf(job: Job, status: ExecutionStatus, detail: string, now: string, raw = "", isRetry = false) {
+  return {
+    id: newObjectId(),
+    organizationId: job.organizationId,
+    environmentId: job.environmentId,
+    jobId: job.id,
+    notificationId: job.notificationId,
+    subscriberRef: job.subscriberRef,
+    status,
+    detail,
+    raw,
+    isRetry,
+    createdAt: now,
+  } satisfies ExecutionDetail;
+}
+
+/**
+ * Runs one job (the queue's `engine.run-job` task). Safe to run twice for one job: a job that has
+ * reached a final state is left alone, claiming it is one conditional update (a cancel racing it
+ * either wins or loses, never both), and an in-app message is unique per job. No transaction is
+ * held while a step delivers; the outcome and the next job's task are written together afterwards.
+ */
+export async function runJob(
+  deps: EngineDeps,
+  jobId: string,
+  context: { attempt: number; onMessage?: MessageListener },
+): Promise<void> {
+  const job = await engine.moveJob(
+    deps.db,
+    jobId,
+    ["pending", "queued", "delayed", "running"],
+    "running",
+    isoNow(deps.clock),
+    { countAttempt: true },
+  );
+  // Canceled, finished, or never existed: nothing to do.
+  if (!job) return;
+  const notification = await engine.findNotification(deps.db, job.notificationId);
+  if (!notification) return;
+
+  let outcome: Outcome;
+  try {
+    outcome = await decide(deps, job, notification, context.onMessage);
+  } catch (error) {
+    await engine.insertDetails(deps.db, [
+      detailOf(
+        job,
+        "Failed",
+        `The ${job.type} step failed; it will be retried`,
+        isoNow(deps.clock),
+        String(error),
+        context.attempt > 1,
+      ),
+    ]);
+    throw error;
+  }
+  await finish(deps, job, notification, outcome);
+}
+
+async function decide(
+  deps: EngineDeps,
+  job: Job,
+  notification: Notification,
+  onMessage: MessageListener | undefined,
+): Promise<Outcome> {
+  const { step } = job;
+  if (!step.active) return { status: "skipped", executionStatus: "Success", detail: "The step is inactive" };
+  const tenant = tenantOf(job);
+  const subscriber = await getSubscriberByRef(deps, tenant, job.subscriberRef);
+  if (!subscriber)
+    return { status: "skipped", executionStatus: "Warning", detail: "The subscriber no longer exists" };
+
+  // A delay that has waited its time passes on at once, whatever else it is.
+  if (job.type === "delay") return delay(deps, job, notification);
+
+  const filter = stepPasses(step.filters, {
+    payload: notification.payload,
+    subscriber: subscriber as unknown as Record<string, unknown>,
+    tenant: notification.tenant,
+    now: deps.clock.now(),
+  });
+  if (!filter.passed) return { status: "skipped", executionStatus: "Success", detail: "filtered" };
+
+  const preferences = await loadSubscriberPreferences(
+    deps,
+    tenant,
+    job.subscriberRef,
+    notification.workflowId,
+  );
+  const decision = decideStep(job.type, {
+    critical: notification.workflow.critical,
+    preferenceSettings: notification.workflow.preferenceSettings,
+    ...preferences,
+  });
+  if (!decision.run)
+    return { status: "skipped", executionStatus: "Success", detail: `Skipped: ${decision.reason}` };
+
+  switch (job.type) {
+    case "in_app":
+      return inApp(deps, job, notification, subscriber, onMessage);
+    case "email":
+    case "sms":
+    case "chat":
+    case "push":
+      return {
+        status: "skipped",
+        executionStatus: "Warning",
+        detail: `No active ${job.type} integration in this environment`,
+      };
+    case "digest":
+      return {
+        status: "completed",
+        executionStatus: "Warning",
+        detail: "Digest windows are not collected yet: the event goes on alone",
+      };
+    default:
+      return { status: "skipped", executionStatus: "Success", detail: `A ${job.type} step delivers nothing` };
+  }
+}
+
+function delay(deps: EngineDeps, job: Job, notification: Notification): Outcome {
+  const now = deps.clock.now();
+  if (job.runAt !== null) {
+    const due = Date.parse(job.runAt);
+    if (due <= now) return { status: "completed", executionStatus: "Success", detail: "The delay is over" };
+    return {
+      status: "delayed",
+      executionStatus: "Pending",
+      detail: `Delayed until ${job.runAt}`,
+      dueAt: due,
+    };
+  }
+  const override = notification.overrides.delay as { amount?: unknown; unit?: unknown } | undefined;
+  const metadata = job.step.metadata;
+  if (metadata.type === "scheduled") {
+    const path = metadata.delayPath ?? "";
+    const value = path
+      .split(".")
+      .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], notification.payload);
+    const due = typeof value === "string" ? Date.parse(value) : Number.NaN;
+    if (Number.isNaN(due)) {
+      return {
+        status: "failed",
+        executionStatus: "Failed",
+        detail: `payload.${path} is not a date: nothing is sent`,
+      };
+    }
+    if (due < now) {
+      return {
+        status: "failed",
+        executionStatus: "Failed",
+        detail: `payload.${path} (${value}) is in the past: nothing is sent`,
+      };
+    }
+    return {
+      status: "delayed",
+      executionStatus: "Pending",
+      detail: `Delayed until ${new Date(due).toISOString()}`,
+      dueAt: due,
+    };
+  }
+  const amount = typeof override?.amount === "number" ? override.amount : metadata.amount;
+  const unit = (typeof override?.unit === "string" ? override.unit : metadata.unit) as typeof metadata.unit;
+  const due = addUnits(now, amount, unit);
+  return {
+    status: "delayed",
+    executionStatus: "Pending",
+    detail: `Delayed ${amount} ${unit}, until ${new Date(due).toISOString()}`,
+    dueAt: due,
+  };
+}
+
+async function inApp(
+  deps: EngineDeps,
+  job: Job,
+  notification: Notification,
+  subscriber: NonNullable<Awaited<ReturnType<typeof getSubscriberByRef>>>,
+  onMessage: MessageListener | undefined,
+): Promise<Outcome> {
+  const template = job.step.template;
+  const data = templateData({
+    payload: notification.payload,
+    subscriber: subscriber as unknown as Record<string, unknown>,
+    tenant: notification.tenant,
+    actor: notification.actor,
+  });
+  const render = (field: string, value: unknown) =>
+    typeof value === "string"
+      ? renderTemplate(value, data, { escape: escapeModeFor("in_app", field) })
+      : { text: "", problems: [] };
+  const content = render("content", template.content);
+  const cta = (template.cta ?? {}) as { type?: string; data?: { url?: unknown } };
+  const url = render("cta.data.url", cta.data?.url);
+  const now = isoNow(deps.clock);
+  const { message, created } = await insertMessage(deps.db, {
+    id: newObjectId(),
+    organizationId: job.organizationId,
+    environmentId: job.environmentId,
+    notificationId: job.notificationId,
+    jobId: job.id,
+    workflowId: job.workflowId,
+    templateIdentifier: notification.workflow.identifier,
+    subscriberRef: job.subscriberRef,
+    subscriberId: subscriber.subscriberId,
+    transactionId: job.transactionId,
+    channel: "in_app" as Channel,
+    content: content.text,
+    subject: "",
+    cta: { type: cta.type ?? "redirect", data: url.text === "" ? {} : { url: url.text } },
+    payload: notification.payload,
+    providerId: "",
+    providerMessageId: "",
+    status: "sent",
+    seen: false,
+    read: false,
+    lastSeenDate: null,
+    lastReadDate: null,
+    createdAt: now,
+    updatedAt: now,
+  });
+  if (created)
+    onMessage?.({
+      environmentId: job.environmentId,
+      subscriberRef: job.subscriberRef,
+      messageId: message.id,
+    });
+  const problems = [...content.problems, ...url.problems];
+  return {
+    status: "completed",
+    executionStatus: problems.length > 0 ? "Warning" : "Success",
+    detail: created ? "In-app message created" : "In-app message was already created",
+    raw: problems.join("; "),
+  };
+}
+
+/**
+ * Records the outcome and moves the run on, in one transaction: the job's status, its execution
+ * detail, and the next step's task (or, for a delay, this job's task at its due time).
+ */
+async function finish(
+  deps: EngineDeps,
+  job: Job,
+  notification: Notification,
+  outcome: Outcome,
+): Promise<void> {
+  const now = isoNow(deps.clock);
+  let armed = false;
+  await deps.db.transaction().execute(async (trx) => {
+    const inTrx = withDb(deps, trx);
+    if (outcome.status === "delayed" && outcome.dueAt !== undefined) {
+      const moved = await engine.moveJob(trx, job.id, ["running"], "delayed", now, {
+        runAt: new Date(outcome.dueAt).toISOString(),
+      });
+      if (!moved) return;
+      await engine.insertDetails(trx, [detailOf(job, outcome.executionStatus, outcome.detail, now)]);
+      // Its own key: this job's current task is still running while the next one is added.
+      await deps.queue.add(trx, [{ ...runJobTask(job.id, outcome.dueAt), key: `job:${job.id}:due` }]);
+      armed = true;
+      return;
+    }
+    const moved = await engine.moveJob(trx, job.id, ["running"], outcome.status, now);
+    if (!moved) return;
+    await engine.insertDetails(trx, [
+      detailOf(job, outcome.executionStatus, outcome.detail, now, outcome.raw ?? ""),
+    ]);
+    if (outcome.status === "failed" && job.step.shouldStopOnFail) {
+      await engine.cancelJobsAfter(trx, job.notificationId, job.stepIndex, now);
+      return;
+    }
+    await queueNext(inTrx, job, now);
+  });
+  deps.queue.wake();
+  // A queue that keeps real time (graphile-worker under a test's ManualClock) would run the job only
+  // when the same delay has passed in real time: the business clock's timer enqueues it when due by
+  // that clock. The real-time task stays as the durable fallback; whichever comes second finds the
+  // job no longer delayed and does nothing.
+  const dueAt = outcome.dueAt;
+  if (armed && dueAt !== undefined && !deps.queue.runAtFollowsClock) {
+    deps.clock.at(dueAt, () => {
+      void deps.queue
+        .add(deps.db, [{ ...runJobTask(job.id), key: `job:${job.id}:due-by-clock` }])
+        .then(() => deps.queue.wake())
+        .catch(() => {
+          // The real-time task still runs it; a closed queue at shutdown lands here.
+        });
+    });
+  }
+  void notification;
+}
+
+async function queueNext(deps: EngineDeps, job: Job, now: string): Promise<void> {
+  const next = await engine.jobAt(deps.db, job.notificationId, job.stepIndex + 1);
+  if (!next) return;
+  const queued = await engine.moveJob(deps.db, next.id, ["pending"], "queued", now);
+  if (queued) await deps.queue.add(deps.db, [runJobTask(queued.id)]);
+}
+
+/**
+ * A job whose task was given up after its last attempt: `failed`, with the reason; with
+ * `shouldStopOnFail` the rest of the run is canceled, otherwise the next step goes on.
+ */
+export async function jobGivenUp(deps: EngineDeps, task: FailedTask, error: unknown): Promise<void> {
+  const jobId = String(task.payload.jobId ?? "");
+  const now = isoNow(deps.clock);
+  await deps.db.transaction().execute(async (trx) => {
+    const job = await engine.moveJob(trx, jobId, ["running", "queued", "pending", "delayed"], "failed", now);
+    if (!job) return;
+    await engine.insertDetails(trx, [
+      detailOf(
+        job,
+        "Failed",
+        `The ${job.type} step failed for good after ${task.attempts} attempts`,
+        now,
+        String(error),
+      ),
+    ]);
+    if (job.step.shouldStopOnFail) await engine.cancelJobsAfter(trx, job.notificationId, job.stepIndex, now);
+    else await queueNext(withDb(deps, trx), job, now);
+  });
+  deps.queue.wake();
+}

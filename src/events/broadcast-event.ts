@@ -1,0 +1,29 @@
+import { engineDepsOf } from "../engine/service.ts";
+import { described, errorResponsesOf } from "../http/schema-helpers.ts";
+import type { RoutePlugin } from "../http/types.ts";
+import { BroadcastBody, TriggerResponse } from "./schemas.ts";
+import { broadcast } from "./service.ts";
+
+export const broadcastEventRoute: RoutePlugin = async (app) => {
+  app.post(
+    "/events/trigger/broadcast",
+    {
+      schema: {
+        operationId: "broadcastEvent",
+        tags: ["Events"],
+        summary: "Trigger a workflow for every subscriber of the environment",
+        description:
+          "Acknowledged at once; the fan-out runs in the worker, a batch of subscribers at a time.",
+        body: BroadcastBody,
+        response: {
+          201: described(TriggerResponse, "The broadcast is stored"),
+          ...errorResponsesOf({ 400: "Invalid body", 422: "No workflow has this trigger identifier" }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const ack = await broadcast(engineDepsOf(app), request.tenant, request.body);
+      return reply.code(201).send({ data: ack });
+    },
+  );
+};

@@ -1,0 +1,30 @@
+import { engineDepsOf } from "../engine/service.ts";
+import { described, errorResponsesOf } from "../http/schema-helpers.ts";
+import type { RoutePlugin } from "../http/types.ts";
+import { BulkTriggerBody, BulkTriggerResponse } from "./schemas.ts";
+import { bulkTrigger } from "./service.ts";
+
+export const bulkTriggerEventsRoute: RoutePlugin = async (app) => {
+  app.post(
+    "/events/trigger/bulk",
+    {
+      schema: {
+        operationId: "bulkTriggerEvents",
+        tags: ["Events"],
+        summary: "Trigger up to 100 workflows at once",
+        description:
+          "Each event is accepted or refused on its own, in order: a refused event gets `acknowledged: false` and its " +
+          "errors, and the others still run.",
+        body: BulkTriggerBody,
+        response: {
+          201: described(BulkTriggerResponse, "One result per event, in order"),
+          ...errorResponsesOf({ 400: "events missing, not an array, or over 100 items" }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const results = await bulkTrigger(engineDepsOf(app), request.tenant, request.body.events);
+      return reply.code(201).send({ data: results });
+    },
+  );
+};

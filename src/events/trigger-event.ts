@@ -1,0 +1,35 @@
+import { engineDepsOf } from "../engine/service.ts";
+import { described, errorResponsesOf } from "../http/schema-helpers.ts";
+import type { RoutePlugin } from "../http/types.ts";
+import { TriggerBody, TriggerResponse } from "./schemas.ts";
+import { trigger } from "./service.ts";
+
+export const triggerEventRoute: RoutePlugin = async (app) => {
+  app.post(
+    "/events/trigger",
+    {
+      schema: {
+        operationId: "triggerEvent",
+        tags: ["Events"],
+        summary: "Trigger a workflow for its recipients",
+        description:
+          "The 201 is the commit: the notifications and their first jobs (or one fan-out job, for topics and long " +
+          "lists) are stored before the answer. A transactionId the environment has seen returns the first " +
+          "acknowledgement again and runs nothing twice. An inactive workflow answers `trigger_not_active` and " +
+          "runs nothing.",
+        body: TriggerBody,
+        response: {
+          201: described(TriggerResponse, "The trigger is stored; its status says whether anything runs"),
+          ...errorResponsesOf({
+            400: "Missing name or to, a malformed recipient, payload or overrides, or a transactionId over 255 characters",
+            422: "No workflow has this trigger identifier, or a topic named in `to` does not exist",
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const ack = await trigger(engineDepsOf(app), request.tenant, request.body);
+      return reply.code(201).send({ data: ack });
+    },
+  );
+};

@@ -1,0 +1,174 @@
+import { type Static, Type } from "typebox";
+import { FreeObject, ObjectIdString } from "../http/schema-helpers.ts";
+import { Subscriber, SubscriberIdParams } from "../subscribers/schemas.ts";
+
+const MARK_AS = ["read", "seen", "unread", "unseen"] as const;
+
+export const MessageCta = Type.Object(
+  {
+    type: Type.String({ description: "redirect" }),
+    data: Type.Object({ url: Type.Optional(Type.String()) }, { additionalProperties: false }),
+    action: Type.Optional(FreeObject("The message action's status and result, once one was taken")),
+  },
+  { additionalProperties: false },
+);
+
+export const Message = Type.Object(
+  {
+    _id: ObjectIdString("The message's id"),
+    _environmentId: ObjectIdString("The environment"),
+    _organizationId: ObjectIdString("The organization"),
+    _notificationId: ObjectIdString("The notification it delivers"),
+    _jobId: ObjectIdString("The job that wrote it"),
+    _templateId: ObjectIdString("The workflow"),
+    _messageTemplateId: ObjectIdString("The workflow (Novu's step template id)"),
+    _subscriberId: ObjectIdString("The subscriber's _id"),
+    subscriberId: Type.String({ description: "Your subscriberId" }),
+    templateIdentifier: Type.String({ description: "The workflow's trigger identifier" }),
+    transactionId: Type.String(),
+    channel: Type.String(),
+    content: Type.String({ description: "Rendered" }),
+    subject: Type.String(),
+    cta: MessageCta,
+    payload: FreeObject("The trigger's payload"),
+    providerId: Type.String(),
+    identifier: Type.String({ description: "The provider's id for the message; empty for in-app" }),
+    status: Type.String(),
+    seen: Type.Boolean(),
+    read: Type.Boolean(),
+    lastSeenDate: Type.String({ description: "When it was last marked seen; empty until then" }),
+    lastReadDate: Type.String({ description: "When it was last marked read; empty until then" }),
+    deleted: Type.Boolean(),
+    createdAt: Type.String({ format: "date-time" }),
+    updatedAt: Type.String({ format: "date-time" }),
+    subscriber: Type.Optional(Subscriber),
+  },
+  { title: "Message", additionalProperties: false },
+);
+export type MessageResource = Static<typeof Message>;
+
+export const MessagePage = Type.Object(
+  {
+    page: Type.Integer(),
+    pageSize: Type.Integer(),
+    totalCount: Type.Integer(),
+    hasMore: Type.Boolean(),
+    data: Type.Array(Message, { description: "Newest first" }),
+  },
+  { title: "MessagePage", additionalProperties: false },
+);
+
+const BooleanText = Type.Union([
+  Type.Boolean(),
+  Type.Unsafe<"true" | "false">({ type: "string", enum: ["true", "false"] }),
+]);
+
+export const FeedQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  seen: Type.Optional(Type.Boolean()),
+  read: Type.Optional(Type.Boolean()),
+  payload: Type.Optional(
+    Type.String({
+      maxLength: 10_000,
+      description: "Base64 of a JSON object the messages' payload must contain",
+    }),
+  ),
+});
+
+export const UnseenQuery = Type.Object({
+  seen: Type.Optional(Type.Boolean({ description: "Default false: count the unseen" })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+});
+
+export const CountResponse = Type.Object(
+  { data: Type.Object({ count: Type.Integer() }, { additionalProperties: false }) },
+  { title: "MessageCount", additionalProperties: false },
+);
+
+const MessageIds = Type.Union([
+  ObjectIdString("A message id"),
+  Type.Array(ObjectIdString("A message id"), { minItems: 1, maxItems: 100 }),
+]);
+
+export const MarkAsBody = Type.Object(
+  {
+    messageId: MessageIds,
+    markAs: Type.Unsafe<(typeof MARK_AS)[number]>({ type: "string", enum: [...MARK_AS] }),
+  },
+  { additionalProperties: false },
+);
+
+export const LegacyMarkBody = Type.Object(
+  {
+    messageId: MessageIds,
+    mark: Type.Object(
+      { seen: Type.Optional(Type.Boolean()), read: Type.Optional(Type.Boolean()) },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const MarkAllBody = Type.Object(
+  {
+    markAs: Type.Unsafe<"read" | "seen">({ type: "string", enum: ["read", "seen"] }),
+    feedIdentifier: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+  },
+  { additionalProperties: false },
+);
+
+export const MessagesResponse = Type.Object({ data: Type.Array(Message) }, { additionalProperties: false });
+export const MarkAllResponse = Type.Object(
+  { data: Type.Integer({ description: "How many messages changed" }) },
+  { additionalProperties: false },
+);
+
+export const ActionParams = Type.Object({
+  subscriberId: SubscriberIdParams.properties.subscriberId,
+  messageId: ObjectIdString("The message"),
+  type: Type.Unsafe<"primary" | "secondary">({ type: "string", enum: ["primary", "secondary"] }),
+});
+
+export const ActionBody = Type.Object(
+  {
+    status: Type.Unsafe<"pending" | "done">({ type: "string", enum: ["pending", "done"] }),
+    payload: Type.Optional(FreeObject()),
+  },
+  { additionalProperties: false },
+);
+
+export const MessageParams = Type.Object({ messageId: ObjectIdString("The message") });
+export const TransactionParams = Type.Object({
+  transactionId: Type.String({ minLength: 1, maxLength: 255 }),
+});
+
+export const ListMessagesQuery = Type.Object({
+  channel: Type.Optional(
+    Type.Unsafe<"in_app" | "email" | "sms" | "chat" | "push">({
+      type: "string",
+      enum: ["in_app", "email", "sms", "chat", "push"],
+    }),
+  ),
+  subscriberId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  transactionId: Type.Optional(
+    Type.Union([
+      Type.String({ maxLength: 255 }),
+      Type.Array(Type.String({ maxLength: 255 }), { maxItems: 100 }),
+    ]),
+  ),
+  page: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+});
+
+export const Deleted = Type.Object(
+  {
+    data: Type.Object(
+      { acknowledged: Type.Literal(true), status: Type.Literal("deleted") },
+      { additionalProperties: false },
+    ),
+  },
+  { title: "MessageDeleted", additionalProperties: false },
+);
+
+export { BooleanText, SubscriberIdParams };

@@ -1,0 +1,63 @@
+import { type Deps, within } from "../deps.ts";
+import { createGeneralGroup } from "../notification-groups/service.ts";
+import {
+  countOrganizations,
+  createEnvironment,
+  createOrganizationRecord,
+  issueApiKey,
+  lockOrganizations,
+} from "../tenancy/service.ts";
+
+/**
+ * A new organization, set up to work: what a first start, the CLI and the tests create. It sits
+ * above tenancy and notification-groups because it makes both (an environment comes with its
+ * `General` group).
+ */
+export interface CreatedOrganization {
+  organizationId: string;
+  environments: { name: string; _id: string; apiKey: string }[];
+}
+
+/**
+ * A new organization with its Development and Production environments (Production's parent is
+ * Development), each with a `General` group and one API key. One transaction: all or nothing.
+ */
+export async function createOrganization(deps: Deps, name = "My organization"): Promise<CreatedOrganization> {
+  return deps.db.transaction().execute((trx) => createOrganizationTree(within(deps, trx), name));
+}
+
+/**
+ * On a database with no organization yet, creates the first one; undefined when there already is
+ * one. Safe when several processes start at once on one PostgreSQL: the table lock makes the check
+ * and the insert one step (SQLite's single writer does the same by itself).
+ */
+export async function bootstrapOrganization(
+  deps: Deps,
+  backend: "sqlite" | "postgres",
+): Promise<CreatedOrganization | undefined> {
+  return deps.db.transaction().execute(async (trx) => {
+    const inTrx = within(deps, trx);
+    await lockOrganizations(inTrx, backend);
+    if ((await countOrganizations(inTrx)) > 0) return undefined;
+    return createOrganizationTree(inTrx, "My organization");
+  });
+}
+
+async function createOrganizationTree(deps: Deps, name: string): Promise<CreatedOrganization> {
+  const organizationId = await createOrganizationRecord(deps, name);
+  const environments: CreatedOrganization["environments"] = [];
+  let parent: { environmentId: string; groupId: string } | undefined;
+  for (const envName of ["Development", "Production"]) {
+    const environmentId = await createEnvironment(deps, {
+      organizationId,
+      name: envName,
+      parentId: parent?.environmentId ?? "",
+    });
+    const group = await createGeneralGroup(deps, { organizationId, environmentId }, parent?.groupId ?? "");
+    if (!group) throw new Error(`the new environment ${environmentId} already had a General group`);
+    const apiKey = await issueApiKey(deps, organizationId, environmentId);
+    environments.push({ name: envName, _id: environmentId, apiKey: apiKey.key });
+    parent ??= { environmentId, groupId: group.id };
+  }
+  return { organizationId, environments };
+}

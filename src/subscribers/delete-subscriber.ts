@@ -1,0 +1,32 @@
+import { described, errorResponsesOf } from "../http/schema-helpers.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { SubscriberDeleted, SubscriberIdParams } from "./schemas.ts";
+import { deleteSubscriber } from "./service.ts";
+
+export const deleteSubscriberRoute: RoutePlugin = async (app) => {
+  app.delete(
+    "/subscribers/:subscriberId",
+    {
+      schema: {
+        operationId: "deleteSubscriber",
+        tags: ["Subscribers"],
+        summary: "Delete a subscriber",
+        description:
+          "The subscriber goes, with its preferences and topic memberships. The same subscriberId may be " +
+          "created again later (as a new subscriber, with a new `_id`).",
+        params: SubscriberIdParams,
+        response: {
+          200: described(SubscriberDeleted, "The subscriber is deleted"),
+          ...errorResponsesOf({
+            400: "The subscriberId is over 128 characters or has control characters",
+            404: "No such subscriber in the environment",
+          }),
+        },
+      },
+    },
+    async (request) => {
+      await deleteSubscriber(depsOf(app), request.tenant, request.params.subscriberId);
+      return { data: { acknowledged: true as const, status: "deleted" as const } };
+    },
+  );
+};

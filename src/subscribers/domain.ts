@@ -1,0 +1,72 @@
+import type { Channel } from "../workflows/domain.ts";
+
+/**
+ * What a subscriber is, for the services and the engine: the person (or device, or team) a
+ * notification goes to, named by the customer's own `subscriberId` within one environment. The
+ * presenter makes Novu's response shape from it at the HTTP edge.
+ */
+
+/** Delivery credentials for one provider (a chat webhook, push device tokens). */
+export interface ChannelCredentials {
+  /** "" when unset. */
+  webhookUrl: string;
+  deviceTokens: string[];
+}
+
+export interface SubscriberChannel {
+  /** The provider the credentials are for (`slack`, `discord`, `fcm`...). */
+  providerId: string;
+  /** The integration they are for, when the customer named one; "" otherwise. */
+  integrationIdentifier: string;
+  credentials: ChannelCredentials;
+}
+
+export interface Subscriber {
+  /** Our id (an ObjectId); never changes, whatever the upserts. */
+  id: string;
+  organizationId: string;
+  environmentId: string;
+  /** The customer's id for the subscriber: 1–128 characters, unique in the environment. */
+  subscriberId: string;
+  firstName: string;
+  lastName: string;
+  email: string;
+  phone: string;
+  avatar: string;
+  locale: string;
+  data: Record<string, unknown>;
+  channels: SubscriberChannel[];
+  isOnline: boolean;
+  /** ISO 8601; "" until the online status is first set. */
+  lastOnlineAt: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The profile fields a create, upsert or update may set; absent ones are left alone. */
+export interface SubscriberProfile {
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+  phone?: string;
+  avatar?: string;
+  locale?: string;
+  data?: Record<string, unknown>;
+}
+
+export type ProfileField = keyof SubscriberProfile;
+
+/** The channels a subscriber set, and only those: an absent channel defers to the next rule. */
+export type ChannelPreferences = Partial<Record<Channel, boolean>>;
+
+/** One stored preference: the subscriber's global one, or the one for a workflow. */
+export interface Preference {
+  enabled: boolean;
+  channels: ChannelPreferences;
+}
+
+/** What a subscriber set that bears on one workflow: its global preference and the workflow's. */
+export interface SubscriberPreferences {
+  global?: Preference | undefined;
+  workflow?: Preference | undefined;
+}

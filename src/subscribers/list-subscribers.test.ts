@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { assertErrorBody } from "../../test/error-body.ts";
+import { createSubscriber } from "../../test/factories.ts";
+import { forEachBackend } from "../../test/harness.ts";
+
+forEachBackend("GET /v1/subscribers", (ctx) => {
+  test("pages through the environment's subscribers, oldest first, with the total and hasMore", async () => {
+    const { dev, prod } = await ctx.tenant();
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push(await createSubscriber(ctx, dev.apiKey, { subscriberId: `s${i}` }));
+    await createSubscriber(ctx, prod.apiKey, { subscriberId: "elsewhere" });
+    const api = ctx.client(dev.apiKey);
+    const pages = [];
+    for (let page = 0; page < 3; page++) {
+      const res = await api.get(`/v1/subscribers?page=${page}&limit=2`);
+      assert.equal(res.statusCode, 200, res.body);
+      pages.push(res.json());
+    }
+    assert.deepEqual(
+      pages.map((p) => [p.page, p.pageSize, p.totalCount, p.hasMore, p.data.length]),
+      [
+        [0, 2, 5, true, 2],
+        [1, 2, 5, true, 2],
+        [2, 2, 5, false, 1],
+      ],
+    );
+    const ids = pages.flatMap((p) => p.data.map((s: { _id: string }) => s._id));
+    assert.deepEqual([...ids].sort(), made.map((s) => s._id).sort());
+    assert.deepEqual(
+      pages[0].data[0],
+      made.find((s) => s._id === ids[0]),
+    );
+    const created = pages.flatMap((p) => p.data.map((s: { createdAt: string }) => s.createdAt));
+    assert.deepEqual(created, [...created].sort(), "oldest first");
+  });
+
+  test("defaults to page 0 of 10; an empty environment is an empty page", async () => {
+    const { dev } = await ctx.tenant();
+    const res = await ctx.client(dev.apiKey).get("/v1/subscribers");
+    assert.deepEqual(res.json(), { page: 0, pageSize: 10, totalCount: 0, hasMore: false, data: [] });
+  });
+
+  for (const [query, field] of [
+    ["limit=101", "limit"],
+    ["limit=0", "limit"],
+    ["limit=ten", "limit"],
+    ["page=-1", "page"],
+  ] as const) {
+    test(`?${query} → 400 naming ${field}`, async () => {
+      const { dev } = await ctx.tenant();
+      const res = await ctx.client(dev.apiKey).get(`/v1/subscribers?${query}`);
+      assertErrorBody(res, 400, { path: "/v1/subscribers", fields: [field] });
+    });
+  }
+});

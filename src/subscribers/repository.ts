@@ -1,0 +1,318 @@
+import type { Kysely, Selectable, Updateable } from "kysely";
+import type { Database, SubscriberPreferencesTable, SubscribersTable } from "../store/schema.ts";
+import { dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import type {
+  ChannelPreferences,
+  Preference,
+  ProfileField,
+  Subscriber,
+  SubscriberChannel,
+  SubscriberProfile,
+} from "./domain.ts";
+
+type Db = Kysely<Database>;
+type Row = Selectable<SubscribersTable>;
+
+function toSubscriber(row: Row): Subscriber {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    subscriberId: row.subscriber_id,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    email: row.email,
+    phone: row.phone,
+    avatar: row.avatar,
+    locale: row.locale,
+    data: readJson<Record<string, unknown>>(row.data),
+    channels: readJson<SubscriberChannel[]>(row.channels),
+    isOnline: readBool(row.is_online),
+    lastOnlineAt: readTimestamp(row.last_online_at),
+    createdAt: readTimestamp(row.created_at),
+    updatedAt: readTimestamp(row.updated_at),
+  };
+}
+
+const COLUMN: Record<ProfileField, keyof SubscribersTable> = {
+  firstName: "first_name",
+  lastName: "last_name",
+  email: "email",
+  phone: "phone",
+  avatar: "avatar",
+  locale: "locale",
+  data: "data",
+};
+
+/** The columns of the profile fields that are present (set) in `profile`. */
+function profileColumns(profile: SubscriberProfile): Updateable<SubscribersTable> {
+  const set: Record<string, string> = {};
+  for (const [field, column] of Object.entries(COLUMN) as [ProfileField, string][]) {
+    const value = profile[field];
+    if (value === undefined) continue;
+    set[column] = field === "data" ? writeJson(value) : (value as string);
+  }
+  return set;
+}
+
+export interface NewSubscriber {
+  /** The id the row gets if it is created; an existing row keeps its own. */
+  id: string;
+  subscriberId: string;
+  profile: SubscriberProfile;
+}
+
+export interface Upserted {
+  subscriber: Subscriber;
+  created: boolean;
+}
+
+/**
+ * Creates or updates subscribers by subscriberId in one statement: a new one gets every field (the
+ * unset ones empty), an existing one only the fields its entry sets, and keeps its id. Every entry
+ * must set the same fields (the statement names them once) and name a different subscriberId (a
+ * statement may not touch a row twice). Whether a row was created shows in its id: the one proposed
+ * for it, or the one it already had. Concurrent upserts of one subscriberId are safe on both
+ * backends: the unique index arbitrates, and the loser updates the winner's row.
+ */
+export async function upsertSubscribers(
+  db: Db,
+  tenant: { organizationId: string; environmentId: string },
+  entries: NewSubscriber[],
+  fields: ProfileField[],
+  now: string,
+): Promise<Upserted[]> {
+  if (entries.length === 0) return [];
+  const rows = entries.map((entry) => ({
+    id: entry.id,
+    organization_id: tenant.organizationId,
+    environment_id: tenant.environmentId,
+    subscriber_id: entry.subscriberId,
+    ...profileColumns(entry.profile),
+    created_at: now,
+    updated_at: now,
+  }));
+  const returned = await db
+    .insertInto("subscribers")
+    .values(rows as never)
+    .onConflict((conflict) =>
+      conflict.columns(["environment_id", "subscriber_id"]).doUpdateSet((eb) => {
+        if (fields.length === 0) {
+          // Nothing to change, but the row must come back: a no-op assignment.
+          return { subscriber_id: eb.ref("excluded.subscriber_id") };
+        }
+        const set: Record<string, unknown> = { updated_at: eb.ref("excluded.updated_at") };
+        for (const field of fields) set[COLUMN[field]] = eb.ref(`excluded.${COLUMN[field]}` as never);
+        return set;
+      }),
+    )
+    .returningAll()
+    .execute();
+  const proposed = new Set(entries.map((entry) => entry.id));
+  return returned.map((row) => ({ subscriber: toSubscriber(row), created: proposed.has(row.id) }));
+}
+
+/**
+ * The subscriber, or undefined. With `forUpdate` (inside a transaction) PostgreSQL locks its row
+ * until the transaction ends, so a read-modify-write of its channels or preferences cannot lose a
+ * concurrent one; SQLite's transaction already has the only connection.
+ */
+export async function findSubscriber(db: Db, environmentId: string, subscriberId: string, forUpdate = false) {
+  let query = db
+    .selectFrom("subscribers")
+    .selectAll()
+    .where("environment_id", "=", environmentId)
+    .where("subscriber_id", "=", subscriberId);
+  if (forUpdate && dialectOf(db) === "postgres") query = query.forUpdate();
+  const row = await query.executeTakeFirst();
+  return row ? toSubscriber(row) : undefined;
+}
+
+/** The environment's subscriber with our id `id` (its `_id`). */
+export async function findSubscriberById(db: Db, environmentId: string, id: string) {
+  const row = await db
+    .selectFrom("subscribers")
+    .selectAll()
+    .where("environment_id", "=", environmentId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row ? toSubscriber(row) : undefined;
+}
+
+/** Up to `limit` of the environment's subscriber ids after `after`, in id order (keyset pages). */
+export async function pageSubscriberIds(db: Db, environmentId: string, after: string, limit: number) {
+  const rows = await db
+    .selectFrom("subscribers")
+    .select("id")
+    .where("environment_id", "=", environmentId)
+    .where("id", ">", after)
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Our ids of the environment's subscribers among `subscriberIds` (those that exist). With
+ * `forShare` (inside a transaction, PostgreSQL) their rows stay until the transaction ends: a row
+ * that is about to reference them cannot lose them to a concurrent delete.
+ */
+export async function findSubscriberRefs(
+  db: Db,
+  environmentId: string,
+  subscriberIds: readonly string[],
+  forShare = false,
+) {
+  const refs = new Map<string, string>();
+  const CHUNK = 500;
+  const lock = forShare && dialectOf(db) === "postgres";
+  for (let i = 0; i < subscriberIds.length; i += CHUNK) {
+    const chunk = subscriberIds.slice(i, i + CHUNK);
+    let query = db
+      .selectFrom("subscribers")
+      .select(["id", "subscriber_id"])
+      .where("environment_id", "=", environmentId)
+      .where("subscriber_id", "in", chunk);
+    if (lock) query = query.orderBy("id").forShare();
+    const rows = await query.execute();
+    for (const row of rows) refs.set(row.subscriber_id, row.id);
+  }
+  return refs;
+}
+
+export async function listSubscribers(db: Db, environmentId: string, offset: number, limit: number) {
+  const [rows, total] = await Promise.all([
+    db
+      .selectFrom("subscribers")
+      .selectAll()
+      .where("environment_id", "=", environmentId)
+      .orderBy("created_at")
+      .orderBy("id")
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    db
+      .selectFrom("subscribers")
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
+      .where("environment_id", "=", environmentId)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { totalCount: Number(total.total), subscribers: rows.map(toSubscriber) };
+}
+
+/** Sets the profile fields present in `profile`; undefined when there is no such subscriber. */
+export async function updateProfile(
+  db: Db,
+  environmentId: string,
+  subscriberId: string,
+  profile: SubscriberProfile,
+  now: string,
+) {
+  const row = await db
+    .updateTable("subscribers")
+    .set({ ...profileColumns(profile), updated_at: now })
+    .where("environment_id", "=", environmentId)
+    .where("subscriber_id", "=", subscriberId)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toSubscriber(row) : undefined;
+}
+
+export async function writeChannels(db: Db, id: string, channels: SubscriberChannel[], now: string) {
+  const row = await db
+    .updateTable("subscribers")
+    .set({ channels: writeJson(channels), updated_at: now })
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toSubscriber(row);
+}
+
+export async function setOnline(
+  db: Db,
+  environmentId: string,
+  subscriberId: string,
+  isOnline: boolean,
+  now: string,
+) {
+  const row = await db
+    .updateTable("subscribers")
+    .set({ is_online: isOnline, last_online_at: now, updated_at: now })
+    .where("environment_id", "=", environmentId)
+    .where("subscriber_id", "=", subscriberId)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toSubscriber(row) : undefined;
+}
+
+/**
+ * Removes the subscriber row and its preferences. Rows of higher features that name the subscriber
+ * (topic memberships) go with it by their foreign keys (ON DELETE CASCADE), so this feature never
+ * reaches into their tables.
+ */
+export async function deleteSubscriberRows(db: Db, id: string): Promise<void> {
+  await db.deleteFrom("subscriber_preferences").where("subscriber_ref", "=", id).execute();
+  await db.deleteFrom("subscribers").where("id", "=", id).execute();
+}
+
+// ---------------------------------------------------------------- preferences
+
+type PreferenceRow = Selectable<SubscriberPreferencesTable>;
+
+function toPreference(row: PreferenceRow): Preference {
+  return { enabled: readBool(row.enabled), channels: readJson<ChannelPreferences>(row.channels) };
+}
+
+/** The subscriber's preferences by workflow id ("" is the global one); all of them, or those of `workflowIds`. */
+export async function findPreferences(
+  db: Db,
+  environmentId: string,
+  subscriberRef: string,
+  workflowIds?: readonly string[],
+) {
+  let query = db
+    .selectFrom("subscriber_preferences")
+    .selectAll()
+    .where("environment_id", "=", environmentId)
+    .where("subscriber_ref", "=", subscriberRef);
+  if (workflowIds) query = query.where("workflow_id", "in", workflowIds);
+  const rows = await query.execute();
+  return new Map(rows.map((row) => [row.workflow_id, toPreference(row)]));
+}
+
+/** Writes the subscriber's preference for `workflowId` ("" for the global one), creating it if needed. */
+export async function savePreference(
+  db: Db,
+  row: {
+    id: string;
+    organizationId: string;
+    environmentId: string;
+    subscriberRef: string;
+    workflowId: string;
+    preference: Preference;
+    now: string;
+  },
+): Promise<void> {
+  await db
+    .insertInto("subscriber_preferences")
+    .values({
+      id: row.id,
+      organization_id: row.organizationId,
+      environment_id: row.environmentId,
+      subscriber_ref: row.subscriberRef,
+      level: row.workflowId === "" ? "global" : "template",
+      workflow_id: row.workflowId,
+      enabled: row.preference.enabled,
+      channels: writeJson(row.preference.channels),
+      created_at: row.now,
+      updated_at: row.now,
+    })
+    .onConflict((conflict) =>
+      conflict.columns(["subscriber_ref", "workflow_id"]).doUpdateSet((eb) => ({
+        enabled: eb.ref("excluded.enabled"),
+        channels: eb.ref("excluded.channels"),
+        updated_at: eb.ref("excluded.updated_at"),
+      })),
+    )
+    .execute();
+}

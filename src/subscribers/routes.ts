@@ -1,0 +1,32 @@
+import type { RoutePlugin } from "../http/types.ts";
+import { bulkCreateSubscribersRoute } from "./bulk-create-subscribers.ts";
+import { createSubscriberRoute } from "./create-subscriber.ts";
+import { deleteSubscriberRoute } from "./delete-subscriber.ts";
+import { deleteSubscriberCredentialsRoute } from "./delete-subscriber-credentials.ts";
+import { getSubscriberRoute } from "./get-subscriber.ts";
+import { getSubscriberPreferencesByLevelRoute } from "./get-subscriber-preferences-by-level.ts";
+import { listSubscriberPreferencesRoute } from "./list-subscriber-preferences.ts";
+import { listSubscribersRoute } from "./list-subscribers.ts";
+import { modifySubscriberCredentialsRoute } from "./modify-subscriber-credentials.ts";
+import { setSubscriberCredentialsRoute } from "./set-subscriber-credentials.ts";
+import { updateSubscriberRoute } from "./update-subscriber.ts";
+import { updateSubscriberGlobalPreferencesRoute } from "./update-subscriber-global-preferences.ts";
+import { updateSubscriberOnlineStatusRoute } from "./update-subscriber-online-status.ts";
+import { updateSubscriberPreferenceRoute } from "./update-subscriber-preference.ts";
+
+export const subscriberRoutes: RoutePlugin = async (app) => {
+  await app.register(createSubscriberRoute);
+  await app.register(bulkCreateSubscribersRoute);
+  await app.register(listSubscribersRoute);
+  await app.register(getSubscriberRoute);
+  await app.register(updateSubscriberRoute);
+  await app.register(deleteSubscriberRoute);
+  await app.register(setSubscriberCredentialsRoute);
+  await app.register(modifySubscriberCredentialsRoute);
+  await app.register(deleteSubscriberCredentialsRoute);
+  await app.register(updateSubscriberOnlineStatusRoute);
+  await app.register(listSubscriberPreferencesRoute);
+  await app.register(getSubscriberPreferencesByLevelRoute);
+  await app.register(updateSubscriberPreferenceRoute);
+  await app.register(updateSubscriberGlobalPreferencesRoute);
+};

@@ -1,0 +1,298 @@
+import { type Static, Type } from "typebox";
+import { FreeObject, ObjectIdString } from "../http/schema-helpers.ts";
+import { SUBSCRIBER_ID_PATTERN } from "../http/validation.ts";
+import { Trigger } from "../workflows/schemas.ts";
+
+export const MAX_BULK_SUBSCRIBERS = 500;
+
+// ---------------------------------------------------------------- responses
+
+export const ChannelCredentials = Type.Object(
+  {
+    webhookUrl: Type.String({ description: "The chat webhook URL; empty when unset" }),
+    deviceTokens: Type.Array(Type.String(), { description: "Push device tokens" }),
+  },
+  { additionalProperties: false },
+);
+
+export const SubscriberChannel = Type.Object(
+  {
+    providerId: Type.String({ description: "The provider the credentials are for" }),
+    integrationIdentifier: Type.String({ description: "The integration named when they were set, or empty" }),
+    _integrationId: Type.String({ description: "The integration they are bound to, or empty" }),
+    credentials: ChannelCredentials,
+  },
+  { additionalProperties: false },
+);
+
+export const Subscriber = Type.Object(
+  {
+    _id: ObjectIdString("Our id for the subscriber (not your subscriberId)"),
+    _organizationId: ObjectIdString("The organization"),
+    _environmentId: ObjectIdString("The environment"),
+    subscriberId: Type.String({ description: "Your id for the subscriber, unique in the environment" }),
+    firstName: Type.String(),
+    lastName: Type.String(),
+    email: Type.String(),
+    phone: Type.String(),
+    avatar: Type.String(),
+    locale: Type.String(),
+    data: FreeObject("Your own data about the subscriber"),
+    channels: Type.Array(SubscriberChannel, { description: "Delivery credentials, one entry per provider" }),
+    isOnline: Type.Boolean(),
+    lastOnlineAt: Type.String({ description: "When the online status was last set; empty until then" }),
+    deleted: Type.Boolean({ description: "Always false: a deleted subscriber is gone" }),
+    createdAt: Type.String({ format: "date-time" }),
+    updatedAt: Type.String({ format: "date-time" }),
+  },
+  { title: "Subscriber", additionalProperties: false },
+);
+export type SubscriberResource = Static<typeof Subscriber>;
+
+export const SubscriberPage = Type.Object(
+  {
+    page: Type.Integer({ description: "The page returned (zero-based)" }),
+    pageSize: Type.Integer({ description: "The page size asked for" }),
+    totalCount: Type.Integer({ description: "How many subscribers the environment has" }),
+    hasMore: Type.Boolean({ description: "Whether a later page has subscribers" }),
+    data: Type.Array(Subscriber, { description: "Oldest first" }),
+  },
+  { title: "SubscriberPage", additionalProperties: false },
+);
+
+export const SubscriberDeleted = Type.Object(
+  {
+    data: Type.Object(
+      { acknowledged: Type.Literal(true), status: Type.Literal("deleted") },
+      { additionalProperties: false },
+    ),
+  },
+  { title: "SubscriberDeleted", additionalProperties: false },
+);
+
+const SubscriberRef = Type.Object({ subscriberId: Type.String() }, { additionalProperties: false });
+
+export const BulkResult = Type.Object(
+  {
+    data: Type.Object(
+      {
+        created: Type.Array(SubscriberRef, { description: "Subscribers that did not exist before" }),
+        updated: Type.Array(SubscriberRef, { description: "Subscribers that existed and were updated" }),
+        failed: Type.Array(
+          Type.Object(
+            {
+              subscriberId: Type.String(),
+              message: Type.String({ description: "Why the item was refused" }),
+            },
+            { additionalProperties: false },
+          ),
+          { description: "Items that were refused; nothing was written for them" },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { title: "BulkSubscribersResult", additionalProperties: false },
+);
+
+export const PreferenceChannels = Type.Object(
+  {
+    email: Type.Boolean(),
+    sms: Type.Boolean(),
+    in_app: Type.Boolean(),
+    chat: Type.Boolean(),
+    push: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
+export const PreferenceTemplate = Type.Object(
+  {
+    _id: ObjectIdString("The workflow's id"),
+    name: Type.String(),
+    critical: Type.Boolean({
+      description: "A critical workflow is always delivered and cannot be turned off",
+    }),
+    triggers: Type.Array(Trigger),
+    tags: Type.Array(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const EffectivePreference = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    channels: PreferenceChannels,
+  },
+  { additionalProperties: false },
+);
+
+export const WorkflowPreference = Type.Object(
+  { template: PreferenceTemplate, preference: EffectivePreference },
+  { title: "SubscriberWorkflowPreference", additionalProperties: false },
+);
+export type WorkflowPreferenceResource = Static<typeof WorkflowPreference>;
+
+export const GlobalPreference = Type.Object(
+  { preference: EffectivePreference },
+  { title: "SubscriberGlobalPreference", additionalProperties: false },
+);
+export type GlobalPreferenceResource = Static<typeof GlobalPreference>;
+
+// ---------------------------------------------------------------- requests
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) =>
+  Type.Optional(Type.Union([schema, Type.Null()]));
+
+export const CredentialsInput = Type.Object(
+  {
+    webhookUrl: Type.Optional(Type.String({ maxLength: 2048, description: "An http(s) URL" })),
+    deviceTokens: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: 100 }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CredentialsInputValue = Static<typeof CredentialsInput>;
+
+const ProviderId = Type.String({
+  pattern: "^[A-Za-z0-9_-]{1,100}$",
+  description: "The provider's id (`slack`, `discord`, `msteams`, `mattermost`, `fcm`...)",
+  examples: ["slack"],
+});
+
+export const ChannelInput = Type.Object(
+  {
+    providerId: ProviderId,
+    integrationIdentifier: Type.Optional(Type.String({ maxLength: 200 })),
+    credentials: CredentialsInput,
+  },
+  { additionalProperties: false },
+);
+export type ChannelInputValue = Static<typeof ChannelInput>;
+
+const profileFields = {
+  email: Nullable(Type.String({ maxLength: 320, description: "An email address, or empty to clear it" })),
+  firstName: Nullable(Type.String({ maxLength: 1000 })),
+  lastName: Nullable(Type.String({ maxLength: 1000 })),
+  phone: Nullable(Type.String({ maxLength: 100 })),
+  avatar: Nullable(Type.String({ maxLength: 2048, description: "A URL of the subscriber's picture" })),
+  locale: Nullable(Type.String({ maxLength: 35, description: "A language tag: `en`, `en-US`, `pt_BR`" })),
+  data: Type.Optional(
+    Type.Union([FreeObject("Your own data about the subscriber (at most 64 KiB as JSON)"), Type.Null()]),
+  ),
+  channels: Type.Optional(Type.Array(ChannelInput, { maxItems: 20 })),
+};
+
+export const CreateSubscriberBody = Type.Object(
+  {
+    subscriberId: Type.String({
+      maxLength: 1000,
+      description: "Your id for the subscriber: 1–128 characters, no control characters",
+      examples: ["user-123"],
+    }),
+    ...profileFields,
+  },
+  { additionalProperties: false },
+);
+export type CreateSubscriberInput = Static<typeof CreateSubscriberBody>;
+
+export const UpdateSubscriberBody = Type.Object(profileFields, { additionalProperties: false });
+export type UpdateSubscriberInput = Static<typeof UpdateSubscriberBody>;
+
+export const BulkCreateBody = Type.Object(
+  {
+    subscribers: Type.Array(CreateSubscriberBody, {
+      maxItems: MAX_BULK_SUBSCRIBERS,
+      description: `At most ${MAX_BULK_SUBSCRIBERS} subscribers`,
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const CredentialsBody = Type.Object(
+  {
+    providerId: ProviderId,
+    integrationIdentifier: Type.Optional(Type.String({ maxLength: 200 })),
+    credentials: CredentialsInput,
+  },
+  { additionalProperties: false },
+);
+
+export const OnlineStatusBody = Type.Object(
+  {
+    isOnline: Type.Optional(Type.Boolean({ description: "Whether the subscriber is online now" })),
+    online: Type.Optional(
+      Type.Boolean({ description: "The same, as @novu/node's updateOnlineStatus sends it" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const ChannelType = Type.Unsafe<"email" | "sms" | "in_app" | "chat" | "push">({
+  type: "string",
+  enum: ["email", "sms", "in_app", "chat", "push"],
+});
+
+export const UpdatePreferenceBody = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean({ description: "The whole workflow on or off for the subscriber" })),
+    channel: Type.Optional(
+      Type.Object({ type: ChannelType, enabled: Type.Boolean() }, { additionalProperties: false }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type UpdatePreferenceInput = Static<typeof UpdatePreferenceBody>;
+
+export const UpdateGlobalPreferenceBody = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean({ description: "Every notification on or off for the subscriber" })),
+    preferences: Type.Optional(
+      Type.Array(
+        Type.Object({ type: ChannelType, enabled: Type.Boolean() }, { additionalProperties: false }),
+        {
+          maxItems: 20,
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type UpdateGlobalPreferenceInput = Static<typeof UpdateGlobalPreferenceBody>;
+
+const SubscriberIdParam = Type.String({
+  pattern: SUBSCRIBER_ID_PATTERN,
+  description: "Your id for the subscriber",
+  examples: ["user-123"],
+});
+
+export const SubscriberIdParams = Type.Object({ subscriberId: SubscriberIdParam });
+
+export const CredentialsParams = Type.Object({ subscriberId: SubscriberIdParam, providerId: ProviderId });
+
+export const PreferenceParams = Type.Object({
+  subscriberId: SubscriberIdParam,
+  workflowId: Type.String({
+    pattern: "^[A-Za-z0-9_-]{1,100}$",
+    description: "The workflow's _id or its trigger identifier",
+  }),
+});
+
+export const PreferenceLevelParams = Type.Object({
+  subscriberId: SubscriberIdParam,
+  level: Type.Unsafe<"global" | "template">({
+    type: "string",
+    enum: ["global", "template"],
+    description: "`global`: the subscriber's global preference; `template`: one per active workflow",
+  }),
+});
+
+export const ListSubscribersQuery = Type.Object({
+  page: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 1_000_000, description: "Zero-based page number; default 0" }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, description: "Page size, 1–100; default 10" }),
+  ),
+});

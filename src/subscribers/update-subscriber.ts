@@ -1,0 +1,34 @@
+import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { presentSubscriber } from "./presenter.ts";
+import { Subscriber, SubscriberIdParams, UpdateSubscriberBody } from "./schemas.ts";
+import { updateSubscriber } from "./service.ts";
+
+export const updateSubscriberRoute: RoutePlugin = async (app) => {
+  app.put(
+    "/subscribers/:subscriberId",
+    {
+      schema: {
+        operationId: "updateSubscriber",
+        tags: ["Subscribers"],
+        summary: "Update a subscriber (the fields sent; the others keep their values)",
+        description:
+          "`null` or an empty string clears a field. Sent `channels` set those providers' credentials.",
+        params: SubscriberIdParams,
+        body: UpdateSubscriberBody,
+        response: {
+          200: described(Envelope(Subscriber), "The subscriber as stored after the update"),
+          ...errorResponsesOf({
+            400: "Invalid body (an email that is not one, a locale that is not a language tag, data over 64 KiB...)",
+            404: "No such subscriber in the environment",
+          }),
+        },
+      },
+    },
+    async (request) => ({
+      data: presentSubscriber(
+        await updateSubscriber(depsOf(app), request.tenant, request.params.subscriberId, request.body),
+      ),
+    }),
+  );
+};

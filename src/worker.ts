@@ -1,0 +1,22 @@
+import type { Deps } from "./deps.ts";
+import type { JobQueue, StartOptions, TaskHandler } from "./engine/queue/index.ts";
+import { engineTasks, type MessageListener } from "./engine/service.ts";
+
+/** What a task handler may use: the database and the clock, and the queue to add follow-up tasks. */
+export interface WorkerDeps extends Deps {
+  readonly queue: JobQueue;
+}
+
+/** The worker role's registry: the queue runs each task by its name's handler. */
+export interface WorkerRegistry extends StartOptions {
+  readonly handlers: Record<string, TaskHandler>;
+}
+
+/**
+ * The tasks this service runs in the worker: the engine's (run a job, fan a trigger out), and what
+ * happens to a task given up after its last attempt (its job is marked `failed`).
+ */
+export function workerRegistry(deps: WorkerDeps, onMessage?: MessageListener): WorkerRegistry {
+  const { handlers, onFailed } = engineTasks(deps, onMessage);
+  return { handlers, onFailed };
+}

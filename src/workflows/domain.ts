@@ -1,0 +1,123 @@
+import type { NotificationGroup } from "../notification-groups/domain.ts";
+import type {
+  FILTER_ON,
+  FILTER_OPERATORS,
+  FILTER_TYPES,
+  FILTER_VALUES,
+  METADATA_TYPES,
+  STEP_TYPES,
+  TIME_UNITS,
+} from "./enums.ts";
+
+/**
+ * What a workflow is, for the services and the engine. Steps, filters and metadata keep the seed's
+ * own shape (it is the language the spec and Novu's users speak, and how a step is stored); the
+ * workflow around them is ours, and the presenter makes Novu's response from it at the HTTP edge.
+ */
+
+export type StepType = (typeof STEP_TYPES)[number];
+export type FilterType = (typeof FILTER_TYPES)[number];
+export type FilterValue = (typeof FILTER_VALUES)[number];
+export type FilterOperator = (typeof FILTER_OPERATORS)[number];
+export type FilterOn = (typeof FILTER_ON)[number];
+export type TimeUnit = (typeof TIME_UNITS)[number];
+export type MetadataType = (typeof METADATA_TYPES)[number];
+
+/** One condition: `field` (a dot path) read from `on`, compared with `value` by `operator`. */
+export interface FilterChild {
+  field: string;
+  value: string;
+  operator: FilterOperator;
+  on: FilterOn;
+}
+
+/** A step runs when any of its filters passes; a filter combines its children with `value`. */
+export interface Filter {
+  isNegated: boolean;
+  type: FilterType;
+  value: FilterValue;
+  children: FilterChild[];
+}
+
+/** The seed's eight fields, always all present; `delayPath` for scheduled delays (ENGINE.md part 4). */
+export interface StepMetadata {
+  amount: number;
+  unit: TimeUnit;
+  digestKey: string;
+  type: MetadataType;
+  backoff: boolean;
+  backoffAmount: number;
+  backoffUnit: TimeUnit;
+  updateMode: boolean;
+  delayPath?: string;
+}
+
+/** The message template: its type, plus content, subject, cta and whatever the channel reads. */
+export interface StepTemplate {
+  type: StepType;
+  [field: string]: unknown;
+}
+
+export interface Step {
+  _id: string;
+  uuid: string;
+  name: string;
+  _templateId: string;
+  active: boolean;
+  shouldStopOnFail: boolean;
+  template: StepTemplate;
+  filters: Filter[];
+  _parentId: Record<string, unknown>;
+  metadata: StepMetadata;
+  replyCallback: Record<string, unknown>;
+}
+
+export interface TriggerVariable {
+  name: string;
+}
+
+export interface Trigger {
+  type: string;
+  identifier: string;
+  variables: TriggerVariable[];
+  subscriberVariables: TriggerVariable[];
+}
+
+export const CHANNELS = ["email", "sms", "in_app", "chat", "push"] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+/** The workflow's default for each channel, before a subscriber's own preferences. */
+export type PreferenceSettings = Record<Channel, boolean>;
+
+export interface Workflow {
+  id: string;
+  organizationId: string;
+  environmentId: string;
+  /** The API key that created it. */
+  creatorId: string;
+  name: string;
+  description: string;
+  /** The trigger identifier (`triggers[0].identifier`), unique among the environment's live workflows. */
+  identifier: string;
+  active: boolean;
+  /** Always `!active` (Novu derives it so since it deprecated drafts). */
+  draft: boolean;
+  critical: boolean;
+  tags: string[];
+  steps: Step[];
+  triggers: Trigger[];
+  preferenceSettings: PreferenceSettings;
+  data: Record<string, unknown>;
+  workflowIntegrationStatus: Record<string, unknown>;
+  notificationGroupId: string;
+  notificationGroup: NotificationGroup;
+  /** The counterpart in another environment; "" when none. */
+  parentId: string;
+  deleted: boolean;
+  /** ISO 8601, or null while the workflow is live. */
+  deletedAt: string | null;
+  /** The API key that deleted it; "" while live. */
+  deletedBy: string;
+  createdAt: string;
+  updatedAt: string;
+}
