@@ -183,7 +183,10 @@ export async function deleteMessage(deps: Deps, tenant: Tenant, messageId: strin
 
 export async function deleteTransactionMessages(deps: Deps, tenant: Tenant, transactionId: string) {
   const deleted = await messages.deleteMessages(deps.db, tenant.environmentId, { transactionId });
-  if (deleted.length === 0) throw notFound(`No messages of transaction ${mention(transactionId, "with this transactionId")} were found`);
+  if (deleted.length === 0)
+    throw notFound(
+      `No messages of transaction ${mention(transactionId, "with this transactionId")} were found`,
+    );
   return deleted;
 }
 
