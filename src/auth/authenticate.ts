@@ -3,7 +3,7 @@ import { errorBody, unauthorized } from "../errors.ts";
 import { pathOf } from "../http/error-handler.ts";
 import { hashApiKey } from "../tenancy/api-keys.ts";
 import type { KeyOwner } from "../tenancy/domain.ts";
-import type { Tenant } from "../tenancy/tenant.ts";
+import type { Tenant } from "../tenant.ts";
 import { asVerifier, type KeyLookup, type KeyVerifier } from "./key-verifier.ts";
 
 export type { KeyLookup, KeyVerifier } from "./key-verifier.ts";

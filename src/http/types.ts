@@ -10,7 +10,7 @@ import type {
 import type { Clock } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import type { Store } from "../store/store.ts";
-import type { Tenant } from "../tenancy/tenant.ts";
+import type { Tenant } from "../tenant.ts";
 
 declare module "fastify" {
   interface FastifyInstance {

@@ -1,8 +1,7 @@
 import { isoNow } from "../clock.ts";
-import type { Deps } from "../deps.ts";
+import { type Deps, inTransaction } from "../deps.ts";
 import { badRequest, type FieldError, invalidField, notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
-import { inTransaction } from "../store/transaction.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { CHANNELS, type Channel, type PreferenceSettings } from "../workflows/domain.ts";
 import { getWorkflowSummary, listActiveWorkflows, type WorkflowSummary } from "../workflows/service.ts";

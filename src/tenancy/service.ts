@@ -1,11 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import { isoNow } from "../clock.ts";
-import type { Deps } from "../deps.ts";
+import { type Deps, inTransaction } from "../deps.ts";
 import { notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import type { Database } from "../store/schema.ts";
-import { inTransaction } from "../store/transaction.ts";
 import { generateApiKey, hashApiKey, keyHint } from "./api-keys.ts";
 import type { Environment, KeyOwner } from "./domain.ts";
 import * as tenancy from "./repository.ts";

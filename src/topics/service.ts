@@ -1,8 +1,7 @@
 import { isoNow } from "../clock.ts";
-import type { Deps } from "../deps.ts";
+import { type Deps, inTransaction } from "../deps.ts";
 import { conflict, invalidField, mention, notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
-import { inTransaction } from "../store/transaction.ts";
 import { findSubscriberRefs, subscriberLabel, subscriberNotFound } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import type { Topic, TopicMember } from "./domain.ts";
