@@ -7,7 +7,7 @@ import {
   sql,
 } from "kysely";
 import type { Database, MessagesTable } from "../store/schema.ts";
-import { dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { Channel } from "../workflows/domain.ts";
 import type { Message, MessageCta } from "./domain.ts";
 
@@ -156,9 +156,9 @@ export async function feed(db: Db, query: FeedQuery) {
       .limit(query.limit)
       .offset(query.offset)
       .execute(),
-    base.select((eb) => eb.fn.countAll<number | string | bigint>().as("total")).executeTakeFirstOrThrow(),
+    countRows(base),
   ]);
-  return { totalCount: Number(total.total), messages: rows.map(toMessage) };
+  return { totalCount: total, messages: rows.map(toMessage) };
 }
 
 /** How many of the subscriber's messages of the channel match `seen`/`read`. */
@@ -170,12 +170,11 @@ export async function countMessages(
 ): Promise<number> {
   let query = db
     .selectFrom("messages")
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
     .where("subscriber_ref", "=", subscriberRef)
     .where("channel", "=", channel);
   if (filter.seen !== undefined) query = query.where("seen", "=", filter.seen);
   if (filter.read !== undefined) query = query.where("read", "=", filter.read);
-  return Number((await query.executeTakeFirstOrThrow()).total);
+  return countRows(query);
 }
 
 export interface MarkChanges {
@@ -267,9 +266,9 @@ export async function listMessages(
       .limit(page.limit)
       .offset(page.offset)
       .execute(),
-    base.select((eb) => eb.fn.countAll<number | string | bigint>().as("total")).executeTakeFirstOrThrow(),
+    countRows(base),
   ]);
-  return { totalCount: Number(total.total), messages: rows.map(toMessage) };
+  return { totalCount: total, messages: rows.map(toMessage) };
 }
 
 /** Deletes the environment's messages matching; returns those deleted (for the events they raise). */

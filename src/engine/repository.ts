@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from "kysely";
 import type { Database, JobsTable, NotificationsTable } from "../store/schema.ts";
-import { readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import { countRows, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { StepType } from "../workflows/domain.ts";
 import type {
   ExecutionDetail,
@@ -192,9 +192,9 @@ export async function listNotifications(
       .limit(page.limit)
       .offset(page.offset)
       .execute(),
-    base.select((eb) => eb.fn.countAll<number | string | bigint>().as("total")).executeTakeFirstOrThrow(),
+    countRows(base),
   ]);
-  return { totalCount: Number(total.total), notifications: rows.map(toNotification) };
+  return { totalCount: total, notifications: rows.map(toNotification) };
 }
 
 // ---------------------------------------------------------------- jobs
@@ -416,11 +416,10 @@ export async function listDetails(
 
 /** Rows written since `since` count toward the stats; an index on created_at answers it. */
 export async function countNotificationsSince(db: Db, environmentId: string, since: string) {
-  const row = await db
-    .selectFrom("notifications")
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
-    .where("environment_id", "=", environmentId)
-    .where("created_at", ">=", since)
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
+  return countRows(
+    db
+      .selectFrom("notifications")
+      .where("environment_id", "=", environmentId)
+      .where("created_at", ">=", since),
+  );
 }

@@ -1,4 +1,4 @@
-import { type Kysely, SqliteAdapter } from "kysely";
+import { type Kysely, type SelectQueryBuilder, SqliteAdapter } from "kysely";
 import type { Database } from "./schema.ts";
 
 /**
@@ -35,4 +35,19 @@ export function dialectOf(db: Kysely<Database>): "sqlite" | "postgres" {
 export function isForeignKeyViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === "SQLITE_CONSTRAINT_FOREIGNKEY" || code === "23503";
+}
+
+/**
+ * How many rows a filtered select would return: the total beside a page (`totalCount`). Both
+ * backends answer count(*) as a different type (number, bigint, or a numeric string).
+ */
+export async function countRows<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+): Promise<number> {
+  // Kysely cannot resolve the selection's type for a generic table, hence the cast.
+  const row = (await query
+    .clearSelect()
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
+    .executeTakeFirstOrThrow()) as { total: number | string | bigint };
+  return Number(row.total);
 }

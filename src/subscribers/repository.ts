@@ -1,6 +1,6 @@
 import type { Kysely, Selectable, Updateable } from "kysely";
 import type { Database, SubscriberPreferencesTable, SubscribersTable } from "../store/schema.ts";
-import { dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type {
   ChannelPreferences,
   Preference,
@@ -181,23 +181,12 @@ export async function findSubscriberRefs(
 }
 
 export async function listSubscribers(db: Db, environmentId: string, offset: number, limit: number) {
-  const [rows, total] = await Promise.all([
-    db
-      .selectFrom("subscribers")
-      .selectAll()
-      .where("environment_id", "=", environmentId)
-      .orderBy("created_at")
-      .orderBy("id")
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    db
-      .selectFrom("subscribers")
-      .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
-      .where("environment_id", "=", environmentId)
-      .executeTakeFirstOrThrow(),
+  const base = db.selectFrom("subscribers").where("environment_id", "=", environmentId);
+  const [rows, totalCount] = await Promise.all([
+    base.selectAll().orderBy("created_at").orderBy("id").limit(limit).offset(offset).execute(),
+    countRows(base),
   ]);
-  return { totalCount: Number(total.total), subscribers: rows.map(toSubscriber) };
+  return { totalCount, subscribers: rows.map(toSubscriber) };
 }
 
 /** Sets the profile fields present in `profile`; undefined when there is no such subscriber. */

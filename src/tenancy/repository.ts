@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../store/schema.ts";
-import { readBool, readTimestamp } from "../store/values.ts";
+import { countRows, readBool, readTimestamp } from "../store/values.ts";
 import type { Environment, KeyOwner } from "./domain.ts";
 
 type Db = Kysely<Database>;
@@ -65,11 +65,7 @@ export async function findKeyOwner(db: Db, hash: string): Promise<KeyOwner | und
 }
 
 export async function countOrganizations(db: Db): Promise<number> {
-  const row = await db
-    .selectFrom("organizations")
-    .select((eb) => eb.fn.countAll<string | number>().as("count"))
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+  return countRows(db.selectFrom("organizations"));
 }
 
 export async function listEnvironments(db: Db, organizationId?: string) {

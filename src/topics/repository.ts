@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from "kysely";
 import type { Database, TopicsTable } from "../store/schema.ts";
-import { dialectOf, readTimestamp } from "../store/values.ts";
+import { countRows, dialectOf, readTimestamp } from "../store/values.ts";
 import type { Topic, TopicMember } from "./domain.ts";
 
 type Db = Kysely<Database>;
@@ -66,20 +66,13 @@ export async function listTopics(
   environmentId: string,
   list: { offset: number; limit: number; key?: string | undefined },
 ) {
-  let page = db.selectFrom("topics").selectAll().where("environment_id", "=", environmentId);
-  let count = db
-    .selectFrom("topics")
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
-    .where("environment_id", "=", environmentId);
-  if (list.key !== undefined) {
-    page = page.where("key", "=", list.key);
-    count = count.where("key", "=", list.key);
-  }
-  const [rows, total] = await Promise.all([
-    page.orderBy("created_at").orderBy("id").limit(list.limit).offset(list.offset).execute(),
-    count.executeTakeFirstOrThrow(),
+  let base = db.selectFrom("topics").where("environment_id", "=", environmentId);
+  if (list.key !== undefined) base = base.where("key", "=", list.key);
+  const [rows, totalCount] = await Promise.all([
+    base.selectAll().orderBy("created_at").orderBy("id").limit(list.limit).offset(list.offset).execute(),
+    countRows(base),
   ]);
-  return { totalCount: Number(total.total), topics: rows.map(toTopic) };
+  return { totalCount, topics: rows.map(toTopic) };
 }
 
 /** The subscriberIds of each topic's members, in keyset (fan-out) order. */
@@ -113,12 +106,7 @@ export async function deleteTopic(db: Db, id: string): Promise<void> {
 }
 
 export async function countMembers(db: Db, topicId: string): Promise<number> {
-  const row = await db
-    .selectFrom("topic_subscribers")
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
-    .where("topic_id", "=", topicId)
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
+  return countRows(db.selectFrom("topic_subscribers").where("topic_id", "=", topicId));
 }
 
 const CHUNK = 500;

@@ -1,7 +1,7 @@
 import { CompiledQuery, type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
 import { keyIsLive } from "../auth/key-guard.ts";
 import type { Database, WorkflowsTable } from "../store/schema.ts";
-import { dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { PreferenceSettings, Step, Trigger, Workflow } from "./domain.ts";
 
 type Db = Kysely<Database>;
@@ -382,14 +382,13 @@ export async function softDeleteWorkflow(
 
 /** How many live workflows of the environment belong to the group. */
 export async function countWorkflowsInGroup(db: Db, environmentId: string, groupId: string) {
-  const row = await db
-    .selectFrom("workflows")
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
-    .where("workflows.environment_id", "=", environmentId)
-    .where("workflows.notification_group_id", "=", groupId)
-    .where(live)
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
+  return countRows(
+    db
+      .selectFrom("workflows")
+      .where("workflows.environment_id", "=", environmentId)
+      .where("workflows.notification_group_id", "=", groupId)
+      .where(live),
+  );
 }
 
 /**
