@@ -1,7 +1,7 @@
 import { type Static, Type } from "typebox";
 import { presentExecutionDetail, presentNotification } from "../engine/presenter.ts";
 import { getNotification, listExecutionDetails, listNotifications } from "../engine/service.ts";
-import { described, errorResponsesOf, FreeObject, ObjectIdString } from "../http/schema-helpers.ts";
+import { described, errorResponsesOf, FreeObject, ObjectIdString, Page } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { Step, Trigger } from "../workflows/schemas.ts";
 
@@ -96,16 +96,10 @@ const Notification = Type.Object(
   { title: "Notification", additionalProperties: false },
 );
 
-const NotificationPage = Type.Object(
-  {
-    page: Type.Integer(),
-    pageSize: Type.Integer(),
-    totalCount: Type.Integer(),
-    hasMore: Type.Boolean(),
-    data: Type.Array(Notification, { description: "Newest first" }),
-  },
-  { title: "NotificationPage", additionalProperties: false },
-);
+const NotificationPage = Page("NotificationPage", Notification, {
+  things: "notifications",
+  order: "Newest first",
+});
 
 const list = (value: string | string[] | undefined) => (value === undefined ? undefined : [value].flat());
 

@@ -44,3 +44,20 @@ export function errorResponsesOf(codes: Record<number, string>) {
 
 /** A response with no body (204): OpenAPI shows the status with no content. */
 export const NoContent = (description: string) => Type.Null({ description });
+
+/** A page of a list, in Novu's shape. `things` names the items in the descriptions. */
+export const Page = <T extends TSchema>(
+  title: string,
+  item: T,
+  { things, order }: { things: string; order: string },
+) =>
+  Type.Object(
+    {
+      page: Type.Integer({ description: "The page returned (zero-based)" }),
+      pageSize: Type.Integer({ description: "The page size asked for" }),
+      totalCount: Type.Integer({ description: `How many ${things} match, on all pages` }),
+      hasMore: Type.Boolean({ description: `Whether a later page has ${things}` }),
+      data: Type.Array(item, { description: order }),
+    },
+    { title, additionalProperties: false },
+  );

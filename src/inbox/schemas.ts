@@ -1,5 +1,5 @@
 import { type Static, Type } from "typebox";
-import { FreeObject, ObjectIdString } from "../http/schema-helpers.ts";
+import { FreeObject, ObjectIdString, Page } from "../http/schema-helpers.ts";
 import { Subscriber, SubscriberIdParams } from "../subscribers/schemas.ts";
 
 const MARK_AS = ["read", "seen", "unread", "unseen"] as const;
@@ -47,16 +47,7 @@ export const Message = Type.Object(
 );
 export type MessageResource = Static<typeof Message>;
 
-export const MessagePage = Type.Object(
-  {
-    page: Type.Integer(),
-    pageSize: Type.Integer(),
-    totalCount: Type.Integer(),
-    hasMore: Type.Boolean(),
-    data: Type.Array(Message, { description: "Newest first" }),
-  },
-  { title: "MessagePage", additionalProperties: false },
-);
+export const MessagePage = Page("MessagePage", Message, { things: "messages", order: "Newest first" });
 
 const BooleanText = Type.Union([
   Type.Boolean(),

@@ -1,5 +1,5 @@
 import { type Static, Type } from "typebox";
-import { FreeObject, ObjectIdString } from "../http/schema-helpers.ts";
+import { FreeObject, ObjectIdString, Page } from "../http/schema-helpers.ts";
 import { SUBSCRIBER_ID_PATTERN } from "../http/validation.ts";
 import { Trigger } from "../workflows/schemas.ts";
 
@@ -49,16 +49,10 @@ export const Subscriber = Type.Object(
 );
 export type SubscriberResource = Static<typeof Subscriber>;
 
-export const SubscriberPage = Type.Object(
-  {
-    page: Type.Integer({ description: "The page returned (zero-based)" }),
-    pageSize: Type.Integer({ description: "The page size asked for" }),
-    totalCount: Type.Integer({ description: "How many subscribers the environment has" }),
-    hasMore: Type.Boolean({ description: "Whether a later page has subscribers" }),
-    data: Type.Array(Subscriber, { description: "Oldest first" }),
-  },
-  { title: "SubscriberPage", additionalProperties: false },
-);
+export const SubscriberPage = Page("SubscriberPage", Subscriber, {
+  things: "subscribers",
+  order: "Oldest first",
+});
 
 export const SubscriberDeleted = Type.Object(
   {

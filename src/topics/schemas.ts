@@ -1,5 +1,5 @@
 import { type Static, Type } from "typebox";
-import { ObjectIdString } from "../http/schema-helpers.ts";
+import { ObjectIdString, Page } from "../http/schema-helpers.ts";
 import { TOPIC_KEY_PATTERN } from "../http/validation.ts";
 
 export const MAX_TOPIC_SUBSCRIBERS_PER_CALL = 10_000;
@@ -35,16 +35,7 @@ export const CreatedTopic = Type.Object(
   { title: "TopicCreated", additionalProperties: false },
 );
 
-export const TopicPage = Type.Object(
-  {
-    page: Type.Integer({ description: "The page returned (zero-based)" }),
-    pageSize: Type.Integer({ description: "The page size asked for" }),
-    totalCount: Type.Integer({ description: "How many topics match" }),
-    hasMore: Type.Boolean({ description: "Whether a later page has topics" }),
-    data: Type.Array(Topic, { description: "Oldest first" }),
-  },
-  { title: "TopicPage", additionalProperties: false },
-);
+export const TopicPage = Page("TopicPage", Topic, { things: "topics", order: "Oldest first" });
 
 export const TopicSubscriber = Type.Object(
   {
