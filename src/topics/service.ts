@@ -1,24 +1,15 @@
 import { isoNow } from "../clock.ts";
 import { type Deps, inTransaction } from "../deps.ts";
-import { conflict, invalidField, mention, notFound } from "../errors.ts";
+import { conflict, mention, notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
+import { displayName } from "../names.ts";
 import { findSubscriberRefs, subscriberLabel, subscriberNotFound } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import type { Topic, TopicMember } from "./domain.ts";
 import * as topics from "./repository.ts";
 import type { CreateTopicInput } from "./schemas.ts";
 
-const MAX_NAME_LENGTH = 200;
-const CONTROL = /\p{Cc}/u;
-
-export function topicName(raw: string): string {
-  const name = raw.trim();
-  const length = [...name].length;
-  if (length === 0) throw invalidField("name", "must not be empty or only whitespace");
-  if (length > MAX_NAME_LENGTH) throw invalidField("name", `must be at most ${MAX_NAME_LENGTH} characters`);
-  if (CONTROL.test(name)) throw invalidField("name", "must not contain control characters");
-  return name;
-}
+export const topicName = displayName;
 
 export function topicNotFound(key: string) {
   return notFound(`Topic ${mention(key, "with this key")} was not found`);

@@ -3,6 +3,7 @@ import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { badRequest, type FieldError, invalidField, mention, notFound } from "../errors.ts";
 import { isObjectId, newObjectId } from "../ids.ts";
+import { displayName } from "../names.ts";
 import { type GroupReferences, getGroup } from "../notification-groups/service.ts";
 import { isUniqueViolation } from "../store/store.ts";
 import { isForeignKeyViolation } from "../store/values.ts";
@@ -13,7 +14,6 @@ import type { CreateWorkflowInput, UpdateWorkflowInput } from "./schemas.ts";
 import { normalizeSteps, requireCompilingTemplates } from "./steps.ts";
 import { buildTriggers, slugifyName } from "./triggers.ts";
 
-const MAX_NAME_LENGTH = 200;
 const CONTROL = /\p{Cc}/u;
 
 /** A path's `{workflowId}`: an ObjectId names the workflow's _id, anything else its trigger identifier. */
@@ -25,14 +25,7 @@ export function workflowNotFound(value: string) {
   return notFound(`Workflow ${mention(value, "with this id")} was not found`);
 }
 
-export function workflowName(raw: string): string {
-  const name = raw.trim();
-  const length = [...name].length;
-  if (length === 0) throw invalidField("name", "must not be empty or only whitespace");
-  if (length > MAX_NAME_LENGTH) throw invalidField("name", `must be at most ${MAX_NAME_LENGTH} characters`);
-  if (CONTROL.test(name)) throw invalidField("name", "must not contain control characters");
-  return name;
-}
+export const workflowName = displayName;
 
 function validateTags(tags: readonly string[]): string[] {
   const errors: FieldError[] = [];
