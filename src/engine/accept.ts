@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
-import { badRequest, unprocessable } from "../errors.ts";
+import { badRequest, mention, unprocessable } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import { type CreateSubscriberInput, upsertSubscriber } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
@@ -94,7 +94,7 @@ async function workflowOf(deps: Deps, tenant: Tenant, name: string): Promise<Wor
   } catch (error) {
     if ((error as { statusCode?: number }).statusCode !== 404) throw error;
     throw unprocessable(
-      `workflow_not_found: no workflow of this environment has the trigger identifier "${name}"`,
+      `workflow_not_found: no workflow of this environment has the trigger identifier ${mention(name, "given in name")}`,
     );
   }
 }
@@ -135,7 +135,9 @@ export async function acceptTrigger(
     // A topic that does not exist is the caller's mistake, told now rather than lost in a job.
     for (const recipient of recipients) {
       if (isTopic(recipient) && !(await findTopic(inTrx, tenant, recipient.topicKey))) {
-        throw unprocessable(`Topic "${recipient.topicKey}" does not exist in this environment`);
+        throw unprocessable(
+          `Topic ${mention(recipient.topicKey, "with this key")} does not exist in this environment`,
+        );
       }
     }
     const trigger = await engine.insertTrigger(trx, {
