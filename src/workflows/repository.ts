@@ -77,20 +77,22 @@ function toWorkflow(row: Row): Workflow {
   };
 }
 
-export interface WorkflowDocument {
-  name: string;
-  description: string;
-  identifier: string;
-  active: boolean;
-  draft: boolean;
-  critical: boolean;
-  tags: string[];
-  steps: Step[];
-  triggers: Trigger[];
-  preferenceSettings: PreferenceSettings;
-  data: Record<string, unknown>;
-  notificationGroupId: string;
-}
+/** What a create or an update writes: the workflow's own fields, without ids, ownership or dates. */
+export type WorkflowDocument = Pick<
+  Workflow,
+  | "name"
+  | "description"
+  | "identifier"
+  | "active"
+  | "draft"
+  | "critical"
+  | "tags"
+  | "steps"
+  | "triggers"
+  | "preferenceSettings"
+  | "data"
+  | "notificationGroupId"
+>;
 
 function documentColumns(doc: WorkflowDocument) {
   return {
