@@ -25,6 +25,7 @@ import { type JobQueue, openQueue } from "./engine/queue/index.ts";
 import { errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
+import { parseQueryString } from "./http/query-string.ts";
 import type { App } from "./http/types.ts";
 import { validatorCompiler } from "./http/validation.ts";
 import { registerIdempotencyKeyPurge } from "./idempotency/purge.ts";
@@ -125,7 +126,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       const sent = req.headers["x-request-id"];
       return typeof sent === "string" && REQUEST_ID.test(sent) ? sent : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200, querystringParser: parseQueryString },
     ajv: { customOptions: { strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
