@@ -123,19 +123,22 @@ export async function markSubscriberMessages(
   return { subscriber, messages: changed };
 }
 
-/** Marks all the subscriber's in-app messages read or seen; returns how many changed. */
+/**
+ * Marks all the subscriber's in-app messages as one message is marked (read implies seen, unseen
+ * implies unread: see changesFor); returns how many changed.
+ */
 export async function markAllSubscriberMessages(
   deps: Deps,
   tenant: Tenant,
   subscriberId: string,
-  markAs: "read" | "seen",
+  markAs: MarkAs,
 ): Promise<{ subscriber: Subscriber; count: number }> {
   const subscriber = await getSubscriber(deps, tenant, subscriberId);
   const count = await messages.markAll(
     deps.db,
     subscriber.id,
     "in_app",
-    { [markAs]: true },
+    changesFor(markAs),
     isoNow(deps.clock),
   );
   return { subscriber, count };
