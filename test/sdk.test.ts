@@ -653,6 +653,31 @@ forEachBackend<ManualClock>(
       assert.equal(missingTopic.status, 422);
     });
 
+    test("trigger: the actor renders, and overrides.delay replaces the step's delay", async () => {
+      const { novu, api, name } = await setup([delay(5), inApp("{{actor.firstName}} says {{note}}")]);
+      const triggeredAt = ctx.clock.now();
+      const res = await novu.trigger(name, {
+        to: "listener",
+        actor: { subscriberId: "boss", firstName: "Boss" },
+        payload: { note: "hi" },
+        // The SDK types the unit with @novu/shared's DigestUnitEnum, which it does not re-export.
+        overrides: { delay: { amount: 1, unit: "hours" as never } },
+        transactionId: "tx-actor",
+      });
+      assert.equal(res.status, 201);
+      let runAt = "";
+      await until(async () => {
+        const found = await api.get("/v1/notifications?transactionId=tx-actor");
+        const job = found.json().data[0]?.jobs[0];
+        runAt = job?.status === "delayed" ? job.runAt : "";
+        return runAt !== "";
+      }, "the delay waits");
+      assert.equal(runAt, new Date(triggeredAt + 60 * 60_000).toISOString(), "an hour, not five minutes");
+      ctx.clock.advance(60 * 60_000);
+      await settled(api, "tx-actor");
+      assert.deepEqual(contents(await feedOf(novu, "listener", 1)), ["Boss says hi"]);
+    });
+
     test("bulkTrigger: each event acknowledged or refused on its own", async () => {
       const { novu, api, name } = await setup();
       const res = await novu.bulkTrigger([
