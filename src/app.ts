@@ -22,6 +22,7 @@ import {
 import { type Clock, systemClock } from "./clock.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { type JobQueue, openQueue } from "./engine/queue/index.ts";
+import { engineSubscriberErasure } from "./engine/service.ts";
 import { errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
@@ -238,7 +239,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       v1.addHook("onSend", confirmRememberedKey);
       await v1.register(workflowRoutes);
       await v1.register(notificationGroupRoutes, { references: workflowGroupReferences });
-      await v1.register(subscriberRoutes);
+      await v1.register(subscriberRoutes, { erasure: engineSubscriberErasure });
       await v1.register(topicRoutes);
       await v1.register(environmentRoutes);
       await v1.register(eventRoutes);
