@@ -963,6 +963,11 @@ forEachBackend<ManualClock>(
       assert.deepEqual(contents(await feedOf(novu, subscriberId, 1)), ["Hi Reader, n0"]);
       assert.equal((await failure(novu.messages.deleteByTransactionId("inbox-1"))).status, 404);
       assert.equal((await novu.messages.list()).data.totalCount, 2);
+
+      // subscribers.delete takes the subscriber's messages with it.
+      assert.equal((await novu.subscribers.delete("other-reader")).status, 200);
+      assert.deepEqual(contents((await novu.messages.list()).data.data), ["Hi Reader, n0"]);
+      assert.equal((await novu.messages.list({ transactionIds: ["other"] })).data.totalCount, 0);
     });
 
     test("executionDetails.get: what happened to a notification's jobs", async () => {
