@@ -22,9 +22,11 @@ import {
 import { type Clock, systemClock } from "./clock.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { type JobQueue, openQueue } from "./engine/queue/index.ts";
+import { engineSubscriberErasure } from "./engine/service.ts";
 import { errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
+import { parseQueryString } from "./http/query-string.ts";
 import type { App } from "./http/types.ts";
 import { validatorCompiler } from "./http/validation.ts";
 import { registerIdempotencyKeyPurge } from "./idempotency/purge.ts";
@@ -125,7 +127,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       const sent = req.headers["x-request-id"];
       return typeof sent === "string" && REQUEST_ID.test(sent) ? sent : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200, querystringParser: parseQueryString },
     ajv: { customOptions: { strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -237,7 +239,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       v1.addHook("onSend", confirmRememberedKey);
       await v1.register(workflowRoutes);
       await v1.register(notificationGroupRoutes, { references: workflowGroupReferences });
-      await v1.register(subscriberRoutes);
+      await v1.register(subscriberRoutes, { erasure: engineSubscriberErasure });
       await v1.register(topicRoutes);
       await v1.register(environmentRoutes);
       await v1.register(eventRoutes);

@@ -221,14 +221,21 @@ export async function markAll(
   changes: MarkChanges,
   now: string,
 ): Promise<number> {
-  let query = db
+  const { seen, read } = changes;
+  const result = await db
     .updateTable("messages")
     .set(markColumns(changes, now))
     .where("subscriber_ref", "=", subscriberRef)
-    .where("channel", "=", channel);
-  if (changes.seen !== undefined) query = query.where("seen", "=", !changes.seen);
-  else if (changes.read !== undefined) query = query.where("read", "=", !changes.read);
-  const result = await query.executeTakeFirst();
+    .where("channel", "=", channel)
+    // Those that differ in any of the columns the change sets (read implies seen: a seen but unread
+    // message is changed by "read").
+    .where((eb) =>
+      eb.or([
+        ...(seen !== undefined ? [eb("seen", "=", !seen)] : []),
+        ...(read !== undefined ? [eb("read", "=", !read)] : []),
+      ]),
+    )
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 

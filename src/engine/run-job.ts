@@ -1,6 +1,11 @@
 import { isoNow } from "../clock.ts";
 import { newObjectId } from "../ids.ts";
-import { decideStep, getSubscriberByRef, loadSubscriberPreferences } from "../subscribers/service.ts";
+import {
+  decideStep,
+  getSubscriberByRef,
+  holdSubscriber,
+  loadSubscriberPreferences,
+} from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import type { Channel } from "../workflows/domain.ts";
 import { type EngineDeps, runJobTask, withDb } from "./accept.ts";
@@ -229,32 +234,40 @@ async function inApp(
   const cta = (template.cta ?? {}) as { type?: string; data?: { url?: unknown } };
   const url = render("cta.data.url", cta.data?.url);
   const now = isoNow(deps.clock);
-  const { message, created } = await insertMessage(deps.db, {
-    id: newObjectId(),
-    organizationId: job.organizationId,
-    environmentId: job.environmentId,
-    notificationId: job.notificationId,
-    jobId: job.id,
-    workflowId: job.workflowId,
-    templateIdentifier: notification.workflow.identifier,
-    subscriberRef: job.subscriberRef,
-    subscriberId: subscriber.subscriberId,
-    transactionId: job.transactionId,
-    channel: "in_app" as Channel,
-    content: content.text,
-    subject: "",
-    cta: { type: cta.type ?? "redirect", data: url.text === "" ? {} : { url: url.text } },
-    payload: notification.payload,
-    providerId: "",
-    providerMessageId: "",
-    status: "sent",
-    seen: false,
-    read: false,
-    lastSeenDate: null,
-    lastReadDate: null,
-    createdAt: now,
-    updatedAt: now,
+  // Written while the subscriber's row is held: a delete of the subscriber either waits for this
+  // message and removes it with the rest, or has happened and nothing is written.
+  const written = await deps.db.transaction().execute(async (trx) => {
+    if (!(await holdSubscriber(withDb(deps, trx), tenantOf(job), job.subscriberRef))) return undefined;
+    return insertMessage(trx, {
+      id: newObjectId(),
+      organizationId: job.organizationId,
+      environmentId: job.environmentId,
+      notificationId: job.notificationId,
+      jobId: job.id,
+      workflowId: job.workflowId,
+      templateIdentifier: notification.workflow.identifier,
+      subscriberRef: job.subscriberRef,
+      subscriberId: subscriber.subscriberId,
+      transactionId: job.transactionId,
+      channel: "in_app" as Channel,
+      content: content.text,
+      subject: "",
+      cta: { type: cta.type ?? "redirect", data: url.text === "" ? {} : { url: url.text } },
+      payload: notification.payload,
+      providerId: "",
+      providerMessageId: "",
+      status: "sent",
+      seen: false,
+      read: false,
+      lastSeenDate: null,
+      lastReadDate: null,
+      createdAt: now,
+      updatedAt: now,
+    });
   });
+  if (!written)
+    return { status: "skipped", executionStatus: "Warning", detail: "The subscriber no longer exists" };
+  const { message, created } = written;
   if (created)
     onMessage?.({
       environmentId: job.environmentId,

@@ -2,7 +2,12 @@ import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { mention, notFound } from "../errors.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
-import { findSubscriberRefs, getSubscriber, getSubscriberByRef } from "../subscribers/service.ts";
+import {
+  findSubscriberRefs,
+  getSubscriber,
+  getSubscriberByRef,
+  type SubscriberErasure,
+} from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import type { Channel } from "../workflows/domain.ts";
 import { type EngineDeps, TASKS } from "./accept.ts";
@@ -43,11 +48,18 @@ export async function cancelTrigger(deps: Deps, tenant: Tenant, transactionId: s
   return canceled.length > 0;
 }
 
-/** When a subscriber is deleted: its waiting jobs are canceled and its messages removed. */
+/**
+ * When a subscriber is deleted (inside the delete's transaction): its jobs that have not run are
+ * canceled and its messages removed. A job running meanwhile writes its message only while the
+ * subscriber exists (run-job's inApp holds the row), so none is left behind.
+ */
 export async function forgetSubscriber(deps: Deps, tenant: Tenant, subscriberRef: string): Promise<void> {
   await engine.cancelSubscriberJobs(deps.db, tenant.environmentId, subscriberRef, isoNow(deps.clock));
   await messages.deleteMessages(deps.db, tenant.environmentId, { subscriberRef });
 }
+
+/** The engine's side of deleting a subscriber, for the subscriber routes (wired in app.ts). */
+export const engineSubscriberErasure: SubscriberErasure = { forget: forgetSubscriber };
 
 // ---------------------------------------------------------------- the subscriber's feed
 
@@ -123,19 +135,22 @@ export async function markSubscriberMessages(
   return { subscriber, messages: changed };
 }
 
-/** Marks all the subscriber's in-app messages read or seen; returns how many changed. */
+/**
+ * Marks all the subscriber's in-app messages as one message is marked (read implies seen, unseen
+ * implies unread: see changesFor); returns how many changed.
+ */
 export async function markAllSubscriberMessages(
   deps: Deps,
   tenant: Tenant,
   subscriberId: string,
-  markAs: "read" | "seen",
+  markAs: MarkAs,
 ): Promise<{ subscriber: Subscriber; count: number }> {
   const subscriber = await getSubscriber(deps, tenant, subscriberId);
   const count = await messages.markAll(
     deps.db,
     subscriber.id,
     "in_app",
-    { [markAs]: true },
+    changesFor(markAs),
     isoNow(deps.clock),
   );
   return { subscriber, count };

@@ -103,7 +103,8 @@ export const LegacyMarkBody = Type.Object(
 
 export const MarkAllBody = Type.Object(
   {
-    markAs: Type.Unsafe<"read" | "seen">({ type: "string", enum: ["read", "seen"] }),
+    // All four, as Novu takes them and @novu/node's markAllMessagesAs types them.
+    markAs: Type.Unsafe<(typeof MARK_AS)[number]>({ type: "string", enum: [...MARK_AS] }),
     feedIdentifier: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
   },
   { additionalProperties: false },

@@ -1,9 +1,12 @@
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
-import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { SubscriberDeleted, SubscriberIdParams } from "./schemas.ts";
-import { deleteSubscriber } from "./service.ts";
+import { deleteSubscriber, type SubscriberErasure } from "./service.ts";
 
-export const deleteSubscriberRoute: RoutePlugin = async (app) => {
+export const deleteSubscriberRoute: RoutePluginWith<{ erasure: SubscriberErasure }> = async (
+  app,
+  { erasure },
+) => {
   app.delete(
     "/subscribers/:subscriberId",
     {
@@ -12,8 +15,9 @@ export const deleteSubscriberRoute: RoutePlugin = async (app) => {
         tags: ["Subscribers"],
         summary: "Delete a subscriber",
         description:
-          "The subscriber goes, with its preferences and topic memberships. The same subscriberId may be " +
-          "created again later (as a new subscriber, with a new `_id`).",
+          "The subscriber goes, with its preferences, topic memberships and messages; what has not run yet " +
+          "for it (a delayed step, a step waiting its turn) is canceled. The same subscriberId may be " +
+          "created again later (as a new subscriber, with a new `_id`, none of the old messages).",
         params: SubscriberIdParams,
         response: {
           200: described(SubscriberDeleted, "The subscriber is deleted"),
@@ -25,7 +29,7 @@ export const deleteSubscriberRoute: RoutePlugin = async (app) => {
       },
     },
     async (request) => {
-      await deleteSubscriber(depsOf(app), request.tenant, request.params.subscriberId);
+      await deleteSubscriber(depsOf(app), request.tenant, request.params.subscriberId, erasure);
       return { data: { acknowledged: true as const, status: "deleted" as const } };
     },
   );

@@ -128,6 +128,21 @@ export async function findSubscriber(db: Db, environmentId: string, subscriberId
   return row ? toSubscriber(row) : undefined;
 }
 
+/**
+ * Whether the environment's subscriber with our id `id` exists; on PostgreSQL its row is held
+ * (FOR KEY SHARE) until the transaction ends: a delete (which locks the row FOR UPDATE first)
+ * waits, and updates of its fields do not.
+ */
+export async function holdSubscriberRow(db: Db, environmentId: string, id: string): Promise<boolean> {
+  let query = db
+    .selectFrom("subscribers")
+    .select("id")
+    .where("environment_id", "=", environmentId)
+    .where("id", "=", id);
+  if (dialectOf(db) === "postgres") query = query.forKeyShare();
+  return (await query.executeTakeFirst()) !== undefined;
+}
+
 /** The environment's subscriber with our id `id` (its `_id`). */
 export async function findSubscriberById(db: Db, environmentId: string, id: string) {
   const row = await db

@@ -1,4 +1,4 @@
-import type { RoutePlugin } from "../http/types.ts";
+import type { RoutePluginWith } from "../http/types.ts";
 import { bulkCreateSubscribersRoute } from "./bulk-create-subscribers.ts";
 import { createSubscriberRoute } from "./create-subscriber.ts";
 import { deleteSubscriberRoute } from "./delete-subscriber.ts";
@@ -8,19 +8,21 @@ import { getSubscriberPreferencesByLevelRoute } from "./get-subscriber-preferenc
 import { listSubscriberPreferencesRoute } from "./list-subscriber-preferences.ts";
 import { listSubscribersRoute } from "./list-subscribers.ts";
 import { modifySubscriberCredentialsRoute } from "./modify-subscriber-credentials.ts";
+import type { SubscriberErasure } from "./service.ts";
 import { setSubscriberCredentialsRoute } from "./set-subscriber-credentials.ts";
 import { updateSubscriberRoute } from "./update-subscriber.ts";
 import { updateSubscriberGlobalPreferencesRoute } from "./update-subscriber-global-preferences.ts";
 import { updateSubscriberOnlineStatusRoute } from "./update-subscriber-online-status.ts";
 import { updateSubscriberPreferenceRoute } from "./update-subscriber-preference.ts";
 
-export const subscriberRoutes: RoutePlugin = async (app) => {
+/** `erasure`: what the features above keep for a subscriber, deleted with it (see SubscriberErasure). */
+export const subscriberRoutes: RoutePluginWith<{ erasure: SubscriberErasure }> = async (app, { erasure }) => {
   await app.register(createSubscriberRoute);
   await app.register(bulkCreateSubscribersRoute);
   await app.register(listSubscribersRoute);
   await app.register(getSubscriberRoute);
   await app.register(updateSubscriberRoute);
-  await app.register(deleteSubscriberRoute);
+  await app.register(deleteSubscriberRoute, { erasure });
   await app.register(setSubscriberCredentialsRoute);
   await app.register(modifySubscriberCredentialsRoute);
   await app.register(deleteSubscriberCredentialsRoute);

@@ -237,11 +237,44 @@ export async function updateSubscriber(
  * memberships now. The engine extends this, in the same transaction, with the subscriber's messages
  * and the cancellation of its pending jobs (ENGINE.md part 2).
  */
-export async function deleteSubscriber(deps: Deps, tenant: Tenant, subscriberId: string): Promise<void> {
+/**
+ * What the features above this one (the engine) keep for a subscriber, which this feature cannot
+ * import: the composition root (app.ts) hands it in, so deleting a subscriber takes it along.
+ */
+export interface SubscriberErasure {
+  /**
+   * Runs inside the delete's transaction, the subscriber's row locked: what has not run yet for
+   * the subscriber is canceled and what was delivered to it is removed.
+   */
+  forget(deps: Deps, tenant: Tenant, subscriberRef: string): Promise<void>;
+}
+
+/**
+ * Deletes the subscriber with its preferences, and (through `erasure`) its pending work and its
+ * messages, in one transaction: a failure leaves the subscriber and all of it in place.
+ */
+export async function deleteSubscriber(
+  deps: Deps,
+  tenant: Tenant,
+  subscriberId: string,
+  erasure: SubscriberErasure,
+): Promise<void> {
   await inTransaction(deps, async (d) => {
+    // Locked first (PostgreSQL): a worker writing a message holds the row too (holdSubscriber), so
+    // it either commits before this reads the messages, or finds the subscriber gone.
     const subscriber = await requireSubscriber(d, tenant, subscriberId, true);
+    await erasure.forget(d, tenant, subscriber.id);
     await subscribers.deleteSubscriberRows(d.db, subscriber.id);
   });
+}
+
+/**
+ * Inside the caller's transaction: whether the subscriber with our id `subscriberRef` still exists,
+ * and (PostgreSQL) a hold on its row until the transaction ends, so that a delete waits for what
+ * the caller writes for it and then removes that too. SQLite runs one write transaction at a time.
+ */
+export async function holdSubscriber(deps: Deps, tenant: Tenant, subscriberRef: string): Promise<boolean> {
+  return subscribers.holdSubscriberRow(deps.db, tenant.environmentId, subscriberRef);
 }
 
 /** Sets one provider's credentials: `replace` (PUT) or `merge` (PATCH); see applyCredentials. */

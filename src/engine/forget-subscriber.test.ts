@@ -1,0 +1,190 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { sql } from "kysely";
+import { createWorkflow, uniqueName } from "../../test/factories.ts";
+import { forEachBackend, type TestContext } from "../../test/harness.ts";
+import { gate, until } from "../../test/queue-helpers.ts";
+import { ManualClock } from "../clock.ts";
+import type { Deps } from "../deps.ts";
+import { newObjectId } from "../ids.ts";
+import { deleteSubscriber, holdSubscriber } from "../subscribers/service.ts";
+import type { Tenant } from "../tenancy/tenant.ts";
+import { insertMessage } from "./message-repository.ts";
+import { runJob } from "./run-job.ts";
+import { engineSubscriberErasure } from "./service.ts";
+
+const SQLITE_SKIP =
+  "SQLite runs one write transaction at a time: a worker's message and a delete cannot interleave";
+
+interface JobView {
+  _id: string;
+  type: string;
+  status: string;
+  executionDetails: { detail: string }[];
+}
+
+/**
+ * A subscriber deleted while a worker delivers to it (PostgreSQL, where the two run side by side):
+ * whichever takes the subscriber's row first, no message of it is left behind.
+ */
+forEachBackend<ManualClock>(
+  "deleting a subscriber while a job delivers to it",
+  (ctx) => {
+    const skip = ctx.backend === "sqlite" ? SQLITE_SKIP : false;
+
+    /** A subscriber with a run of [delay, in_app] waiting in its delay; its in-app job's id. */
+    async function setup() {
+      const tenant = await ctx.tenant();
+      const api = ctx.client(tenant.dev.apiKey);
+      const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+        name: uniqueName("Race"),
+        active: true,
+        steps: [
+          { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
+          { template: { type: "in_app", content: "Hello" } },
+        ],
+      });
+      const transactionId = uniqueName("race").replace(/ /g, "-");
+      const res = await api.post("/v1/events/trigger", {
+        name: workflow.triggers[0].identifier,
+        to: "racer",
+        transactionId,
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      let jobs: JobView[] = [];
+      await until(async () => {
+        const found = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+        jobs = found.json().data[0]?.jobs ?? [];
+        return jobs[0]?.status === "delayed";
+      }, "the run waits in its delay");
+      const inApp = jobs[1];
+      assert.ok(inApp);
+      const me: Tenant = {
+        organizationId: tenant.organizationId,
+        environmentId: tenant.dev.environmentId,
+        actorId: "",
+      };
+      return { api, tenant: me, transactionId, jobId: inApp._id };
+    }
+
+    /** Runs `work` in a transaction held open until the returned release() is called. */
+    function held(work: (deps: Deps, pid: number) => Promise<void>) {
+      const done = gate();
+      const release = gate();
+      let pid = 0;
+      const finished = ctx.store.db.transaction().execute(async (trx) => {
+        const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+        pid = Number(rows[0]?.pid);
+        await work({ db: trx, clock: ctx.clock }, pid);
+        done.open();
+        await release.opened;
+      });
+      return { done: done.opened, release: release.open, finished, pid: () => pid };
+    }
+
+    /** Whether some session waits for a lock the session `pid` holds. */
+    async function blocks(c: TestContext, pid: number) {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity where ${pid} = any(pg_blocking_pids(pid))`.execute(
+        c.store.db,
+      );
+      return Number(rows[0]?.n) > 0;
+    }
+
+    test("the delete first: a job already running writes no message once it commits", { skip }, async () => {
+      const { api, tenant, transactionId, jobId } = await setup();
+      // A worker claimed the in-app job just before the delete (the delete cancels only jobs that
+      // have not started).
+      await ctx.store.db.updateTable("jobs").set({ status: "running" }).where("id", "=", jobId).execute();
+
+      const deleting = held((deps) => deleteSubscriber(deps, tenant, "racer", engineSubscriberErasure));
+      await deleting.done;
+      let ran = false;
+      const running = runJob({ db: ctx.store.db, clock: ctx.clock, queue: ctx.app.queue }, jobId, {
+        attempt: 1,
+      }).finally(() => {
+        ran = true;
+      });
+      // The job reads the subscriber (the delete is not committed yet), then waits at its row.
+      await until(async () => ran || (await blocks(ctx, deleting.pid())), "the job waits for the delete");
+      deleting.release();
+      await deleting.finished;
+      await running;
+
+      assert.equal((await api.get(`/v1/messages?transactionId=${transactionId}`)).json().totalCount, 0);
+      const messages = await ctx.store.db
+        .selectFrom("messages")
+        .select("id")
+        .where("job_id", "=", jobId)
+        .execute();
+      assert.deepEqual(messages, []);
+      const found = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+      const job = (found.json().data[0].jobs as JobView[]).find((j) => j._id === jobId);
+      assert.equal(job?.status, "skipped");
+      assert.ok(job?.executionDetails.some((d) => d.detail === "The subscriber no longer exists"));
+    });
+
+    test("the worker first: the delete waits for its message, then removes it", { skip }, async () => {
+      const { api, tenant, transactionId, jobId } = await setup();
+      const subscriber = (await api.get("/v1/subscribers/racer")).json().data;
+      const job = await ctx.store.db
+        .selectFrom("jobs")
+        .selectAll()
+        .where("id", "=", jobId)
+        .executeTakeFirstOrThrow();
+      // What the in-app step does: hold the subscriber's row, write the message, commit.
+      const writing = held(async (deps) => {
+        assert.equal(await holdSubscriber(deps, tenant, subscriber._id), true);
+        const now = new Date(ctx.clock.now()).toISOString();
+        await insertMessage(deps.db, {
+          id: newObjectId(),
+          organizationId: tenant.organizationId,
+          environmentId: tenant.environmentId,
+          notificationId: job.notification_id,
+          jobId,
+          workflowId: job.workflow_id,
+          templateIdentifier: "race",
+          subscriberRef: subscriber._id,
+          subscriberId: "racer",
+          transactionId,
+          channel: "in_app",
+          content: "Hello",
+          subject: "",
+          cta: { type: "redirect", data: {} },
+          payload: {},
+          providerId: "",
+          providerMessageId: "",
+          status: "sent",
+          seen: false,
+          read: false,
+          lastSeenDate: null,
+          lastReadDate: null,
+          createdAt: now,
+          updatedAt: now,
+        });
+      });
+      await writing.done;
+      let deleted = false;
+      const deleting = api.delete("/v1/subscribers/racer").finally(() => {
+        deleted = true;
+      });
+      await until(
+        async () => deleted || (await blocks(ctx, writing.pid())),
+        "the delete waits for the worker",
+      );
+      assert.equal(deleted, false, "the delete waited for the subscriber's row");
+      writing.release();
+      await writing.finished;
+      const res = await deleting;
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal((await api.get(`/v1/messages?transactionId=${transactionId}`)).json().totalCount, 0);
+      const messages = await ctx.store.db
+        .selectFrom("messages")
+        .select("id")
+        .where("job_id", "=", jobId)
+        .execute();
+      assert.deepEqual(messages, []);
+    });
+  },
+  { clock: () => new ManualClock(Date.UTC(2026, 5, 1, 12)) },
+);
