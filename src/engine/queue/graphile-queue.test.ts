@@ -187,37 +187,53 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
     const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
     // What a SIGKILL leaves: a job locked by a worker nobody runs, its heartbeat row going stale.
     // (Simulated in graphile-worker's own table: a test cannot kill its own process.)
-    const lockAs = async (task: string, workerId: string, heartbeatAgo: string) => {
+    const lockAs = async (task: string, workerId: string, attempts = 1) => {
       const setup = await fx.open();
-      await add(setup, [{ task, payload: {} }]);
+      await add(setup, [{ task, payload: { n: task }, maxAttempts: 2 }]);
       await sql`update ${sql.id(fx.workerSchema, "_private_jobs")} set locked_by = ${workerId},
-        locked_at = now(), attempts = 1
+        locked_at = now(), attempts = ${attempts}
         where task_id = (select id from ${sql.id(fx.workerSchema, "_private_tasks")}
           where identifier = ${task})`.execute(fx.store.db);
-      await sql`insert into queue_workers (worker_id, owner, heartbeat_at)
-        values (${workerId}, 'elsewhere:1', now() - ${heartbeatAgo}::interval)`.execute(fx.store.db);
     };
-    await lockAs("orphan", "worker-dead00000000", "10 seconds");
+    const beat = (workerId: string, ago: string) =>
+      sql`insert into queue_workers (worker_id, owner, heartbeat_at)
+        values (${workerId}, 'elsewhere:1', now() - ${ago}::interval)`.execute(fx.store.db);
+    await beat("worker-dead00000000", "10 seconds");
+    await lockAs("orphan", "worker-dead00000000");
+    // Its last attempt (2 of 2) was under way: given up, not run again.
+    await lockAs("spent", "worker-dead00000000", 2);
     // Another process's worker, alive: its heartbeat is fresh for the whole test.
-    await lockAs("busy", "worker-alive0000000", "-1 hour");
+    await beat("worker-alive0000000", "-1 hour");
+    await lockAs("busy", "worker-alive0000000");
 
     const queue = await fx.open({ concurrency: 3, heartbeatMs: 100, deadAfterMs: 1_000, logger });
     const ran: string[] = [];
+    const failed: FailedTask[] = [];
     const began = Date.now();
-    await queue.start({
-      orphan: async () => void ran.push("orphan"),
-      busy: async () => void ran.push("busy"),
-    });
+    await queue.start(
+      {
+        orphan: async () => void ran.push("orphan"),
+        spent: async () => void ran.push("spent"),
+        busy: async () => void ran.push("busy"),
+      },
+      { onFailed: async (task) => void failed.push(task) },
+    );
     await until(() => ran.includes("orphan"), "the dead worker's task ran again", 3_000);
     const tookMs = Date.now() - began;
     await until(async () => (await jobs("orphan")).length === 0, "the handed-back task completed");
     const [busy] = await jobs("busy");
     assert.ok(busy?.locked_at, "a live worker's task is not touched");
     assert.deepEqual(ran, ["orphan"]);
+    assert.deepEqual(
+      failed.map(({ task, payload, attempts, maxAttempts }) => ({ task, payload, attempts, maxAttempts })),
+      [{ task: "spent", payload: { n: "spent" }, attempts: 2, maxAttempts: 2 }],
+      "the task cut short on its last attempt is given up, not run",
+    );
+    assert.deepEqual(await jobs("spent"), [], "and removed");
     const swept = lines.map((line) => JSON.parse(line)).find((line) => line.msg.includes("presumed dead"));
     assert.deepEqual(
-      { processes: swept?.processes, workers: swept?.workers, tasks: swept?.tasks },
-      { processes: ["elsewhere:1"], workers: 1, tasks: 1 },
+      { processes: swept?.processes, workers: swept?.workers, tasks: swept?.tasks, givenUp: swept?.givenUp },
+      { processes: ["elsewhere:1"], workers: 1, tasks: 2, givenUp: 1 },
     );
 
     // This queue's three workers registered, each beating; a clean stop removes them.

@@ -83,6 +83,9 @@ import {
  *   from the database) is presumed dead, and its tasks may run a second time while it still runs
  *   them: delivery stays at least once, and an in-app message is unique per job. Hence the default
  *   30 s, far above any pause we expect, and far below four hours.
+ * - A job the dead worker was running for its last attempt is given up (reported to `onFailed`, then
+ *   removed), as SQLite does: unlocked, graphile-worker would keep it as permanently failed, never
+ *   run nor reported. So a task that crashes its worker every time stops after its attempts.
  * - A worker that locked a job although its registration failed (the database refused the insert)
  *   is registered by the next heartbeat; only a crash in between leaves a job to the four-hour lock.
  */
@@ -335,15 +338,46 @@ export class GraphileQueue implements JobQueue {
       if (dead.length === 0) return undefined;
       // Worker ids are graphile-worker's "worker-<hex>": safe inside an array literal.
       const ids = `{${dead.map((row) => row.worker_id).join(",")}}`;
-      const { rows } = await sql<{ n: number }>`
-        select count(*)::int as n from ${sql.id(schema, "jobs")} where locked_by = any(${ids}::text[])`.execute(
-        trx,
-      );
+      const { rows: held } = await sql<HeldJob>`
+        select id::text as id, task_identifier as task, attempts, max_attempts
+        from ${sql.id(schema, "jobs")} where locked_by = any(${ids}::text[])`.execute(trx);
       await sql`select ${sql.id(schema, "force_unlock_workers")}(${ids}::text[])`.execute(trx);
+      // A job whose last attempt the crash cut short would stay behind as permanently failed, never
+      // run nor reported (its engine job stuck in `running`): it is given up now, as on SQLite, and
+      // removed (complete_jobs, which hands back the payload the public jobs view leaves out). A
+      // task that crashes its worker every time thus stops after its attempts, too. Inside the
+      // transaction: if it rolls back, the next sweep does this again (the hook is idempotent: a
+      // job already `failed` is left alone).
+      const spent = held.filter((job) => job.attempts >= job.max_attempts);
+      if (spent.length > 0) {
+        const { rows: removed } = await sql<{ id: string; payload: string }>`
+          select id::text as id, payload::text as payload
+          from ${sql.id(schema, "complete_jobs")}(${`{${spent.map((job) => job.id).join(",")}}`}::bigint[])`.execute(
+          trx,
+        );
+        const payloads = new Map(removed.map((row) => [row.id, row.payload]));
+        for (const job of spent) {
+          const payload = payloads.get(job.id);
+          if (payload === undefined) continue;
+          await reportGiveUp(
+            this.#logger,
+            this.#onFailed,
+            {
+              taskId: job.id,
+              task: job.task,
+              payload: JSON.parse(payload) as Record<string, unknown>,
+              attempts: job.attempts,
+              maxAttempts: job.max_attempts,
+            },
+            new Error(`the worker died while the task ran its last attempt (${job.max_attempts})`),
+          );
+        }
+      }
       return {
         processes: [...new Set(dead.map((row) => row.owner))],
         workers: dead.length,
-        tasks: rows[0]?.n ?? 0,
+        tasks: held.length,
+        ...(spent.length > 0 ? { givenUp: spent.length } : {}),
       };
     });
     if (swept) {
@@ -528,6 +562,14 @@ export class GraphileQueue implements JobQueue {
       );
     }
   }
+}
+
+/** A job a dead worker held, as the sweep reads it. */
+interface HeldJob {
+  id: string;
+  task: string;
+  attempts: number;
+  max_attempts: number;
 }
 
 /** Whether `promise` settles within `ms` of real time. */
