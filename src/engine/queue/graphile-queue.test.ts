@@ -182,7 +182,18 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
     assert.equal(await fx.count("fan"), 0);
   });
 
-  test("a task locked by a worker whose heartbeat went stale (its process died) runs again; a live worker's stays locked", async () => {
+  test("a task locked by a worker whose heartbeat went stale (its process died) runs again; a live worker's stays locked", async (t) => {
+    // Leave nothing locked for the next test, pass or fail: the "live" worker below is ours to end.
+    t.after(async () => {
+      await sql`select ${sql.id(fx.workerSchema, "force_unlock_workers")}('{worker-alive0000000}'::text[])`.execute(
+        fx.store.db,
+      );
+      await sql`select ${sql.id(fx.workerSchema, "complete_jobs")}(array(
+        select id from ${sql.id(fx.workerSchema, "jobs")} where task_identifier = 'busy'))`.execute(
+        fx.store.db,
+      );
+      await sql`delete from queue_workers`.execute(fx.store.db);
+    });
     const lines: string[] = [];
     const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
     // What a SIGKILL leaves: a job locked by a worker nobody runs, its heartbeat row going stale.
@@ -252,12 +263,6 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
     await queue.stop();
     assert.deepEqual(await rows(), [], "a clean stop deregisters its workers");
     console.log(`a dead worker's task ran again ${tookMs} ms after a live worker started`);
-
-    // Leave nothing locked for the next test: the "live" worker is ours to end.
-    await sql`select ${sql.id(fx.workerSchema, "force_unlock_workers")}('{worker-alive0000000}'::text[])`.execute(
-      fx.store.db,
-    );
-    await sql`delete from queue_workers`.execute(fx.store.db);
   });
 
   test("a task running longer than deadAfterMs stays with its live worker: its heartbeat keeps it", async () => {

@@ -174,6 +174,8 @@ export class GraphileQueue implements JobQueue {
   #beatTimer: NodeJS.Timeout | undefined;
   #beating: Promise<void> | undefined;
   #beatStopped = false;
+  /** The last of this process's writes to queue_workers (see #inTurn). */
+  #writes: Promise<unknown> = Promise.resolve();
 
   constructor(db: Kysely<Database>, options: GraphileQueueOptions, revision: number) {
     this.#db = db;
@@ -271,9 +273,11 @@ export class GraphileQueue implements JobQueue {
   }
 
   async #register(workerId: string): Promise<void> {
-    this.#workers.add(workerId);
     try {
-      await this.#renew(this.#db, [workerId]);
+      await this.#inTurn(() => {
+        this.#workers.add(workerId);
+        return this.#renew([workerId]);
+      });
     } catch (err) {
       // The worker goes on (graphile-worker does not retry this hook); the next beat registers it.
       this.#logger.warn({ err }, "job queue: could not register a worker; the next heartbeat will");
@@ -281,19 +285,32 @@ export class GraphileQueue implements JobQueue {
   }
 
   async #deregister(workerId: string): Promise<void> {
-    this.#workers.delete(workerId);
     try {
-      await this.#db.deleteFrom("queue_workers").where("worker_id", "=", workerId).execute();
+      await this.#inTurn(async () => {
+        this.#workers.delete(workerId);
+        await this.#db.deleteFrom("queue_workers").where("worker_id", "=", workerId).execute();
+      });
     } catch (err) {
       // A stale row is swept later; unlocking a stopped worker's (no) jobs does nothing.
       this.#logger.debug({ err }, "job queue: could not deregister a stopped worker");
     }
   }
 
+  /**
+   * Runs this process's writes to queue_workers one after another, each reading #workers when its
+   * turn comes: a heartbeat that read a worker's id before the worker stopped could otherwise
+   * write its row back after the deregistration deleted it (a stale row, later "presumed dead").
+   */
+  #inTurn<T>(write: () => Promise<T>): Promise<T> {
+    const turn = this.#writes.then(write, write);
+    this.#writes = turn.catch(() => {});
+    return turn;
+  }
+
   /** Inserts or renews these workers' rows, heartbeat_at = the database's now(). */
-  async #renew(db: Kysely<Database>, workerIds: readonly string[]): Promise<void> {
+  async #renew(workerIds: readonly string[]): Promise<void> {
     if (workerIds.length === 0) return;
-    await db
+    await this.#db
       .insertInto("queue_workers")
       .values(workerIds.map((worker_id) => ({ worker_id, owner: this.#owner })))
       .onConflict((oc) => oc.column("worker_id").doUpdateSet({ heartbeat_at: sql`now()` }))
@@ -313,9 +330,12 @@ export class GraphileQueue implements JobQueue {
 
   /** One beat: renew our workers' rows, then hand back the jobs of workers that stopped beating. */
   async #heartbeat(): Promise<void> {
-    const ours = [...this.#workers];
     try {
-      await this.#renew(this.#db, ours);
+      const ours = await this.#inTurn(async () => {
+        const ids = [...this.#workers];
+        await this.#renew(ids);
+        return ids;
+      });
       await this.#sweep(ours);
     } catch (err) {
       this.#logger.warn({ err }, "job queue: heartbeat failed; trying again at the next one");
