@@ -125,7 +125,7 @@ forEachProcessBackend(
 
       // Phase 2: worker b is SIGKILLed once it has taken some of the new tasks.
       const bBefore = completed(b);
-      let killed: { lockedByB: number; atAnswer: number } | undefined;
+      let killed: { lockedByB: number; atAnswer: number; at: number } | undefined;
       let answered = 0;
       const sql = probe.sql as NonNullable<typeof probe.sql>;
       const pidB = b.child.pid as number;
@@ -147,8 +147,9 @@ forEachProcessBackend(
           const held = await lockedByB();
           if (held > 0 || answered >= PHASE2) {
             b.child.kill("SIGKILL");
+            const at = Date.now();
             await b.exited;
-            killed = { lockedByB: held, atAnswer: answered };
+            killed = { lockedByB: held, atAnswer: answered, at };
             return;
           }
           b.child.kill("SIGCONT");
@@ -169,16 +170,18 @@ forEachProcessBackend(
           .stdout()
           .split("\n")
           .filter((line) => line.includes("workers without a heartbeat are presumed dead"))
-          .map((line) => JSON.parse(line) as { tasks: number; processes: string[] });
+          .map((line) => JSON.parse(line) as { tasks: number; processes: string[]; time: number });
       for (const until = Date.now() + 5_000; recovered().length === 0 && Date.now() < until; ) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       const handedBack = recovered().reduce((sum, line) => sum + line.tasks, 0);
+      const recoveredAfterMs = (recovered()[0]?.time ?? Number.NaN) - killed.at;
       assert.equal(handedBack, killed.lockedByB, "the survivor handed back what the dead worker held");
       assert.ok(recovered().every((line) => line.processes.every((p) => p.endsWith(`:${pidB}`))));
       console.log(
         `[postgres] phase 2: worker b SIGKILLed after ${killed.atAnswer} of ${PHASE2} triggers were answered, ` +
-          `holding ${killed.lockedByB} locked tasks; worker a handed them back and drained ${drain2} ms after ` +
+          `holding ${killed.lockedByB} locked tasks; worker a handed them back ${recoveredAfterMs} ms after the kill ` +
+          `(WORKER_DEAD_AFTER_MS 2000) and drained ${drain2} ms after ` +
           `the last answer; ${total} messages in all, none twice (${Date.now() - started} ms)`,
       );
       const stopped = await stopServer(a);
