@@ -105,7 +105,8 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
     const due = Date.now() + 400;
     await add(queue, [{ task: "remind", payload: {}, runAt: due }]);
     await sleep(250);
-    assert.equal(startedAt, 0, "ran before it was due");
+    // A loaded machine can stretch the 250 ms sleep past the due time: then it may rightly have run.
+    assert.ok(startedAt === 0 || startedAt >= due - 5, "ran before it was due");
     await until(() => startedAt > 0, "the task ran", 3_000);
     // The database's clock decides; on one host it agrees with Node's to well under 5 ms.
     assert.ok(startedAt >= due - 5, `started ${due - startedAt} ms early`);
