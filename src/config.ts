@@ -26,6 +26,17 @@ export interface Config {
   readonly role: Role;
   /** How many queued tasks the worker runs at once. */
   readonly workerConcurrency: number;
+  /**
+   * PostgreSQL: how often (real time) a worker process renews its workers' heartbeat and looks for
+   * workers of dead processes (src/engine/queue/graphile-queue.ts).
+   */
+  readonly workerHeartbeatMs: number;
+  /**
+   * PostgreSQL: how long after its last heartbeat a worker is presumed dead and its locked tasks
+   * are handed back to run again. Longer than any pause a live worker may have (a blocked event
+   * loop, a network split): a live worker presumed dead has its tasks run twice.
+   */
+  readonly workerDeadAfterMs: number;
 }
 
 export const ROLES = ["all", "api", "worker"] as const;
@@ -81,6 +92,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (!(ROLES as readonly string[]).includes(role)) {
     throw new ConfigError(`TIDINGS_ROLE must be one of ${ROLES.join(", ")}, got "${role}"`);
   }
+  const workerHeartbeatMs = integer(env, "WORKER_HEARTBEAT_MS", 5_000, 50, 600_000);
+  const workerDeadAfterMs = integer(env, "WORKER_DEAD_AFTER_MS", 30_000, 100, 86_400_000);
+  if (workerDeadAfterMs < 2 * workerHeartbeatMs) {
+    throw new ConfigError(
+      `WORKER_DEAD_AFTER_MS (${workerDeadAfterMs}) must be at least twice WORKER_HEARTBEAT_MS (${workerHeartbeatMs})`,
+    );
+  }
   return Object.freeze({
     port: integer(env, "PORT", 3000, 0, 65535),
     host: optional(env, "HOST") ?? "0.0.0.0",
@@ -107,5 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteBackgroundCheckpoints: flag(env, "SQLITE_BACKGROUND_CHECKPOINTS", true),
     role: role as Role,
     workerConcurrency: integer(env, "WORKER_CONCURRENCY", 10, 1, 1000),
+    workerHeartbeatMs,
+    workerDeadAfterMs,
   });
 }

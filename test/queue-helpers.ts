@@ -14,6 +14,9 @@ export interface QueueOptions {
   concurrency?: number;
   /** stop() waits half of this for running tasks. */
   shutdownTimeoutMs?: number;
+  /** PostgreSQL: the crashed-worker recovery's timers (graphile-queue.ts). */
+  heartbeatMs?: number;
+  deadAfterMs?: number;
 }
 
 export interface QueueFixture {
@@ -56,6 +59,8 @@ export async function queueFixture(backend: Backend, defaults: QueueOptions = {}
         config: {
           workerConcurrency: options.concurrency ?? defaults.concurrency ?? 4,
           shutdownTimeoutMs: options.shutdownTimeoutMs ?? defaults.shutdownTimeoutMs ?? 10_000,
+          workerHeartbeatMs: options.heartbeatMs ?? defaults.heartbeatMs ?? 5_000,
+          workerDeadAfterMs: options.deadAfterMs ?? defaults.deadAfterMs ?? 30_000,
         },
         logger: options.logger ?? silentLogger,
         // Tests wait for retries and future tasks in real time on PostgreSQL: poll often.

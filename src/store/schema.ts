@@ -180,6 +180,19 @@ export interface QueueTasksTable {
   created_at: number;
 }
 
+/**
+ * PostgreSQL only (migration 0006): graphile-worker's live workers, by their heartbeat
+ * (src/engine/queue/graphile-queue.ts).
+ */
+export interface QueueWorkersTable {
+  /** graphile-worker's worker id: what its jobs' locked_by says. */
+  worker_id: string;
+  /** The process that runs it (host:pid), for the logs. */
+  owner: string;
+  /** The database's now() at the last heartbeat. */
+  heartbeat_at: ColumnType<Date, string | undefined, string>;
+}
+
 /** An acknowledged trigger (migration 0005): one per environment and transactionId. */
 export interface TriggersTable {
   id: string;
@@ -286,6 +299,7 @@ export interface Database {
   topics: TopicsTable;
   topic_subscribers: TopicSubscribersTable;
   queue_tasks: QueueTasksTable;
+  queue_workers: QueueWorkersTable;
   triggers: TriggersTable;
   notifications: NotificationsTable;
   jobs: JobsTable;

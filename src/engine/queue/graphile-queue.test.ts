@@ -105,7 +105,8 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
     const due = Date.now() + 400;
     await add(queue, [{ task: "remind", payload: {}, runAt: due }]);
     await sleep(250);
-    assert.equal(startedAt, 0, "ran before it was due");
+    // A loaded machine can stretch the 250 ms sleep past the due time: then it may rightly have run.
+    assert.ok(startedAt === 0 || startedAt >= due - 5, "ran before it was due");
     await until(() => startedAt > 0, "the task ran", 3_000);
     // The database's clock decides; on one host it agrees with Node's to well under 5 ms.
     assert.ok(startedAt >= due - 5, `started ${due - startedAt} ms early`);
@@ -180,6 +181,111 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
     assert.equal(runs.size, 1000);
     assert.ok((byWorker[0] ?? 0) > 0 && (byWorker[1] ?? 0) > 0, `work split ${byWorker.join("/")}`);
     assert.equal(await fx.count("fan"), 0);
+  });
+
+  test("a task locked by a worker whose heartbeat went stale (its process died) runs again; a live worker's stays locked", async (t) => {
+    // Leave nothing locked for the next test, pass or fail: the "live" worker below is ours to end.
+    t.after(async () => {
+      await sql`select ${sql.id(fx.workerSchema, "force_unlock_workers")}('{worker-alive0000000}'::text[])`.execute(
+        fx.store.db,
+      );
+      await sql`select ${sql.id(fx.workerSchema, "complete_jobs")}(array(
+        select id from ${sql.id(fx.workerSchema, "jobs")} where task_identifier = 'busy'))`.execute(
+        fx.store.db,
+      );
+      await sql`delete from queue_workers`.execute(fx.store.db);
+    });
+    const lines: string[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
+    // What a SIGKILL leaves: a job locked by a worker nobody runs, its heartbeat row going stale.
+    // (Simulated in graphile-worker's own table: a test cannot kill its own process.)
+    const lockAs = async (task: string, workerId: string, attempts = 1) => {
+      const setup = await fx.open();
+      await add(setup, [{ task, payload: { n: task }, maxAttempts: 2 }]);
+      await sql`update ${sql.id(fx.workerSchema, "_private_jobs")} set locked_by = ${workerId},
+        locked_at = now(), attempts = ${attempts}
+        where task_id = (select id from ${sql.id(fx.workerSchema, "_private_tasks")}
+          where identifier = ${task})`.execute(fx.store.db);
+    };
+    const beat = (workerId: string, ago: string) =>
+      sql`insert into queue_workers (worker_id, owner, heartbeat_at)
+        values (${workerId}, 'elsewhere:1', now() - ${ago}::interval)`.execute(fx.store.db);
+    await beat("worker-dead00000000", "10 seconds");
+    await lockAs("orphan", "worker-dead00000000");
+    // Its last attempt (2 of 2) was under way: given up, not run again.
+    await lockAs("spent", "worker-dead00000000", 2);
+    // Another process's worker, alive: its heartbeat is fresh for the whole test.
+    await beat("worker-alive0000000", "-1 hour");
+    await lockAs("busy", "worker-alive0000000");
+
+    const queue = await fx.open({ concurrency: 3, heartbeatMs: 100, deadAfterMs: 1_000, logger });
+    const ran: string[] = [];
+    const failed: FailedTask[] = [];
+    const began = Date.now();
+    await queue.start(
+      {
+        orphan: async () => void ran.push("orphan"),
+        spent: async () => void ran.push("spent"),
+        busy: async () => void ran.push("busy"),
+      },
+      { onFailed: async (task) => void failed.push(task) },
+    );
+    await until(() => ran.includes("orphan"), "the dead worker's task ran again", 3_000);
+    const tookMs = Date.now() - began;
+    await until(async () => (await jobs("orphan")).length === 0, "the handed-back task completed");
+    const [busy] = await jobs("busy");
+    assert.ok(busy?.locked_at, "a live worker's task is not touched");
+    assert.deepEqual(ran, ["orphan"]);
+    assert.deepEqual(
+      failed.map(({ task, payload, attempts, maxAttempts }) => ({ task, payload, attempts, maxAttempts })),
+      [{ task: "spent", payload: { n: "spent" }, attempts: 2, maxAttempts: 2 }],
+      "the task cut short on its last attempt is given up, not run",
+    );
+    assert.deepEqual(await jobs("spent"), [], "and removed");
+    const swept = lines.map((line) => JSON.parse(line)).find((line) => line.msg.includes("presumed dead"));
+    assert.deepEqual(
+      { processes: swept?.processes, workers: swept?.workers, tasks: swept?.tasks, givenUp: swept?.givenUp },
+      { processes: ["elsewhere:1"], workers: 1, tasks: 2, givenUp: 1 },
+    );
+
+    // This queue's three workers registered, each beating; a clean stop removes them.
+    const rows = async () =>
+      (
+        await sql<{ worker_id: string; age: number }>`
+          select worker_id, extract(epoch from now() - heartbeat_at)::float8 as age from queue_workers
+          where worker_id not like 'worker-alive%'`.execute(fx.store.db)
+      ).rows;
+    const registered = await rows();
+    assert.equal(registered.length, 3, "one row per worker");
+    assert.ok(
+      registered.every((row) => row.age < 1),
+      `heartbeats fresh: ${registered.map((r) => r.age)}`,
+    );
+    await queue.stop();
+    assert.deepEqual(await rows(), [], "a clean stop deregisters its workers");
+    console.log(`a dead worker's task ran again ${tookMs} ms after a live worker started`);
+  });
+
+  test("a task running longer than deadAfterMs stays with its live worker: its heartbeat keeps it", async () => {
+    const timers = { heartbeatMs: 100, deadAfterMs: 400 };
+    const first = await fx.open(timers);
+    const second = await fx.open(timers);
+    const slow = gate();
+    const runs: string[] = [];
+    await first.start({
+      slow: async () => {
+        runs.push("first");
+        await slow.opened;
+      },
+    });
+    await add(first, [{ task: "slow", payload: {} }]);
+    await until(() => runs.length === 1, "the first worker took the task");
+    await second.start({ slow: async () => void runs.push("second") });
+    // Four times deadAfterMs, with the second worker sweeping all along.
+    await sleep(1_600);
+    slow.open();
+    await fx.settled();
+    assert.deepEqual(runs, ["first"], "the task ran once, on its own worker");
   });
 
   test("stop() waits only so long, then hands the running task back to run again", async () => {

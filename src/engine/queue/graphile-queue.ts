@@ -1,4 +1,5 @@
 import { EventEmitter, once } from "node:events";
+import os from "node:os";
 import {
   Logger as GraphileLogger,
   type JobHelpers,
@@ -43,9 +44,9 @@ import {
  *   runner when another schema's migration notice stopped it (see #afterRunnerEnded).
  * - Retries are graphile-worker's: it reschedules a failed job at run_at + e^min(attempts, 10)
  *   seconds, the formula `retryDelayMs` copies for SQLite.
- * - A job whose process died mid-run stays locked until graphile-worker's lock timeout (4 hours)
- *   expires; then it runs again. (SQLite can do better: one worker per file, so its start releases
- *   every claim.) A clean `stop()` that runs out of time hands its running jobs back at once.
+ * - A job whose process died mid-run is handed back by the surviving workers within seconds (see
+ *   "Crashed workers" below), not after graphile-worker's four-hour lock timeout. A clean `stop()`
+ *   that runs out of time hands its running jobs back at once.
  *
  * Time. graphile-worker decides what is due by comparing run_at with real time (PostgreSQL's
  * `now()`; `useNodeTime` would use Node's `new Date()` instead, still real time, and would make a
@@ -60,6 +61,33 @@ import {
  * `clock.at(next due)` in the worker, and when it fires, enqueues the due work with runAt = now (or
  * a "due-check" task that claims the rows now due by the clock). With the system clock it may pass a
  * future runAt straight to the queue. No queue of our own is built on PostgreSQL.
+ *
+ * Crashed workers. graphile-worker locks a job for the worker that runs it (jobs.locked_by = the
+ * worker's id) and, when a process dies without unlocking (SIGKILL, OOM, power loss), leaves the job
+ * locked for four hours. It cannot tell a dead worker from a slow one; it offers the means to act
+ * once we can: `force_unlock_workers(worker ids)` (WorkerUtils.forceUnlockWorkers, "only for workers
+ * that are no longer running"), and the `startWorker`/`stopWorker` plugin hooks, which run for each
+ * worker before its first job and after its last. Graphile's paid Worker Pro does this recovery with
+ * a heartbeat and a sweep; this is the same design, small, with those two parts of the free API:
+ *
+ * - Registration: `startWorker` inserts the worker's id into `queue_workers` (migration 0006) before
+ *   the worker can lock any job, and `stopWorker` deletes it once the worker has stopped cleanly.
+ * - Heartbeat: every `heartbeatMs` (real time) the process renews its workers' rows (heartbeat_at =
+ *   the database's now(), so every host compares on one clock) and, in the same beat, sweeps: in one
+ *   transaction it deletes the rows whose heartbeat is older than `deadAfterMs` and calls
+ *   force_unlock_workers for their ids (the SQL function WorkerUtils.forceUnlockWorkers calls, here
+ *   inside our transaction, so the rows and the locks go together, and two sweepers never both take
+ *   one worker: the delete's row locks decide). The unlocked jobs keep their counted attempt and are
+ *   due at once, so any live worker takes them: the engine's tasks are safe to run twice.
+ * - Trade-off: a live worker that cannot beat for `deadAfterMs` (event loop blocked, network split
+ *   from the database) is presumed dead, and its tasks may run a second time while it still runs
+ *   them: delivery stays at least once, and an in-app message is unique per job. Hence the default
+ *   30 s, far above any pause we expect, and far below four hours.
+ * - A job the dead worker was running for its last attempt is given up (reported to `onFailed`, then
+ *   removed), as SQLite does: unlocked, graphile-worker would keep it as permanently failed, never
+ *   run nor reported. So a task that crashes its worker every time stops after its attempts.
+ * - A worker that locked a job although its registration failed (the database refused the insert)
+ *   is registered by the next heartbeat; only a crash in between leaves a job to the four-hour lock.
  */
 
 export interface GraphileQueueOptions {
@@ -77,6 +105,21 @@ export interface GraphileQueueOptions {
   pollIntervalMs?: number;
   /** How long (real time) stop() waits for running jobs before handing them back; default 5 s. */
   stopTimeoutMs?: number;
+  /** How often (real time) the worker process beats and sweeps for dead workers; default 5 s. */
+  heartbeatMs?: number;
+  /** How long after its last heartbeat a worker is presumed dead; default 30 s. */
+  deadAfterMs?: number;
+}
+
+export const DEFAULT_HEARTBEAT_MS = 5_000;
+export const DEFAULT_DEAD_AFTER_MS = 30_000;
+
+declare global {
+  namespace GraphileConfig {
+    interface Plugins {
+      TidingsWorkerHeartbeat: true;
+    }
+  }
 }
 
 /** Installs or upgrades graphile-worker's schema (once, whoever else starts now), then opens the queue. */
@@ -124,6 +167,15 @@ export class GraphileQueue implements JobQueue {
   readonly #running = new Map<string, string>();
   #started = false;
   #stopped = false;
+  /** This process's graphile-worker workers, by id: the rows its heartbeat renews. */
+  readonly #workers = new Set<string>();
+  /** Who runs them, as the rows and the logs say: host:pid. */
+  readonly #owner = `${os.hostname()}:${process.pid}`;
+  #beatTimer: NodeJS.Timeout | undefined;
+  #beating: Promise<void> | undefined;
+  #beatStopped = false;
+  /** The last of this process's writes to queue_workers (see #inTurn). */
+  #writes: Promise<unknown> = Promise.resolve();
 
   constructor(db: Kysely<Database>, options: GraphileQueueOptions, revision: number) {
     this.#db = db;
@@ -198,6 +250,162 @@ export class GraphileQueue implements JobQueue {
       this.#taskList[name] = (payload, helpers) => this.#run(name, handler, payload, helpers);
     }
     await this.#startRunner();
+    this.#beat();
+  }
+
+  /** The graphile-worker plugin that registers each worker before its first job (see the top). */
+  #heartbeatPlugin(): GraphileConfig.Plugin {
+    return {
+      name: "TidingsWorkerHeartbeat",
+      version: "1.0.0",
+      description: "registers each worker in queue_workers, for the sweep that unlocks dead workers' jobs",
+      worker: {
+        hooks: {
+          startWorker: async (_context, event) => {
+            await this.#register(event.worker.workerId);
+          },
+          stopWorker: async (_context, event) => {
+            await this.#deregister(event.worker.workerId);
+          },
+        },
+      },
+    };
+  }
+
+  async #register(workerId: string): Promise<void> {
+    try {
+      await this.#inTurn(() => {
+        this.#workers.add(workerId);
+        return this.#renew([workerId]);
+      });
+    } catch (err) {
+      // The worker goes on (graphile-worker does not retry this hook); the next beat registers it.
+      this.#logger.warn({ err }, "job queue: could not register a worker; the next heartbeat will");
+    }
+  }
+
+  async #deregister(workerId: string): Promise<void> {
+    try {
+      await this.#inTurn(async () => {
+        this.#workers.delete(workerId);
+        await this.#db.deleteFrom("queue_workers").where("worker_id", "=", workerId).execute();
+      });
+    } catch (err) {
+      // A stale row is swept later; unlocking a stopped worker's (no) jobs does nothing.
+      this.#logger.debug({ err }, "job queue: could not deregister a stopped worker");
+    }
+  }
+
+  /**
+   * Runs this process's writes to queue_workers one after another, each reading #workers when its
+   * turn comes: a heartbeat that read a worker's id before the worker stopped could otherwise
+   * write its row back after the deregistration deleted it (a stale row, later "presumed dead").
+   */
+  #inTurn<T>(write: () => Promise<T>): Promise<T> {
+    const turn = this.#writes.then(write, write);
+    this.#writes = turn.catch(() => {});
+    return turn;
+  }
+
+  /** Inserts or renews these workers' rows, heartbeat_at = the database's now(). */
+  async #renew(workerIds: readonly string[]): Promise<void> {
+    if (workerIds.length === 0) return;
+    await this.#db
+      .insertInto("queue_workers")
+      .values(workerIds.map((worker_id) => ({ worker_id, owner: this.#owner })))
+      .onConflict((oc) => oc.column("worker_id").doUpdateSet({ heartbeat_at: sql`now()` }))
+      .execute();
+  }
+
+  /** Beats now, then every heartbeatMs (after the previous beat ended) until stop() ends. */
+  #beat(): void {
+    const every = this.#options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    this.#beating = this.#heartbeat().finally(() => {
+      this.#beating = undefined;
+      if (this.#beatStopped) return;
+      this.#beatTimer = setTimeout(() => this.#beat(), every);
+      this.#beatTimer.unref();
+    });
+  }
+
+  /** One beat: renew our workers' rows, then hand back the jobs of workers that stopped beating. */
+  async #heartbeat(): Promise<void> {
+    try {
+      const ours = await this.#inTurn(async () => {
+        const ids = [...this.#workers];
+        await this.#renew(ids);
+        return ids;
+      });
+      await this.#sweep(ours);
+    } catch (err) {
+      this.#logger.warn({ err }, "job queue: heartbeat failed; trying again at the next one");
+    }
+  }
+
+  /**
+   * Deletes the rows of workers whose last heartbeat is older than deadAfterMs and hands their
+   * locked jobs back (force_unlock_workers), in one transaction.
+   */
+  async #sweep(ours: readonly string[]): Promise<void> {
+    const deadAfterMs = this.#options.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS;
+    const schema = this.#options.schema;
+    const swept = await this.#db.transaction().execute(async (trx) => {
+      let stale = trx
+        .deleteFrom("queue_workers")
+        .where("heartbeat_at", "<", sql<Date>`now() - make_interval(secs => ${deadAfterMs / 1000})`);
+      if (ours.length > 0) stale = stale.where("worker_id", "not in", ours);
+      const dead = await stale.returning(["worker_id", "owner"]).execute();
+      if (dead.length === 0) return undefined;
+      // Worker ids are graphile-worker's "worker-<hex>": safe inside an array literal.
+      const ids = `{${dead.map((row) => row.worker_id).join(",")}}`;
+      const { rows: held } = await sql<HeldJob>`
+        select id::text as id, task_identifier as task, attempts, max_attempts
+        from ${sql.id(schema, "jobs")} where locked_by = any(${ids}::text[])`.execute(trx);
+      await sql`select ${sql.id(schema, "force_unlock_workers")}(${ids}::text[])`.execute(trx);
+      // A job whose last attempt the crash cut short would stay behind as permanently failed, never
+      // run nor reported (its engine job stuck in `running`): it is given up now, as on SQLite, and
+      // removed (complete_jobs, which hands back the payload the public jobs view leaves out). A
+      // task that crashes its worker every time thus stops after its attempts, too. Inside the
+      // transaction: if it rolls back, the next sweep does this again (the hook is idempotent: a
+      // job already `failed` is left alone).
+      const spent = held.filter((job) => job.attempts >= job.max_attempts);
+      if (spent.length > 0) {
+        const { rows: removed } = await sql<{ id: string; payload: string }>`
+          select id::text as id, payload::text as payload
+          from ${sql.id(schema, "complete_jobs")}(${`{${spent.map((job) => job.id).join(",")}}`}::bigint[])`.execute(
+          trx,
+        );
+        const payloads = new Map(removed.map((row) => [row.id, row.payload]));
+        for (const job of spent) {
+          const payload = payloads.get(job.id);
+          if (payload === undefined) continue;
+          await reportGiveUp(
+            this.#logger,
+            this.#onFailed,
+            {
+              taskId: job.id,
+              task: job.task,
+              payload: JSON.parse(payload) as Record<string, unknown>,
+              attempts: job.attempts,
+              maxAttempts: job.max_attempts,
+            },
+            new Error(`the worker died while the task ran its last attempt (${job.max_attempts})`),
+          );
+        }
+      }
+      return {
+        processes: [...new Set(dead.map((row) => row.owner))],
+        workers: dead.length,
+        tasks: held.length,
+        ...(spent.length > 0 ? { givenUp: spent.length } : {}),
+      };
+    });
+    if (swept) {
+      this.#logger.warn(
+        { ...swept, deadAfterMs },
+        "job queue: workers without a heartbeat are presumed dead; the tasks they held run again",
+      );
+    }
   }
 
   /** Starts graphile-worker's runner; resolves once it listens for new jobs (or after 5 s). */
@@ -222,6 +430,7 @@ export class GraphileQueue implements JobQueue {
         pollInterval: this.#options.pollIntervalMs ?? 250,
         noHandleSignals: true,
         logger: graphileLogger(this.#logger),
+        preset: { plugins: [this.#heartbeatPlugin()] },
         taskList: this.#taskList,
         events,
       },
@@ -322,6 +531,24 @@ export class GraphileQueue implements JobQueue {
     if (this.#stopped) return;
     this.#stopped = true;
     await this.#recovering;
+    try {
+      await this.#stopRunner();
+    } finally {
+      // Beating went on while running tasks finished, so that no one presumed this process dead.
+      await this.#stopBeating();
+    }
+  }
+
+  async #stopBeating(): Promise<void> {
+    this.#beatStopped = true;
+    clearTimeout(this.#beatTimer);
+    // Rows are left only by workers still running a task when stop() gave up on them (their
+    // stopWorker has not come): they go stale and another process's sweep unlocks their jobs, even
+    // if handing them back below failed.
+    await this.#beating;
+  }
+
+  async #stopRunner(): Promise<void> {
     const runner = this.#runner;
     if (!runner) return;
     this.#runner = undefined;
@@ -351,10 +578,18 @@ export class GraphileQueue implements JobQueue {
     } catch (err) {
       this.#logger.error(
         { err },
-        "job queue: could not hand running tasks back; they wait for the lock timeout",
+        "job queue: could not hand running tasks back; another worker's sweep will",
       );
     }
   }
+}
+
+/** A job a dead worker held, as the sweep reads it. */
+interface HeldJob {
+  id: string;
+  task: string;
+  attempts: number;
+  max_attempts: number;
 }
 
 /** Whether `promise` settles within `ms` of real time. */

@@ -18,7 +18,8 @@ export type {
 export interface OpenQueueOptions {
   store: Store;
   clock: Clock;
-  config: Pick<Config, "workerConcurrency" | "shutdownTimeoutMs">;
+  config: Pick<Config, "workerConcurrency" | "shutdownTimeoutMs"> &
+    Partial<Pick<Config, "workerHeartbeatMs" | "workerDeadAfterMs">>;
   logger: Logger;
   /** PostgreSQL: graphile-worker's poll interval (see graphile-queue.ts); tests shorten it. */
   pollIntervalMs?: number;
@@ -57,6 +58,8 @@ export async function openQueue({
     logger,
     concurrency,
     stopTimeoutMs,
+    ...(config.workerHeartbeatMs !== undefined ? { heartbeatMs: config.workerHeartbeatMs } : {}),
+    ...(config.workerDeadAfterMs !== undefined ? { deadAfterMs: config.workerDeadAfterMs } : {}),
     ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
   });
 }

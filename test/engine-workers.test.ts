@@ -1,0 +1,192 @@
+// Scale-out on PostgreSQL (ENGINE.md part 8): one API process (TIDINGS_ROLE=api) and two worker
+// processes (TIDINGS_ROLE=worker) on one database. Phase 1: 1,000 triggers end as exactly 1,000
+// in-app messages, none twice, the work split between the two workers (counted from their logs:
+// graphile-worker's "Completed task" line per task, at LOG_LEVEL=debug). Phase 2: one worker is
+// SIGKILLed mid-load; the survivor finds its workers' heartbeats stale, hands back the tasks they
+// held, and finishes everything: again exactly one message per trigger.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { test } from "node:test";
+import {
+  allMessages,
+  EngineProbe,
+  inAppWorkflow,
+  makeSubscribers,
+  startWorkerProcess,
+  tally,
+} from "./engine-processes.ts";
+import { call, forEachProcessBackend, type Running, seedOrganization, stopServer } from "./processes.ts";
+
+const PHASE1 = 1_000;
+const PHASE2 = 300;
+const SENDERS = 16;
+const SUBSCRIBERS = 20;
+
+/** How many engine tasks a worker process completed, by its log. */
+function completed(worker: Running): number {
+  return worker
+    .stdout()
+    .split("\n")
+    .filter((line) => line.includes("graphile-worker: Completed task") && line.includes("engine.run-job"))
+    .length;
+}
+
+forEachProcessBackend(
+  "engine: one API and two worker processes on PostgreSQL",
+  (suite) => {
+    test(`${PHASE1} triggers become ${PHASE1} messages across two workers; a SIGKILLed worker's tasks move to the other`, async (t) => {
+      const started = Date.now();
+      const db = await suite.database();
+      const seed = await seedOrganization(db);
+      const env = {
+        ...db.env,
+        RATE_LIMIT_RPS: "0",
+        WORKER_HEARTBEAT_MS: "250",
+        WORKER_DEAD_AFTER_MS: "2000",
+      };
+      const probe = new EngineProbe(db);
+      const workers: Running[] = [];
+      t.after(async () => {
+        for (const worker of workers) await stopServer(worker, "SIGKILL");
+        await probe.close();
+      });
+      const api = await suite.start({ ...env, TIDINGS_ROLE: "api" });
+      // The two workers start side by side (each installs or checks graphile-worker's schema).
+      workers.push(
+        ...(await Promise.all([
+          startWorkerProcess({ ...env, LOG_LEVEL: "debug" }),
+          startWorkerProcess({ ...env, LOG_LEVEL: "debug" }),
+        ])),
+      );
+      const [a, b] = workers as [Running, Running];
+      const key = seed.apiKey;
+      const name = await inAppWorkflow(api, key, seed.generalGroupId, "Scale-out in-app");
+      const subscribers = await makeSubscribers(api, key, SUBSCRIBERS, `w-${randomBytes(3).toString("hex")}`);
+      const sent = new Map<string, string>();
+
+      /** Sends `count` triggers from SENDERS concurrent senders; calls `tick` after each answer. */
+      const fire = async (phase: string, count: number, tick?: () => void) => {
+        let next = 0;
+        const sender = async () => {
+          for (let i = next++; i < count; i = next++) {
+            const tx = `${phase}-${i}-${randomBytes(4).toString("hex")}`;
+            const subscriberId = subscribers[i % SUBSCRIBERS] as string;
+            sent.set(tx, subscriberId);
+            const res = await call(api, "POST", "/v1/events/trigger", key, {
+              name,
+              to: subscriberId,
+              payload: { tx },
+              transactionId: tx,
+            });
+            assert.equal(res.status, 201, res.text);
+            assert.equal(res.json().data.status, "processed");
+            tick?.();
+          }
+        };
+        await Promise.all(Array.from({ length: SENDERS }, sender));
+      };
+
+      /** Exactly one message per trigger sent, to its subscriber, and nothing else. */
+      const checkMessages = async (expected: number) => {
+        const messages = await allMessages(api, key);
+        const counts = tally(messages.map((m) => m.transactionId));
+        const doubled = [...counts].filter(([, n]) => n > 1);
+        assert.deepEqual(doubled, [], "no transactionId has two messages");
+        for (const m of messages) {
+          assert.equal(
+            m.subscriberId,
+            sent.get(m.transactionId),
+            `message ${m.id}: its trigger's subscriber`,
+          );
+        }
+        assert.equal(sent.size, expected);
+        assert.equal(messages.length, expected, "one message per trigger");
+        return messages.length;
+      };
+
+      // Phase 1: both workers run everything there is.
+      const phase1Began = Date.now();
+      await fire("p1", PHASE1);
+      const acceptMs = Date.now() - phase1Began;
+      const drain1 = await probe.drained(60_000);
+      await checkMessages(PHASE1);
+      // The log line may trail its task by a moment.
+      for (const until = Date.now() + 5_000; completed(a) + completed(b) < PHASE1 && Date.now() < until; ) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const split = [completed(a), completed(b)] as const;
+      assert.equal(split[0] + split[1], PHASE1, `every task ran once, on one of the two workers: ${split}`);
+      assert.ok(split[0] > 0 && split[1] > 0, `both workers took tasks: ${split.join(" / ")}`);
+      console.log(
+        `[postgres] phase 1: ${PHASE1} triggers acknowledged by the API process in ${acceptMs} ms; drained ` +
+          `${drain1} ms later; ${PHASE1} messages, none twice; work split ${split[0]} / ${split[1]} ` +
+          `between the two worker processes`,
+      );
+
+      // Phase 2: worker b is SIGKILLed once it has taken some of the new tasks.
+      const bBefore = completed(b);
+      let killed: { lockedByB: number; atAnswer: number; at: number } | undefined;
+      let answered = 0;
+      const sql = probe.sql as NonNullable<typeof probe.sql>;
+      const pidB = b.child.pid as number;
+      /** Tasks locked by worker b's graphile workers (found by their registrations). */
+      const lockedByB = async () => {
+        const [row] = await sql<{ n: number }[]>`
+          select count(*)::int as n from graphile_worker.jobs where locked_by in (
+            select worker_id from queue_workers where owner like ${`%:${pidB}`})`;
+        return row?.n ?? 0;
+      };
+      // Kill b while it holds tasks: freeze it (SIGSTOP), look, and kill it (SIGKILL) if it holds
+      // some, else let it go on and look again. Frozen, it can finish nothing between look and kill.
+      const killB = async () => {
+        while (completed(b) - bBefore < 20 && answered < PHASE2) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        for (;;) {
+          b.child.kill("SIGSTOP");
+          const held = await lockedByB();
+          if (held > 0 || answered >= PHASE2) {
+            b.child.kill("SIGKILL");
+            const at = Date.now();
+            await b.exited;
+            killed = { lockedByB: held, atAnswer: answered, at };
+            return;
+          }
+          b.child.kill("SIGCONT");
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      };
+      const killing = killB();
+      await fire("p2", PHASE2, () => {
+        answered++;
+      });
+      await killing;
+      const drain2 = await probe.drained(30_000);
+      const total = await checkMessages(PHASE1 + PHASE2);
+      assert.ok(killed);
+      assert.ok(killed.lockedByB > 0, "worker b held tasks when it was killed");
+      const recovered = () =>
+        a
+          .stdout()
+          .split("\n")
+          .filter((line) => line.includes("workers without a heartbeat are presumed dead"))
+          .map((line) => JSON.parse(line) as { tasks: number; processes: string[]; time: number });
+      for (const until = Date.now() + 5_000; recovered().length === 0 && Date.now() < until; ) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const handedBack = recovered().reduce((sum, line) => sum + line.tasks, 0);
+      const recoveredAfterMs = (recovered()[0]?.time ?? Number.NaN) - killed.at;
+      assert.equal(handedBack, killed.lockedByB, "the survivor handed back what the dead worker held");
+      assert.ok(recovered().every((line) => line.processes.every((p) => p.endsWith(`:${pidB}`))));
+      console.log(
+        `[postgres] phase 2: worker b SIGKILLed after ${killed.atAnswer} of ${PHASE2} triggers were answered, ` +
+          `holding ${killed.lockedByB} locked tasks; worker a handed them back ${recoveredAfterMs} ms after the kill ` +
+          `(WORKER_DEAD_AFTER_MS 2000) and drained ${drain2} ms after ` +
+          `the last answer; ${total} messages in all, none twice (${Date.now() - started} ms)`,
+      );
+      const stopped = await stopServer(a);
+      assert.equal(stopped.code, 0, "the surviving worker stops cleanly");
+    });
+  },
+  { only: ["postgres"] },
+);
