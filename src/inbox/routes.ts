@@ -1,8 +1,26 @@
 import type { RoutePlugin } from "../http/types.ts";
-import { feedRoutes } from "./feed-routes.ts";
-import { messageRoutes } from "./message-routes.ts";
+import { deleteMessageRoute } from "./delete-message.ts";
+import { deleteTransactionMessagesRoute } from "./delete-transaction-messages.ts";
+import { getSubscriberFeedRoute } from "./get-subscriber-feed.ts";
+import { getUnseenCountRoute } from "./get-unseen-count.ts";
+import { listMessagesRoute } from "./list-messages.ts";
+import { markAllMessagesRoute } from "./mark-all-messages.ts";
+import { markMessagesRoute } from "./mark-messages.ts";
+import { markMessagesLegacyRoute } from "./mark-messages-legacy.ts";
+import { updateMessageActionRoute } from "./update-message-action.ts";
 
+/**
+ * The subscriber's in-app feed and what the API key side of Novu's inbox does with it, and the
+ * environment's messages, every channel (ENGINE.md part 5).
+ */
 export const inboxRoutes: RoutePlugin = async (app) => {
-  await app.register(feedRoutes);
-  await app.register(messageRoutes);
+  await app.register(getSubscriberFeedRoute);
+  await app.register(getUnseenCountRoute);
+  await app.register(markMessagesRoute);
+  await app.register(markMessagesLegacyRoute);
+  await app.register(markAllMessagesRoute);
+  await app.register(updateMessageActionRoute);
+  await app.register(listMessagesRoute);
+  await app.register(deleteMessageRoute);
+  await app.register(deleteTransactionMessagesRoute);
 };

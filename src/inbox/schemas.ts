@@ -1,4 +1,5 @@
 import { type Static, Type } from "typebox";
+import { badRequest } from "../errors.ts";
 import { FreeObject, ObjectIdString, Page } from "../http/schema-helpers.ts";
 import { Subscriber, SubscriberIdParams } from "../subscribers/schemas.ts";
 
@@ -162,5 +163,23 @@ export const Deleted = Type.Object(
   },
   { title: "MessageDeleted", additionalProperties: false },
 );
+
+/** The body of a successful delete. */
+export const deletedBody = { data: { acknowledged: true as const, status: "deleted" as const } };
+
+/** `payload` of the feed: base64 of a JSON object, or a 400 naming the field. */
+export function decodePayloadFilter(value: string | undefined): Record<string, unknown> | undefined {
+  if (value === undefined || value === "") return undefined;
+  try {
+    const decoded = JSON.parse(Buffer.from(value, "base64").toString("utf8")) as unknown;
+    if (decoded !== null && typeof decoded === "object" && !Array.isArray(decoded))
+      return decoded as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  throw badRequest("payload must be base64 of a JSON object", [
+    { field: "payload", message: "must be base64 of a JSON object" },
+  ]);
+}
 
 export { BooleanText, SubscriberIdParams };

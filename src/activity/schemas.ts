@@ -1,0 +1,111 @@
+import { type Static, Type } from "typebox";
+import { FreeObject, ObjectIdString, Page } from "../http/schema-helpers.ts";
+import { Step, Trigger } from "../workflows/schemas.ts";
+
+const StringList = Type.Union([
+  Type.String({ maxLength: 200 }),
+  Type.Array(Type.String({ maxLength: 200 }), { maxItems: 100 }),
+]);
+
+export const ListNotificationsQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  channels: Type.Optional(StringList),
+  templates: Type.Optional(StringList),
+  subscriberIds: Type.Optional(StringList),
+  emails: Type.Optional(StringList),
+  search: Type.Optional(Type.String({ maxLength: 200 })),
+  transactionId: Type.Optional(Type.String({ maxLength: 255 })),
+});
+export type ListNotificationsQueryValue = Static<typeof ListNotificationsQuery>;
+
+export const ExecutionDetail = Type.Object(
+  {
+    _id: ObjectIdString("The detail's id"),
+    _jobId: ObjectIdString("The job"),
+    _notificationId: ObjectIdString("The notification"),
+    _subscriberId: ObjectIdString("The subscriber's _id"),
+    _environmentId: ObjectIdString("The environment"),
+    _organizationId: ObjectIdString("The organization"),
+    status: Type.String({ description: "Pending, Success, Failed, Queued or Warning" }),
+    detail: Type.String(),
+    raw: Type.String(),
+    isRetry: Type.Boolean(),
+    isTest: Type.Boolean(),
+    source: Type.String(),
+    createdAt: Type.String({ format: "date-time" }),
+  },
+  { title: "ExecutionDetail", additionalProperties: false },
+);
+
+export const Job = Type.Object(
+  {
+    _id: ObjectIdString("The job's id"),
+    _notificationId: ObjectIdString("The notification"),
+    _subscriberId: ObjectIdString("The subscriber's _id"),
+    _templateId: ObjectIdString("The workflow"),
+    transactionId: Type.String(),
+    type: Type.String({ description: "The step's type" }),
+    status: Type.String({
+      description: "pending, queued, running, completed, failed, delayed, canceled, merged or skipped",
+    }),
+    step: Step,
+    digest: FreeObject(),
+    runAt: Type.String({ description: "When a delayed job is due; empty otherwise" }),
+    attempts: Type.Integer(),
+    executionDetails: Type.Array(ExecutionDetail),
+    createdAt: Type.String({ format: "date-time" }),
+    updatedAt: Type.String({ format: "date-time" }),
+  },
+  { title: "Job", additionalProperties: false },
+);
+
+export const Notification = Type.Object(
+  {
+    _id: ObjectIdString("The notification's id"),
+    _environmentId: ObjectIdString("The environment"),
+    _organizationId: ObjectIdString("The organization"),
+    _templateId: ObjectIdString("The workflow"),
+    _subscriberId: ObjectIdString("The subscriber's _id"),
+    transactionId: Type.String(),
+    payload: FreeObject(),
+    to: Type.Unknown(),
+    channels: Type.Array(Type.String()),
+    template: Type.Object(
+      { _id: Type.String(), name: Type.String(), triggers: Type.Array(Trigger) },
+      { additionalProperties: false },
+    ),
+    subscriber: Type.Object(
+      {
+        _id: Type.String(),
+        subscriberId: Type.String(),
+        firstName: Type.String(),
+        lastName: Type.String(),
+        email: Type.String(),
+        phone: Type.String(),
+      },
+      { additionalProperties: false },
+    ),
+    jobs: Type.Array(Job),
+    createdAt: Type.String({ format: "date-time" }),
+    updatedAt: Type.String({ format: "date-time" }),
+  },
+  { title: "Notification", additionalProperties: false },
+);
+
+export const NotificationPage = Page("NotificationPage", Notification, {
+  things: "notifications",
+  order: "Newest first",
+});
+
+export const NotificationIdParams = Type.Object({ notificationId: ObjectIdString("The notification") });
+export const NotificationResponse = Type.Object({ data: Notification }, { additionalProperties: false });
+
+export const ExecutionDetailsQuery = Type.Object({
+  notificationId: Type.Optional(ObjectIdString("The notification")),
+  subscriberId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+});
+export const ExecutionDetailsResponse = Type.Object(
+  { data: Type.Array(ExecutionDetail) },
+  { additionalProperties: false },
+);

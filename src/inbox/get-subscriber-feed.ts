@@ -1,0 +1,38 @@
+import { presentMessage } from "../engine/presenter.ts";
+import { subscriberFeed } from "../engine/service.ts";
+import { described, errorResponsesOf } from "../http/schema-helpers.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { decodePayloadFilter, FeedQuery, MessagePage, SubscriberIdParams } from "./schemas.ts";
+
+export const getSubscriberFeedRoute: RoutePlugin = async (app) => {
+  app.get(
+    "/subscribers/:subscriberId/notifications/feed",
+    {
+      schema: {
+        operationId: "getSubscriberFeed",
+        tags: ["Inbox"],
+        summary: "A subscriber's in-app messages, newest first",
+        params: SubscriberIdParams,
+        querystring: FeedQuery,
+        response: {
+          200: described(MessagePage, "One page of the feed"),
+          ...errorResponsesOf({
+            400: "A query value out of range, or payload not base64 JSON",
+            404: "No such subscriber",
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const { page, limit, seen, read, payload } = request.query;
+      const feed = await subscriberFeed(depsOf(app), request.tenant, request.params.subscriberId, {
+        ...(page !== undefined ? { page } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+        ...(seen !== undefined ? { seen } : {}),
+        ...(read !== undefined ? { read } : {}),
+        ...(payload !== undefined ? { payload: decodePayloadFilter(payload) ?? {} } : {}),
+      });
+      return { ...feed, data: feed.data.map((m) => presentMessage(m, feed.subscriber)) };
+    },
+  );
+};

@@ -1,0 +1,43 @@
+import { presentMessage } from "../engine/presenter.ts";
+import { markSubscriberMessages } from "../engine/service.ts";
+import { badRequest } from "../errors.ts";
+import { described, errorResponsesOf } from "../http/schema-helpers.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { LegacyMarkBody, MessagesResponse, SubscriberIdParams } from "./schemas.ts";
+
+export const markMessagesLegacyRoute: RoutePlugin = async (app) => {
+  app.post(
+    "/subscribers/:subscriberId/messages/markAs",
+    {
+      schema: {
+        operationId: "markSubscriberMessagesLegacy",
+        tags: ["Inbox"],
+        summary: "Mark messages seen or read (the older body @novu/node sends)",
+        deprecated: true,
+        params: SubscriberIdParams,
+        body: LegacyMarkBody,
+        response: {
+          201: described(MessagesResponse, "The messages as changed"),
+          ...errorResponsesOf({ 400: "Invalid body", 404: "No such subscriber" }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { mark } = request.body;
+      if (mark.seen === undefined && mark.read === undefined) {
+        throw badRequest("mark must set seen or read", [{ field: "mark", message: "must set seen or read" }]);
+      }
+      const { messages, subscriber } = await markSubscriberMessages(
+        depsOf(app),
+        request.tenant,
+        request.params.subscriberId,
+        [request.body.messageId].flat(),
+        {
+          ...(mark.seen !== undefined ? { seen: mark.seen } : {}),
+          ...(mark.read !== undefined ? { read: mark.read } : {}),
+        },
+      );
+      return reply.code(201).send({ data: messages.map((m) => presentMessage(m, subscriber)) });
+    },
+  );
+};

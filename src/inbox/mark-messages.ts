@@ -1,0 +1,34 @@
+import { presentMessage } from "../engine/presenter.ts";
+import { changesFor, markSubscriberMessages } from "../engine/service.ts";
+import { described, errorResponsesOf } from "../http/schema-helpers.ts";
+import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { MarkAsBody, MessagesResponse, SubscriberIdParams } from "./schemas.ts";
+
+export const markMessagesRoute: RoutePlugin = async (app) => {
+  app.post(
+    "/subscribers/:subscriberId/messages/mark-as",
+    {
+      schema: {
+        operationId: "markSubscriberMessagesAs",
+        tags: ["Inbox"],
+        summary: "Mark messages read, seen, unread or unseen",
+        params: SubscriberIdParams,
+        body: MarkAsBody,
+        response: {
+          201: described(MessagesResponse, "The messages as changed"),
+          ...errorResponsesOf({ 400: "Invalid body", 404: "No such subscriber" }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { messages, subscriber } = await markSubscriberMessages(
+        depsOf(app),
+        request.tenant,
+        request.params.subscriberId,
+        [request.body.messageId].flat(),
+        changesFor(request.body.markAs),
+      );
+      return reply.code(201).send({ data: messages.map((m) => presentMessage(m, subscriber)) });
+    },
+  );
+};
