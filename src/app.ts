@@ -33,6 +33,7 @@ import { registerIdempotencyKeyPurge } from "./idempotency/purge.ts";
 import { inboxRoutes } from "./inbox/routes.ts";
 import { notificationGroupRoutes } from "./notification-groups/routes.ts";
 import { clientErrorHandler, requireHost } from "./ops/client-errors.ts";
+import { registerDashboard } from "./ops/dashboard.ts";
 import { registerHealth } from "./ops/health.ts";
 import { registerLifecycle } from "./ops/lifecycle.ts";
 import { registerMetrics } from "./ops/metrics.ts";
@@ -68,6 +69,8 @@ export interface AppOptions {
   queue?: JobQueue;
   /** Whether this process runs the worker (default true; false for TIDINGS_ROLE=api). */
   runWorker?: boolean;
+  /** The built dashboard served at /dashboard; default dist/dashboard (src/ops/dashboard.ts). */
+  dashboardDir?: string;
 }
 
 const REQUEST_ID = /^[\w.:@-]{1,128}$/;
@@ -220,6 +223,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerHealth(app, store, config);
   registerIdempotencyKeyPurge(app, store.db);
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  await registerDashboard(app, config, options.dashboardDir);
 
   await app.register(
     async (v1) => {

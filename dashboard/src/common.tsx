@@ -1,0 +1,46 @@
+import { useCallback, useEffect, useState } from "preact/hooks";
+
+/** Loads with `load` whenever `deps` change; `reload` runs it again. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  const reload = useCallback(() => {
+    setError(null);
+    return load().then(setData, (failure: Error) => setError(failure.message));
+  }, deps);
+  useEffect(() => {
+    reload();
+  }, [reload]);
+  return { data, error, reload, setError };
+}
+
+export function Problem({ message }: { message: string | null }) {
+  return message ? <p role="alert">{message}</p> : null;
+}
+
+/** Previous / next for a list whose API pages from 0. */
+export function Pager({
+  page,
+  hasMore,
+  onPage,
+  label,
+}: {
+  page: number;
+  hasMore: boolean;
+  onPage: (page: number) => void;
+  label: string;
+}) {
+  return (
+    <nav aria-label={`${label} pages`} class="pager">
+      <button type="button" disabled={page === 0} onClick={() => onPage(page - 1)}>
+        Previous page
+      </button>
+      <span>Page {page + 1}</span>
+      <button type="button" disabled={!hasMore} onClick={() => onPage(page + 1)}>
+        Next page
+      </button>
+    </nav>
+  );
+}
+
+export const when = (iso: string | undefined) => (iso ? new Date(iso).toLocaleString() : "");

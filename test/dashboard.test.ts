@@ -1,0 +1,271 @@
+// The dashboard (dashboard/, served at /dashboard by src/ops/dashboard.ts) driven in a real browser:
+// Debian's Chromium through playwright-core, against the app listening on a local port, on both
+// backends. Without a Chromium the browser half is skipped, loudly; REQUIRE_BROWSER=1 makes that a
+// failure. The headers half needs no browser.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { createGroup, createSubscriber, createWorkflow, uniqueName } from "./factories.ts";
+import { forEachBackend, type TestTenant } from "./harness.ts";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const haveBrowser = existsSync(CHROMIUM);
+const requireBrowser = process.env.REQUIRE_BROWSER === "1";
+const repo = path.resolve(import.meta.dirname, "..");
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+if (!haveBrowser) {
+  const line = "!".repeat(100);
+  console.warn(
+    `\n${line}\n!! DASHBOARD BROWSER TESTS ${requireBrowser ? "FAIL" : "SKIPPED"}: no Chromium at ${CHROMIUM}` +
+      "\n!! (apt-get install -y chromium, or set CHROMIUM_PATH; REQUIRE_BROWSER=1 turns this skip into a failure)" +
+      `\n${line}\n`,
+  );
+}
+
+// The current sources, built into a directory of this run's own (dist/ is left alone).
+const outDir = mkdtempSync(path.join(os.tmpdir(), "tidings-dashboard-"));
+before(() => {
+  if (!haveBrowser && !requireBrowser) return;
+  const built = spawnSync(
+    process.execPath,
+    [path.join(repo, "node_modules/vite/bin/vite.js"), "build", "dashboard"],
+    {
+      cwd: repo,
+      env: { ...process.env, DASHBOARD_OUT_DIR: outDir },
+      encoding: "utf8",
+    },
+  );
+  assert.equal(built.status, 0, `vite build failed:\n${built.stdout}\n${built.stderr}`);
+});
+after(() => rmSync(outDir, { recursive: true, force: true }));
+
+forEachBackend(
+  "dashboard",
+  (ctx) => {
+    test("/dashboard/ is the app, under the API's security headers and a policy allowing only its own files", async () => {
+      if (!haveBrowser && !requireBrowser) return; // nothing was built
+      const page = await ctx.app.inject({ method: "GET", url: "/dashboard/" });
+      assert.equal(page.statusCode, 200);
+      assert.match(page.headers["content-type"] as string, /text\/html/);
+      const csp = page.headers["content-security-policy"] as string;
+      assert.match(csp, /script-src 'self'/);
+      assert.match(csp, /style-src 'self'/);
+      assert.match(csp, /connect-src 'self'/);
+      assert.match(csp, /frame-ancestors 'none'/);
+      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+      const api = await ctx.app.inject({ method: "GET", url: "/health" });
+      for (const header of [
+        "x-content-type-options",
+        "strict-transport-security",
+        "referrer-policy",
+        "x-frame-options",
+      ]) {
+        assert.equal(page.headers[header], api.headers[header], header);
+      }
+      const script = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(page.body)?.[1];
+      assert.ok(script, page.body);
+      const asset = await ctx.app.inject({ method: "GET", url: script });
+      assert.equal(asset.statusCode, 200);
+      assert.match(asset.headers["cache-control"] as string, /immutable/);
+      // /dashboard without the slash is the same page (redirected or served).
+      const bare = await ctx.app.inject({ method: "GET", url: "/dashboard" });
+      assert.ok([200, 301, 302].includes(bare.statusCode), String(bare.statusCode));
+    });
+
+    describe("in a browser", {
+      skip: !haveBrowser && !requireBrowser ? `no Chromium at ${CHROMIUM}` : false,
+    }, () => {
+      let browser: Browser;
+      let page: Page;
+      let base: string;
+      let tenant: TestTenant;
+      const problems: string[] = [];
+
+      before(async () => {
+        assert.ok(haveBrowser, `REQUIRE_BROWSER=1 and no Chromium at ${CHROMIUM}`);
+        base = await ctx.app.listen({ port: 0, host: "127.0.0.1" });
+        tenant = await ctx.tenant();
+        browser = await chromium.launch({
+          executablePath: CHROMIUM,
+          args: ["--headless", "--no-sandbox", "--disable-gpu"],
+        });
+        page = await browser.newPage();
+        page.setDefaultTimeout(15_000);
+        page.on("console", (message) => {
+          if (message.type() === "error") problems.push(`console: ${message.text()}`);
+        });
+        page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+      });
+      after(async () => {
+        await browser?.close();
+      });
+
+      /** axe-core on the page as it is: no serious or critical violation. */
+      async function assertAccessible(view: string) {
+        await page.evaluate(axeSource);
+        const violations = await page.evaluate(async () => {
+          // biome-ignore lint/suspicious/noExplicitAny: axe is the script evaluated just above
+          const result = await (globalThis as any).axe.run(document);
+          return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
+            .filter((v) => v.impact === "serious" || v.impact === "critical")
+            .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+        });
+        assert.deepEqual(violations, [], `axe on ${view}`);
+      }
+
+      // Chromium logs every 4xx answer as a console error: the wrong key's 401 and the refused
+      // deletion's 409 are the scenario; anything else (a script error, a refused policy) is not.
+      const unexpected = () =>
+        problems.filter(
+          (p) => !/Failed to load resource: .* (401 \(Unauthorized\)|409 \(Conflict\))$/.test(p),
+        );
+
+      test("sign in: a wrong key is refused with an alert; the right one opens the workflows", async () => {
+        await page.goto(`${base}/dashboard/`);
+        await assertAccessible("sign-in");
+        await page.getByRole("textbox", { name: "API key" }).fill("not-a-key");
+        await page.getByRole("button", { name: "Sign in" }).click();
+        await page.getByRole("alert").waitFor();
+        assert.match((await page.getByRole("alert").textContent()) ?? "", /not accepted/);
+
+        await page.getByRole("textbox", { name: "API key" }).fill(tenant.dev.apiKey);
+        await page.getByRole("button", { name: "Sign in" }).click();
+        await page.getByRole("heading", { name: "Workflows" }).waitFor();
+        // The key is in this tab's sessionStorage: not in a cookie, not in the address.
+        assert.equal(await page.evaluate(() => sessionStorage.getItem("tidings.apiKey")), tenant.dev.apiKey);
+        assert.deepEqual(await page.context().cookies(), []);
+        assert.ok(!page.url().includes(tenant.dev.apiKey));
+      });
+
+      test("a workflow's switch sets its status through the API, and the API agrees", async () => {
+        const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+          name: uniqueName("Switched"),
+        });
+        assert.equal(workflow.active, false);
+        await page.goto(`${base}/dashboard/#/workflows`);
+        await page.reload();
+        const toggle = page.getByRole("switch", { name: workflow.name });
+        assert.equal(await toggle.getAttribute("aria-checked"), "false");
+        // The keyboard works: focus and Space.
+        await toggle.focus();
+        await page.keyboard.press("Space");
+        await page.getByRole("switch", { name: workflow.name, checked: true }).waitFor();
+        const read = await ctx.client(tenant.dev.apiKey).get(`/v1/workflows/${workflow._id}`);
+        assert.equal(read.json().data.active, true);
+        await toggle.click();
+        await page.getByRole("switch", { name: workflow.name, checked: false }).waitFor();
+        const again = await ctx.client(tenant.dev.apiKey).get(`/v1/workflows/${workflow._id}`);
+        assert.equal(again.json().data.active, false);
+        await assertAccessible("workflows");
+      });
+
+      const groupName = uniqueName("Dashboard group");
+      test("create a group", async () => {
+        await page.getByRole("link", { name: "Groups", exact: true }).click();
+        await page.getByRole("heading", { name: "Groups" }).waitFor();
+        await page.getByRole("textbox", { name: "Name" }).fill(groupName);
+        await page.getByRole("button", { name: "Create" }).click();
+        await page.getByRole("button", { name: `Rename ${groupName}` }).waitFor();
+        const groups = await ctx.client(tenant.dev.apiKey).get("/v1/notification-groups");
+        assert.ok(groups.json().data.some((g: { name: string }) => g.name === groupName));
+        await assertAccessible("groups");
+      });
+
+      test("a group in use is not deleted, and the page says why", async () => {
+        const group = await createGroup(ctx, tenant.dev.apiKey);
+        await createWorkflow(ctx, tenant.dev.apiKey, group._id);
+        await page.reload();
+        page.once("dialog", (dialog) => dialog.accept());
+        await page.getByRole("button", { name: `Delete ${group.name}` }).click();
+        await page.getByRole("alert").waitFor();
+        assert.match((await page.getByRole("alert").textContent()) ?? "", /was not deleted/);
+        const read = await ctx.client(tenant.dev.apiKey).get(`/v1/notification-groups/${group._id}`);
+        assert.equal(read.statusCode, 200);
+      });
+
+      const workflowName = uniqueName("Dashboard workflow");
+      test("create a workflow with an in-app step", async () => {
+        await page.getByRole("link", { name: "Workflows", exact: true }).click();
+        await page.getByRole("button", { name: "New workflow" }).click();
+        await page.getByRole("heading", { name: "New workflow" }).waitFor();
+        await page.getByRole("textbox", { name: "Name" }).fill(workflowName);
+        await page.getByRole("combobox", { name: "Group" }).selectOption({ label: groupName });
+        await page.getByRole("button", { name: "Add in-app step" }).click();
+        await page.getByRole("textbox", { name: "Content" }).fill("Hello {{subscriber.firstName}}, {{name}}");
+        await assertAccessible("workflow editor");
+        await page.getByRole("button", { name: "Save" }).click();
+        await page.getByRole("status").filter({ hasText: "Workflow created." }).waitFor();
+        const list = await ctx
+          .client(tenant.dev.apiKey)
+          .get(`/v1/workflows?query=${encodeURIComponent(workflowName)}`);
+        const [created] = list.json().data;
+        assert.equal(created.name, workflowName);
+        assert.equal(created.steps.length, 1);
+        assert.equal(created.steps[0].template.type, "in_app");
+        assert.equal(created.steps[0].template.content, "Hello {{subscriber.firstName}}, {{name}}");
+        const groups = (await ctx.client(tenant.dev.apiKey).get("/v1/notification-groups")).json().data;
+        assert.equal(
+          created._notificationGroupId,
+          groups.find((g: { name: string }) => g.name === groupName)._id,
+        );
+      });
+
+      test("a triggered notification shows in the activity, with its jobs as a timeline", async () => {
+        const client = ctx.client(tenant.dev.apiKey);
+        const list = await client.get(`/v1/workflows?query=${encodeURIComponent(workflowName)}`);
+        const workflow = list.json().data[0];
+        await client.put(`/v1/workflows/${workflow._id}/status`, { active: true });
+        const subscriber = await createSubscriber(ctx, tenant.dev.apiKey, { firstName: "Ada" });
+        const trigger = await client.post("/v1/events/trigger", {
+          name: workflow.triggers[0].identifier,
+          to: { subscriberId: subscriber.subscriberId },
+          payload: { name: "from the dashboard test" },
+        });
+        assert.equal(trigger.statusCode, 201, trigger.body);
+        const { transactionId } = trigger.json().data;
+        // The in-process worker runs the in-app step.
+        const deadline = Date.now() + 15_000;
+        for (;;) {
+          const feed = await client.get(`/v1/subscribers/${subscriber.subscriberId}/notifications/feed`);
+          if (feed.json().data.length > 0) break;
+          assert.ok(Date.now() < deadline, "the in-app message never arrived");
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+
+        await page.getByRole("link", { name: "Activity", exact: true }).click();
+        await page.getByRole("heading", { name: "Activity" }).waitFor();
+        await page.getByRole("textbox", { name: "Transaction id" }).fill(transactionId);
+        await page.getByRole("button", { name: "Filter" }).click();
+        const row = page.getByRole("row").filter({ hasText: transactionId });
+        await row.waitFor();
+        assert.match((await row.textContent()) ?? "", new RegExp(workflowName));
+        await assertAccessible("activity");
+        await row.getByRole("link").click();
+        await page.getByRole("heading", { name: `Notification of ${workflowName}` }).waitFor();
+        const details = page.getByRole("list", { name: /Execution details of/ });
+        await details.first().waitFor();
+        assert.ok((await details.first().getByRole("listitem").count()) > 0);
+        await assertAccessible("notification");
+
+        await page.getByRole("link", { name: subscriber.subscriberId }).click();
+        await page.getByRole("heading", { name: `Subscriber ${subscriber.subscriberId}` }).waitFor();
+        await page.getByText("Hello Ada, from the dashboard test").waitFor();
+        await assertAccessible("subscriber");
+        await page.getByRole("link", { name: "Subscribers", exact: true }).click();
+        await page.getByRole("link", { name: subscriber.subscriberId }).waitFor();
+        await assertAccessible("subscribers");
+      });
+
+      test("no console errors on any view", () => {
+        assert.deepEqual(unexpected(), []);
+      });
+    });
+  },
+  { app: () => ({ dashboardDir: outDir }) },
+);
