@@ -12,6 +12,8 @@ export function firstRunBanner(org: CreatedOrganization, baseUrl: string): strin
     "Try it:",
     `  curl -s ${baseUrl}/v1/notification-groups -H "Authorization: ApiKey ${dev?.apiKey ?? "<key>"}"`,
     "",
+    `Dashboard: ${baseUrl}/dashboard (sign in with a key above)`,
+    "",
     "More keys: npm run cli -- keys create --environment <environmentId>   (ids: npm run cli -- keys list)",
     "",
   ];
