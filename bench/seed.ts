@@ -46,7 +46,8 @@ export async function createDatabase(
   const databaseUrl = url.toString();
   return {
     backend,
-    env: { DATABASE_URL: databaseUrl },
+    // A PostgreSQL service refuses to start without the key that seals integration credentials.
+    env: { DATABASE_URL: databaseUrl, TIDINGS_SECRET_KEY: randomBytes(32).toString("base64") },
     databaseUrl,
     async drop() {
       const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });

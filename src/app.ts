@@ -31,6 +31,8 @@ import type { App } from "./http/types.ts";
 import { validatorCompiler } from "./http/validation.ts";
 import { registerIdempotencyKeyPurge } from "./idempotency/purge.ts";
 import { inboxRoutes } from "./inbox/routes.ts";
+import { integrationRoutes } from "./integrations/routes.ts";
+import { channelSenders, type IntegrationTools, openIntegrationTools } from "./integrations/service.ts";
 import { notificationGroupRoutes } from "./notification-groups/routes.ts";
 import { clientErrorHandler, requireHost } from "./ops/client-errors.ts";
 import { registerDashboard } from "./ops/dashboard.ts";
@@ -71,6 +73,17 @@ export interface AppOptions {
   runWorker?: boolean;
   /** The built dashboard served at /dashboard; default dist/dashboard (src/ops/dashboard.ts). */
   dashboardDir?: string;
+  /**
+   * The key that seals integration credentials; default: the config's (TIDINGS_SECRET_KEY). Without
+   * one, the integration routes answer 503 and email and chat steps find no integration. main.ts
+   * resolves it (see resolveSecretKey); tests pass one.
+   */
+  secretKey?: Buffer;
+  /**
+   * The integrations' key and SMTP pools; default: opened here with `secretKey` and closed when
+   * the app closes. main.ts passes its own (the worker role shares them) and closes them itself.
+   */
+  integrations?: IntegrationTools;
 }
 
 const REQUEST_ID = /^[\w.:@-]{1,128}$/;
@@ -171,9 +184,21 @@ export async function buildApp(options: AppOptions): Promise<App> {
       return unavailableQueue(error);
     }));
   app.decorate("queue", queue);
-  if (ownQueue) app.addHook("onClose", async () => queue.stop());
+  const ownIntegrations = options.integrations === undefined;
+  const integrations =
+    options.integrations ??
+    openIntegrationTools({
+      secretKey: options.secretKey ?? config.secretKey,
+      providerTimeoutMs: config.providerTimeoutMs,
+    });
+  // In this order: running deliveries finish before their SMTP pools close.
+  app.addHook("onClose", async () => {
+    if (ownQueue) await queue.stop();
+    if (ownIntegrations) integrations.close();
+  });
   if (options.runWorker ?? true) {
-    const { handlers, ...startOptions } = workerRegistry({ db: store.db, clock, queue });
+    const senders = channelSenders({ db: store.db, clock }, integrations);
+    const { handlers, ...startOptions } = workerRegistry({ db: store.db, clock, queue, senders });
     await queue.start(handlers, startOptions);
   }
   app.decorateRequest("tenant", undefined as never);
@@ -249,6 +274,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       await v1.register(eventRoutes);
       await v1.register(inboxRoutes);
       await v1.register(activityRoutes);
+      await v1.register(integrationRoutes, { tools: integrations });
     },
     { prefix: "/v1" },
   );

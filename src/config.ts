@@ -37,6 +37,14 @@ export interface Config {
    * loop, a network split): a live worker presumed dead has its tasks run twice.
    */
   readonly workerDeadAfterMs: number;
+  /**
+   * TIDINGS_SECRET_KEY: the 32-byte key that seals integration credentials (AES-256-GCM), as 64 hex
+   * digits or base64. Unset: generated once into DATA_DIR for the embedded SQLite default; required
+   * with DATABASE_URL (main.ts refuses to start without it).
+   */
+  readonly secretKey: Buffer | undefined;
+  /** How long a provider may take: a chat webhook's whole answer, an SMTP connection or greeting. */
+  readonly providerTimeoutMs: number;
 }
 
 export const ROLES = ["all", "api", "worker"] as const;
@@ -80,6 +88,25 @@ function databaseUrl(env: Env): string | undefined {
   return url;
 }
 
+/**
+ * A 32-byte key from its text form: 64 hex digits, or base64 (standard or URL-safe, padding
+ * optional). Anything else is refused, so a typo cannot become a weaker key.
+ */
+export function decodeSecretKey(text: string, name = "TIDINGS_SECRET_KEY"): Buffer {
+  const trimmed = text.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(trimmed)
+    ? Buffer.from(trimmed, "hex")
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)
+      ? Buffer.from(trimmed, "base64")
+      : undefined;
+  if (key?.length !== 32) {
+    throw new ConfigError(
+      `${name} must be 32 random bytes as 64 hex digits or base64 (e.g. the output of "openssl rand -base64 32")`,
+    );
+  }
+  return key;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = optional(env, "LOG_LEVEL") ?? "info";
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel)) {
@@ -89,6 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (metrics !== "on" && metrics !== "off") throw new ConfigError(`METRICS must be "on" or "off"`);
   const rateLimitRps = integer(env, "RATE_LIMIT_RPS", 1000, 0, 10_000_000);
   const role = optional(env, "TIDINGS_ROLE") ?? "all";
+  const secretKey = optional(env, "TIDINGS_SECRET_KEY");
   if (!(ROLES as readonly string[]).includes(role)) {
     throw new ConfigError(`TIDINGS_ROLE must be one of ${ROLES.join(", ")}, got "${role}"`);
   }
@@ -127,5 +155,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: integer(env, "WORKER_CONCURRENCY", 10, 1, 1000),
     workerHeartbeatMs,
     workerDeadAfterMs,
+    secretKey: secretKey === undefined ? undefined : decodeSecretKey(secretKey),
+    providerTimeoutMs: integer(env, "PROVIDER_TIMEOUT_MS", 10_000, 50, 600_000),
   });
 }

@@ -4,6 +4,12 @@ import { firstRunBanner } from "./banner.ts";
 import { systemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { openQueue } from "./engine/queue/index.ts";
+import {
+  channelSenders,
+  MissingSecretKeyError,
+  openIntegrationTools,
+  resolveSecretKey,
+} from "./integrations/service.ts";
 import { bootstrapOrganization } from "./onboarding/service.ts";
 import { createLogger } from "./ops/logging.ts";
 import { openStore } from "./store/store.ts";
@@ -22,6 +28,31 @@ export async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.logLevel);
+  // Before the database: a scale-out process without the shared key must not start at all.
+  let secret: ReturnType<typeof resolveSecretKey>;
+  try {
+    secret = resolveSecretKey({
+      configured: config.secretKey,
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+    });
+  } catch (error) {
+    if (error instanceof MissingSecretKeyError || error instanceof ConfigError) {
+      process.stderr.write(`tidings: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  if (secret.source === "generated") {
+    logger.warn(
+      { dataDir: config.dataDir },
+      "generated the key that encrypts integration credentials (secret.key in DATA_DIR): back it up with the database",
+    );
+  }
+  const integrations = openIntegrationTools({
+    secretKey: secret.key,
+    providerTimeoutMs: config.providerTimeoutMs,
+  });
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -39,7 +70,8 @@ export async function main(): Promise<void> {
   const clock = systemClock;
   const queue = await openQueue({ store, clock, config, logger });
   if (config.role === "worker") {
-    const { handlers, ...options } = workerRegistry({ db: store.db, clock, queue });
+    const senders = channelSenders({ db: store.db, clock }, integrations);
+    const { handlers, ...options } = workerRegistry({ db: store.db, clock, queue, senders });
     await queue.start(handlers, options);
     // No listener: keep the process alive until a signal stops the worker.
     const keepAlive = setInterval(() => {}, 1 << 30);
@@ -48,6 +80,7 @@ export async function main(): Promise<void> {
       else logger.info({ signal }, "shutting down: finishing running tasks");
       clearInterval(keepAlive);
       await queue.stop();
+      integrations.close();
       await store.close();
       logger.info("stopped");
     });
@@ -57,7 +90,15 @@ export async function main(): Promise<void> {
 
   const created = await bootstrapOrganization({ db: store.db, clock }, store.backend);
   // The app runs the worker in this process unless TIDINGS_ROLE=api (and stops it when it closes).
-  const app = await buildApp({ store, config, logger, clock, queue, runWorker: config.role !== "api" });
+  const app = await buildApp({
+    store,
+    config,
+    logger,
+    clock,
+    queue,
+    integrations,
+    runWorker: config.role !== "api",
+  });
 
   // SIGTERM/SIGINT: /health turns 503 and new requests are refused (503, Retry-After), the listener
   // closes, requests in flight finish, then the database closes and the process exits 0. Past
@@ -68,6 +109,7 @@ export async function main(): Promise<void> {
     app.startDraining();
     // Requests in flight and running tasks finish side by side; the database closes after both.
     await Promise.all([app.close(), queue.stop()]);
+    integrations.close();
     logger.info("server and worker closed; closing the database");
     await store.close();
     logger.info("stopped");

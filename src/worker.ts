@@ -1,10 +1,14 @@
 import type { Deps } from "./deps.ts";
 import type { JobQueue, StartOptions, TaskHandler } from "./engine/queue/index.ts";
-import { engineTasks, type MessageListener } from "./engine/service.ts";
+import { type ChannelSenders, engineTasks, type MessageListener } from "./engine/service.ts";
 
-/** What a task handler may use: the database and the clock, and the queue to add follow-up tasks. */
+/**
+ * What a task handler may use: the database and the clock, the queue to add follow-up tasks, and
+ * the providers' senders (integrations/senders.ts) for email and chat steps.
+ */
 export interface WorkerDeps extends Deps {
   readonly queue: JobQueue;
+  readonly senders?: ChannelSenders | undefined;
 }
 
 /** The worker role's registry: the queue runs each task by its name's handler. */

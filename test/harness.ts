@@ -8,6 +8,12 @@ import { createOrganization } from "../src/onboarding/service.ts";
 import type { Store } from "../src/store/store.ts";
 import { type Backend, type BackendName, describeEachBackend, orDestroy } from "./backends.ts";
 
+/**
+ * The key every test app seals integration credentials with (as TIDINGS_SECRET_KEY would give it):
+ * fixed, so a second app over the same database opens what the first sealed.
+ */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 7);
+
 export interface EnvironmentKeys {
   environmentId: string;
   apiKey: string;
@@ -118,7 +124,7 @@ async function contextFor<C extends Clock>(
     await destroy();
   };
   const app = await orDestroy(destroyAll, async () => {
-    const built = await buildApp({ ...options.app?.(store), store, clock });
+    const built = await buildApp({ secretKey: TEST_SECRET_KEY, ...options.app?.(store), store, clock });
     await built.ready();
     return built;
   });

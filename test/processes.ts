@@ -96,7 +96,8 @@ export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   for (const name of ["DATABASE_URL", "DATA_DIR", "PORT", "HOST", "NODE_TEST_CONTEXT", "NODE_OPTIONS"]) {
     delete env[name];
   }
-  return { ...env, LOG_LEVEL: "info", ...extra };
+  // A PostgreSQL service refuses to start without the key that seals integration credentials.
+  return { TIDINGS_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"), ...env, LOG_LEVEL: "info", ...extra };
 }
 
 export interface Finished {

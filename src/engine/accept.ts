@@ -8,13 +8,18 @@ import type { Tenant } from "../tenancy/tenant.ts";
 import { findTopic } from "../topics/service.ts";
 import type { Step, Workflow } from "../workflows/domain.ts";
 import { getWorkflow } from "../workflows/service.ts";
+import type { ChannelSenders } from "./channel-senders.ts";
 import type { Job, Notification, TriggerStatus, WorkflowSnapshot } from "./domain.ts";
 import type { JobQueue, NewTask } from "./queue/port.ts";
 import * as engine from "./repository.ts";
 
-/** The engine's dependencies: the services' ones, and the queue its work goes through. */
+/**
+ * The engine's dependencies: the services' ones, the queue its work goes through, and (in the
+ * worker) the providers' senders; without them an email or chat step finds no integration.
+ */
 export interface EngineDeps extends Deps {
   readonly queue: JobQueue;
+  readonly senders?: ChannelSenders | undefined;
 }
 
 export const withDb = (deps: EngineDeps, db: Deps["db"]): EngineDeps => ({ ...deps, db });

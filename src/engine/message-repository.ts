@@ -44,7 +44,8 @@ function toMessage(row: Row): Message {
 }
 
 /**
- * Writes the job's message, or nothing when the job wrote it already (a re-run after a crash):
+ * Writes the job's message (one per job and provider: a chat step delivers through each provider the
+ * subscriber has a webhook for), or nothing when the job wrote it already (a re-run after a crash):
  * returns the message as stored, and whether this call created it.
  */
 export async function insertMessage(
@@ -79,7 +80,7 @@ export async function insertMessage(
       created_at: message.createdAt,
       updated_at: message.updatedAt,
     })
-    .onConflict((conflict) => conflict.column("job_id").doNothing())
+    .onConflict((conflict) => conflict.columns(["job_id", "provider_id"]).doNothing())
     .returningAll()
     .executeTakeFirst();
   if (row) return { message: toMessage(row), created: true };
@@ -87,6 +88,7 @@ export async function insertMessage(
     .selectFrom("messages")
     .selectAll()
     .where("job_id", "=", message.jobId)
+    .where("provider_id", "=", message.providerId)
     .executeTakeFirstOrThrow();
   return { message: toMessage(existing), created: false };
 }
@@ -315,4 +317,10 @@ export async function setMessageAction(
     .returningAll()
     .executeTakeFirstOrThrow();
   return toMessage(updated);
+}
+
+/** The messages a job has delivered so far (a chat job: one per provider). */
+export async function jobMessages(db: Db, jobId: string): Promise<Message[]> {
+  const rows = await db.selectFrom("messages").selectAll().where("job_id", "=", jobId).execute();
+  return rows.map(toMessage);
 }

@@ -9,6 +9,7 @@ import {
 import type { Tenant } from "../tenancy/tenant.ts";
 import type { Channel } from "../workflows/domain.ts";
 import { type EngineDeps, runJobTask, withDb } from "./accept.ts";
+import { deliverChat, deliverEmail } from "./delivery.ts";
 import type { ExecutionDetail, ExecutionStatus, Job, JobStatus, Notification } from "./domain.ts";
 import { stepPasses } from "./filters.ts";
 import { insertMessage } from "./message-repository.ts";
@@ -141,8 +142,10 @@ async function decide(
     case "in_app":
       return inApp(deps, job, notification, subscriber, onMessage);
     case "email":
-    case "sms":
+      return deliverEmail(deps, job, notification, subscriber);
     case "chat":
+      return deliverChat(deps, job, notification, subscriber);
+    case "sms":
     case "push":
       return {
         status: "skipped",

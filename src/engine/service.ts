@@ -20,6 +20,14 @@ import { jobGivenUp, type MessageListener, runJob } from "./run-job.ts";
 
 export type { EngineDeps, Recipient, TriggerAck, TriggerRequest } from "./accept.ts";
 export { acceptTrigger, INLINE_RECIPIENTS } from "./accept.ts";
+export type {
+  ChannelSenders,
+  ChatSender,
+  DeliveryResult,
+  EmailSender,
+  OutgoingEmail,
+  Sender,
+} from "./channel-senders.ts";
 export type { MessageListener } from "./run-job.ts";
 
 /** The worker's tasks: what the queue runs for the engine, and what it does with a task given up. */

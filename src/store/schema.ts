@@ -286,6 +286,23 @@ export interface ExecutionDetailsTable {
   created_at: Timestamp;
 }
 
+/** Migration 0006: an environment's provider configurations; `credentials` is sealed (AES-256-GCM). */
+export interface IntegrationsTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  provider_id: string;
+  channel: string;
+  name: string;
+  identifier: string;
+  credentials: string;
+  active: Bool;
+  is_primary: Bool;
+  conditions: Json;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   environments: EnvironmentsTable;
@@ -305,4 +322,5 @@ export interface Database {
   jobs: JobsTable;
   messages: MessagesTable;
   execution_details: ExecutionDetailsTable;
+  integrations: IntegrationsTable;
 }

@@ -513,6 +513,7 @@ export class GraphileQueue implements JobQueue {
           },
           "job queue: task failed; it runs again later",
         );
+        if (!this.runAtFollowsClock) this.#retryByClock(taskId, job.attempts);
         throw error;
       }
       await reportGiveUp(
@@ -524,6 +525,40 @@ export class GraphileQueue implements JobQueue {
       // Returning normally: graphile-worker deletes the job, which frees its key.
     } finally {
       this.#running.delete(taskId);
+    }
+  }
+
+  /**
+   * Under a clock that is not real time (a test's ManualClock), graphile-worker would retry a failed
+   * job after e^attempts seconds of real time, which that clock cannot move: so when the clock
+   * reaches the retry's moment, the job is made due now, as SQLite's queue does by itself. (With the
+   * system clock graphile-worker's own backoff is the same schedule.)
+   */
+  #retryByClock(taskId: string, attempts: number): void {
+    const due = this.#options.clock.now() + retryDelayMs(attempts);
+    this.#options.clock.at(due, () => void this.#makeDue(taskId, attempts));
+  }
+
+  /** Sets the failed job's run_at to now; a job whose failure is not recorded yet is looked at again. */
+  async #makeDue(taskId: string, attempts: number, tries = 0): Promise<void> {
+    if (this.#stopped) return;
+    const jobs = sql.id(this.#options.schema, "_private_jobs");
+    try {
+      const { rows } = await sql<{ locked: boolean }>`
+        with due as (
+          update ${jobs} set run_at = now()
+          where id = ${taskId}::bigint and attempts = ${attempts} and locked_at is null
+          returning id
+        )
+        select exists (
+          select 1 from ${jobs} where id = ${taskId}::bigint and attempts = ${attempts} and locked_at is not null
+        ) as locked`.execute(this.#db);
+      // graphile-worker records the failure right after the handler throws: wait for it, briefly.
+      if (rows[0]?.locked && tries < 250) {
+        setTimeout(() => void this.#makeDue(taskId, attempts, tries + 1), 20).unref();
+      }
+    } catch (err) {
+      if (!this.#stopped) this.#logger.warn({ err, taskId }, "job queue: could not make a retry due");
     }
   }
 

@@ -5,6 +5,7 @@ import * as subscribers from "./0003-subscribers.ts";
 import * as queue from "./0004-queue.ts";
 import * as engine from "./0005-engine.ts";
 import * as queueWorkers from "./0006-queue-workers.ts";
+import * as integrations from "./0007-integrations.ts";
 import type { ColumnTypes } from "./column-types.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations see the database as it was, untyped.
@@ -18,6 +19,7 @@ const steps: Record<string, Step> = {
   "0004-queue": queue,
   "0005-engine": engine,
   "0006-queue-workers": queueWorkers,
+  "0007-integrations": integrations,
 };
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {

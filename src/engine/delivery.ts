@@ -1,0 +1,239 @@
+import { isoNow } from "../clock.ts";
+import { newObjectId } from "../ids.ts";
+import type { Subscriber } from "../subscribers/domain.ts";
+import type { EngineDeps } from "./accept.ts";
+import type { ChatSender, DeliveryResult, Sender } from "./channel-senders.ts";
+import type { ExecutionStatus, Job, Message, Notification } from "./domain.ts";
+import { insertMessage, jobMessages } from "./message-repository.ts";
+import { escapeModeFor, renderTemplate, templateData } from "./render.ts";
+
+/** What a delivery step decided; the same shape as run-job's outcomes. */
+export interface DeliveryOutcome {
+  status: "completed" | "skipped" | "failed";
+  executionStatus: ExecutionStatus;
+  detail: string;
+  raw?: string;
+}
+
+/**
+ * A failure worth retrying: thrown out of the step, so run-job records it (status Failed, with this
+ * message as its raw answer) and the queue runs the job again with backoff; after the last attempt
+ * the job is `failed` (jobGivenUp).
+ */
+export class DeliveryError extends Error {
+  override name = "DeliveryError";
+}
+
+const skipped = (detail: string): DeliveryOutcome => ({
+  status: "skipped",
+  executionStatus: "Warning",
+  detail,
+});
+
+type TemplateData = Record<string, unknown>;
+
+function dataFor(notification: Notification, subscriber: Subscriber): TemplateData {
+  return templateData({
+    payload: notification.payload,
+    subscriber: subscriber as unknown as Record<string, unknown>,
+    tenant: notification.tenant,
+    actor: notification.actor,
+  });
+}
+
+/** Renders one field of the step's template; problems are collected for the execution detail. */
+function renderer(job: Job, data: TemplateData, problems: string[]) {
+  return (field: string, value: unknown): string => {
+    if (typeof value !== "string") return "";
+    const result = renderTemplate(value, data, { escape: escapeModeFor(job.type, field) });
+    problems.push(...result.problems);
+    return result.text;
+  };
+}
+
+const escapeAttribute = (value: string) =>
+  value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/**
+ * An email's HTML: its `content` as a string, or the blocks of Novu's email editor (`text` and
+ * `button` blocks, each with its `content`, a button with its `url`) as paragraphs and links.
+ */
+function emailHtml(content: unknown, render: (field: string, value: unknown) => string): string {
+  if (!Array.isArray(content)) return render("content", content);
+  return content
+    .map((block: unknown, i) => {
+      const { type, content: text, url } = (block ?? {}) as Record<string, unknown>;
+      const inner = render(`content[${i}].content`, text);
+      if (type === "button") {
+        const href = escapeAttribute(render(`content[${i}].url`, url));
+        return `<p><a href="${href}">${inner}</a></p>`;
+      }
+      return `<p>${inner}</p>`;
+    })
+    .join("\n");
+}
+
+async function record(
+  deps: EngineDeps,
+  job: Job,
+  notification: Notification,
+  subscriber: Subscriber,
+  fields: Pick<Message, "channel" | "content" | "subject" | "providerId" | "providerMessageId">,
+): Promise<void> {
+  const now = isoNow(deps.clock);
+  await insertMessage(deps.db, {
+    id: newObjectId(),
+    organizationId: job.organizationId,
+    environmentId: job.environmentId,
+    notificationId: job.notificationId,
+    jobId: job.id,
+    workflowId: job.workflowId,
+    templateIdentifier: notification.workflow.identifier,
+    subscriberRef: job.subscriberRef,
+    subscriberId: subscriber.subscriberId,
+    transactionId: job.transactionId,
+    cta: { type: "redirect", data: {} },
+    payload: notification.payload,
+    status: "sent",
+    seen: false,
+    read: false,
+    lastSeenDate: null,
+    lastReadDate: null,
+    createdAt: now,
+    updatedAt: now,
+    ...fields,
+  });
+}
+
+const describe = (sender: Sender) => `${sender.providerId} (integration ${sender.identifier})`;
+
+/**
+ * An email step: renders subject and HTML body, sends them through the environment's email
+ * integration to the subscriber's address, and records the Message with the provider's id. Never
+ * inside a transaction. A job re-run after its email was recorded sends nothing again.
+ */
+export async function deliverEmail(
+  deps: EngineDeps,
+  job: Job,
+  notification: Notification,
+  subscriber: Subscriber,
+): Promise<DeliveryOutcome> {
+  const sender = await deps.senders?.email(job.environmentId);
+  if (!sender) return skipped("No active email integration in this environment");
+  if (subscriber.email.trim() === "") return skipped("The subscriber has no email address");
+  if ((await jobMessages(deps.db, job.id)).length > 0)
+    return { status: "completed", executionStatus: "Success", detail: "The email was already sent" };
+
+  const template = job.step.template;
+  const problems: string[] = [];
+  const render = renderer(job, dataFor(notification, subscriber), problems);
+  const subject = render("subject", template.subject);
+  const html = emailHtml(template.content, render);
+  const senderName = render("senderName", template.senderName);
+
+  const result = await sender.send({ to: subscriber.email, subject, html, senderName, deliveryKey: job.id });
+  if (!result.ok) return refused(sender, result);
+  await record(deps, job, notification, subscriber, {
+    channel: "email",
+    content: html,
+    subject,
+    providerId: sender.providerId,
+    providerMessageId: result.messageId,
+  });
+  return {
+    status: "completed",
+    executionStatus: problems.length > 0 ? "Warning" : "Success",
+    detail: `Email sent through ${describe(sender)}`,
+    raw: [result.response, ...problems].filter(Boolean).join("; "),
+  };
+}
+
+/**
+ * A chat step: the rendered text goes to the subscriber's webhook of each active chat integration's
+ * provider (the one its channel names, when it names one). Each delivery is recorded as it
+ * succeeds, so a retry sends only what has not gone yet.
+ */
+export async function deliverChat(
+  deps: EngineDeps,
+  job: Job,
+  notification: Notification,
+  subscriber: Subscriber,
+): Promise<DeliveryOutcome> {
+  const senders = (await deps.senders?.chat(job.environmentId)) ?? [];
+  if (senders.length === 0) return skipped("No active chat integration in this environment");
+  const targets: { sender: ChatSender; webhookUrl: string }[] = [];
+  for (const channel of subscriber.channels) {
+    const webhookUrl = channel.credentials.webhookUrl;
+    if (webhookUrl === "") continue;
+    const sender = senders.find(
+      (s) =>
+        s.providerId === channel.providerId &&
+        (channel.integrationIdentifier === "" || s.identifier === channel.integrationIdentifier),
+    );
+    if (sender) targets.push({ sender, webhookUrl });
+  }
+  if (targets.length === 0) {
+    const providers = [...new Set(senders.map((s) => s.providerId))].join(", ");
+    return skipped(`The subscriber has no webhook for the active chat integrations (${providers})`);
+  }
+
+  const sent = new Set((await jobMessages(deps.db, job.id)).map((m) => m.providerId));
+  const problems: string[] = [];
+  const text = renderer(
+    job,
+    dataFor(notification, subscriber),
+    problems,
+  )("content", job.step.template.content);
+  const delivered: string[] = [];
+  const deliveredThrough: string[] = [];
+  const retryable: string[] = [];
+  const refusedForGood: string[] = [];
+  for (const { sender, webhookUrl } of targets) {
+    if (sent.has(sender.providerId)) continue;
+    const result = await sender.send(webhookUrl, text);
+    if (result.ok) {
+      await record(deps, job, notification, subscriber, {
+        channel: "chat",
+        content: text,
+        subject: "",
+        providerId: sender.providerId,
+        providerMessageId: result.messageId,
+      });
+      delivered.push(`${describe(sender)}: ${result.response}`);
+      deliveredThrough.push(sender.providerId);
+    } else {
+      (result.retryable ? retryable : refusedForGood).push(`${describe(sender)}: ${result.error}`);
+    }
+  }
+  if (retryable.length > 0) throw new DeliveryError([...retryable, ...refusedForGood].join("; "));
+  if (refusedForGood.length > 0 && delivered.length === 0 && sent.size === 0) {
+    return {
+      status: "failed",
+      executionStatus: "Failed",
+      detail: "The chat provider refused the message; it is not retried",
+      raw: refusedForGood.join("; "),
+    };
+  }
+  const warn = refusedForGood.length > 0 || problems.length > 0;
+  return {
+    status: "completed",
+    executionStatus: warn ? "Warning" : "Success",
+    detail:
+      deliveredThrough.length === 0
+        ? "The chat message was already sent"
+        : `Chat message sent through ${deliveredThrough.join(", ")}`,
+    raw: [...delivered, ...refusedForGood, ...problems].join("; "),
+  };
+}
+
+/** The provider said no: retried later when it may say yes, otherwise the step fails now. */
+function refused(sender: Sender, result: Extract<DeliveryResult, { ok: false }>): DeliveryOutcome {
+  const answer = `${describe(sender)}: ${result.error}${result.response ? ` (${result.response})` : ""}`;
+  if (result.retryable) throw new DeliveryError(answer);
+  return {
+    status: "failed",
+    executionStatus: "Failed",
+    detail: `The ${sender.providerId} provider refused the message; it is not retried`,
+    raw: answer,
+  };
+}

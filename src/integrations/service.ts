@@ -1,0 +1,246 @@
+import { randomBytes } from "node:crypto";
+import slugify from "slugify";
+import { isoNow } from "../clock.ts";
+import { type Deps, inTransaction } from "../deps.ts";
+import { badRequest, conflict, type FieldError, invalidField, mention, notFound } from "../errors.ts";
+import { newObjectId } from "../ids.ts";
+import { displayName } from "../names.ts";
+import { PROVIDERS, ProviderError, type ProviderInfo, providerInfo } from "../providers/index.ts";
+import type { Tenant } from "../tenancy/tenant.ts";
+import { type Credentials, type Integration, MASK, SECRET_FIELDS } from "./domain.ts";
+import * as repo from "./repository.ts";
+import type { CreateIntegrationInput, UpdateIntegrationInput } from "./schemas.ts";
+import { smtpSettingsOf } from "./smtp-settings.ts";
+import { type IntegrationTools, sealing } from "./tools.ts";
+
+export { MissingSecretKeyError, resolveSecretKey, SecretBox } from "./secret-box.ts";
+export { channelSenders } from "./senders.ts";
+export { type IntegrationTools, openIntegrationTools } from "./tools.ts";
+
+const integrationNotFound = (id: string) =>
+  notFound(`Integration ${mention(id, "with this id")} was not found`);
+
+function checkEnvironment(tenant: Tenant, environmentId: string | undefined): void {
+  if (environmentId !== undefined && environmentId !== tenant.environmentId) {
+    throw invalidField("_environmentId", "must be the environment of the API key");
+  }
+}
+
+function providerOf(providerId: string): ProviderInfo {
+  const provider = providerInfo(providerId);
+  if (!provider) {
+    throw invalidField("providerId", `must be one of ${PROVIDERS.map((p) => p.id).join(", ")}`);
+  }
+  return provider;
+}
+
+/** The sent credentials without absent fields; a secret sent back as the mask keeps its stored value. */
+function mergeCredentials(sent: Credentials, stored: Credentials | undefined): Credentials {
+  const merged: Credentials = {};
+  for (const [field, value] of Object.entries(sent)) {
+    if (value === undefined) continue;
+    merged[field] = SECRET_FIELDS.includes(field) && value === MASK ? stored?.[field] : value;
+  }
+  for (const field of Object.keys(merged)) if (merged[field] === undefined) delete merged[field];
+  return merged;
+}
+
+/** The provider's required credentials, when the integration is to be active; 400 naming each gap. */
+function checkCredentials(provider: ProviderInfo, credentials: Credentials, active: boolean): void {
+  if (provider.id !== "nodemailer") return;
+  const errors: FieldError[] = [];
+  const { problems } = smtpSettingsOf(credentials);
+  for (const [field, problem] of Object.entries(problems)) {
+    const required = problem === "is required";
+    if (required && !active) continue;
+    errors.push({
+      field: `credentials.${field}`,
+      message: required ? "is required for an active nodemailer integration" : problem,
+    });
+  }
+  const [first] = errors;
+  if (first) throw badRequest(`${first.field} ${first.message}`, errors);
+}
+
+/** `check: true`: the provider must answer before the integration is saved. */
+async function checkProvider(tools: IntegrationTools, provider: ProviderInfo, credentials: Credentials) {
+  if (provider.id !== "nodemailer") return;
+  const { settings } = smtpSettingsOf(credentials);
+  if (!settings)
+    throw invalidField("credentials", "are incomplete: the SMTP check needs host, port and from");
+  try {
+    await tools.pools.verify(settings.smtp);
+  } catch (error) {
+    const reason = error instanceof ProviderError ? error.message : "it did not answer";
+    throw badRequest(`The SMTP check failed: ${reason}`);
+  }
+}
+
+function newIdentifier(name: string): string {
+  const slug = slugify(name, { lower: true, strict: true, trim: true }).slice(0, 60) || "integration";
+  return `${slug}-${randomBytes(4).toString("hex")}`;
+}
+
+export async function createIntegration(
+  deps: Deps,
+  tenant: Tenant,
+  input: CreateIntegrationInput,
+  tools: IntegrationTools,
+): Promise<Integration> {
+  const { seal, unseal } = sealing(tools);
+  checkEnvironment(tenant, input._environmentId);
+  const provider = providerOf(input.providerId);
+  if (input.channel !== provider.channel) {
+    throw invalidField("channel", `must be ${provider.channel} for the ${provider.id} provider`);
+  }
+  const active = input.active ?? false;
+  const credentials = mergeCredentials(input.credentials ?? {}, undefined);
+  checkCredentials(provider, credentials, active);
+  const name = displayName(input.name ?? provider.displayName);
+  if (input.check) await checkProvider(tools, provider, credentials);
+  const now = isoNow(deps.clock);
+  const created = await repo.insertIntegration(
+    deps.db,
+    {
+      id: newObjectId(deps.clock.now()),
+      organizationId: tenant.organizationId,
+      environmentId: tenant.environmentId,
+      providerId: provider.id,
+      channel: provider.channel,
+      name,
+      identifier: input.identifier ?? newIdentifier(name),
+      credentials,
+      active,
+      primary: false,
+      conditions: input.conditions ?? [],
+      createdAt: now,
+      updatedAt: now,
+    },
+    seal,
+    unseal,
+  );
+  if (!created) throw conflict("Integration with identifier already exists");
+  return created;
+}
+
+export async function listIntegrations(
+  deps: Deps,
+  tenant: Tenant,
+  tools: IntegrationTools,
+  filter: { active?: boolean } = {},
+): Promise<Integration[]> {
+  return repo.listIntegrations(deps.db, tenant.environmentId, sealing(tools).unseal, filter);
+}
+
+export async function updateIntegration(
+  deps: Deps,
+  tenant: Tenant,
+  integrationId: string,
+  input: UpdateIntegrationInput,
+  tools: IntegrationTools,
+): Promise<Integration> {
+  const { seal, unseal } = sealing(tools);
+  checkEnvironment(tenant, input._environmentId);
+  const current = await repo.findIntegration(deps.db, tenant.environmentId, integrationId, unseal);
+  if (!current) throw integrationNotFound(integrationId);
+  const provider = providerOf(current.providerId);
+  const credentials =
+    input.credentials !== undefined ? mergeCredentials(input.credentials, current.credentials) : undefined;
+  const active = input.active ?? current.active;
+  const effective = credentials ?? current.credentials ?? {};
+  // An integration turned active, or given new credentials, must be usable.
+  if (input.active !== undefined || credentials !== undefined) checkCredentials(provider, effective, active);
+  const name = input.name !== undefined ? displayName(input.name) : undefined;
+  if (input.check) await checkProvider(tools, provider, effective);
+  const updated = await inTransaction(deps, async (d) => {
+    if (
+      input.identifier !== undefined &&
+      (await repo.identifierTaken(d.db, tenant.environmentId, input.identifier, integrationId))
+    ) {
+      throw conflict("Integration with identifier already exists");
+    }
+    return repo.updateIntegration(
+      d.db,
+      tenant.environmentId,
+      integrationId,
+      {
+        ...(name !== undefined ? { name } : {}),
+        ...(input.identifier !== undefined ? { identifier: input.identifier } : {}),
+        ...(credentials !== undefined ? { credentials } : {}),
+        ...(input.active !== undefined ? { active: input.active } : {}),
+        ...(input.conditions !== undefined ? { conditions: input.conditions } : {}),
+        updatedAt: isoNow(d.clock),
+      },
+      seal,
+      unseal,
+    );
+  });
+  if (!updated) throw integrationNotFound(integrationId);
+  // The next message builds a pool with the new settings (other processes notice by the settings' hash).
+  tools.pools.close(integrationId);
+  return updated;
+}
+
+/** Deletes the integration for good; answers the environment's remaining integrations (as Novu does). */
+export async function deleteIntegration(
+  deps: Deps,
+  tenant: Tenant,
+  integrationId: string,
+  tools: IntegrationTools,
+): Promise<Integration[]> {
+  const { unseal } = sealing(tools);
+  const deleted = await repo.deleteIntegration(deps.db, tenant.environmentId, integrationId);
+  if (!deleted) throw integrationNotFound(integrationId);
+  tools.pools.close(integrationId);
+  return repo.listIntegrations(deps.db, tenant.environmentId, unseal);
+}
+
+/** Makes the integration its channel's primary (and active); email only, as Novu's primaries. */
+export async function setPrimaryIntegration(
+  deps: Deps,
+  tenant: Tenant,
+  integrationId: string,
+  tools: IntegrationTools,
+): Promise<Integration> {
+  const { seal, unseal } = sealing(tools);
+  return inTransaction(deps, async (d) => {
+    const current = await repo.findIntegration(d.db, tenant.environmentId, integrationId, unseal);
+    if (!current) throw integrationNotFound(integrationId);
+    if (current.channel !== "email") {
+      throw badRequest(
+        `Only email integrations have a primary; this one is a ${current.channel} integration`,
+      );
+    }
+    const now = isoNow(d.clock);
+    await repo.clearPrimary(d.db, tenant.environmentId, current.channel, integrationId, now);
+    const updated = await repo.updateIntegration(
+      d.db,
+      tenant.environmentId,
+      integrationId,
+      { primary: true, active: true, updatedAt: now },
+      seal,
+      unseal,
+    );
+    if (!updated) throw integrationNotFound(integrationId);
+    return updated;
+  });
+}
+
+/**
+ * Whether the provider's delivery-status webhooks are set up for the environment: never yet (no
+ * provider reports delivery status to Tidings). 404 when the environment has no integration of it.
+ */
+export async function webhookProviderStatus(
+  deps: Deps,
+  tenant: Tenant,
+  providerId: string,
+  tools: IntegrationTools,
+): Promise<boolean> {
+  const found = await repo.listIntegrations(deps.db, tenant.environmentId, sealing(tools).unseal, {
+    providerId,
+  });
+  if (found.length === 0) {
+    throw notFound(`No integration of provider ${mention(providerId, "with this id")} was found`);
+  }
+  return false;
+}

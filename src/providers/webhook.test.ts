@@ -1,0 +1,112 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { startWebhookSink, type WebhookSink } from "../../test/sinks.ts";
+import { ProviderError } from "./domain.ts";
+import { postWebhook, webhookBody } from "./webhook.ts";
+
+describe("chat webhooks against a local HTTP server", () => {
+  let sink: WebhookSink;
+  before(async () => {
+    sink = await startWebhookSink();
+  });
+  after(async () => {
+    await sink.close();
+  });
+
+  const failure = async (call: Promise<unknown>): Promise<ProviderError> => {
+    try {
+      await call;
+    } catch (error) {
+      assert.ok(error instanceof ProviderError, String(error));
+      return error;
+    }
+    assert.fail("the call succeeded");
+  };
+
+  test("each provider gets the body shape it expects, as JSON", async () => {
+    sink.answer({ status: 200, body: "ok" });
+    const before = sink.requests.length;
+    for (const provider of ["slack", "discord", "msteams", "mattermost"] as const) {
+      await postWebhook(provider, `${sink.url}/${provider}`, "Hello *there*", { timeoutMs: 2000 });
+    }
+    const got = sink.requests.slice(before);
+    assert.deepEqual(
+      got.map((r) => [r.method, r.path, r.headers["content-type"]]),
+      [
+        ["POST", "/slack", "application/json"],
+        ["POST", "/discord", "application/json"],
+        ["POST", "/msteams", "application/json"],
+        ["POST", "/mattermost", "application/json"],
+      ],
+    );
+    assert.deepEqual(got[0]?.body, { text: "Hello *there*" });
+    assert.deepEqual(got[1]?.body, { content: "Hello *there*" });
+    assert.deepEqual(got[2]?.body, {
+      "@type": "MessageCard",
+      "@context": "https://schema.org/extensions",
+      text: "Hello *there*",
+    });
+    assert.deepEqual(got[3]?.body, { text: "Hello *there*" });
+    assert.deepEqual(webhookBody("slack", "x"), { text: "x" });
+  });
+
+  test("the provider's message id when its answer has one, else a generated one", async () => {
+    sink.answer({ status: 200, body: JSON.stringify({ id: "1234567890" }), contentType: "application/json" });
+    const named = await postWebhook("discord", sink.url, "hi", { timeoutMs: 2000 });
+    assert.equal(named.messageId, "1234567890");
+    assert.match(named.response, /^HTTP 200: \{"id":"1234567890"\}$/);
+    sink.answer({ status: 200, body: "ok" });
+    const generated = await postWebhook("slack", sink.url, "hi", { timeoutMs: 2000 });
+    assert.match(generated.messageId, /^[0-9a-f]{24}$/);
+    assert.equal(generated.response, "HTTP 200: ok");
+  });
+
+  test("5xx, 429 and 408 can be retried; other 4xx and redirects cannot", async () => {
+    for (const [status, retryable] of [
+      [500, true],
+      [503, true],
+      [429, true],
+      [408, true],
+      [400, false],
+      [403, false],
+      [404, false],
+      [410, false],
+      [302, false],
+    ] as const) {
+      sink.answer({ status, body: `status ${status}` });
+      const error = await failure(postWebhook("slack", sink.url, "hi", { timeoutMs: 2000 }));
+      assert.equal(error.retryable, retryable, `HTTP ${status}`);
+      assert.equal(error.response, `HTTP ${status}: status ${status}`);
+    }
+  });
+
+  test("no answer within the timeout: retryable, and the error says so", async () => {
+    sink.answer("hang");
+    const started = Date.now();
+    const error = await failure(postWebhook("slack", sink.url, "hi", { timeoutMs: 150 }));
+    assert.ok(Date.now() - started < 1000, "the timeout cut the call short");
+    assert.equal(error.retryable, true);
+    assert.match(error.message, /no answer within 150 ms/);
+    sink.answer({ status: 200, body: "ok" });
+  });
+
+  test("nothing listening: retryable, with the reason and never the URL", async () => {
+    const closed = await startWebhookSink();
+    await closed.close();
+    const secretUrl = `${closed.url}/services/T000/B000/SECRETTOKEN`;
+    const error = await failure(postWebhook("slack", secretUrl, "hi", { timeoutMs: 2000 }));
+    assert.equal(error.retryable, true);
+    assert.match(error.message, /ECONNREFUSED/);
+    assert.doesNotMatch(`${error.message} ${error.response}`, /SECRETTOKEN/);
+  });
+
+  test("an answer larger than the cap is read only up to the cap", async () => {
+    sink.answer({ status: 500, body: "x".repeat(200_000) });
+    const error = await failure(
+      postWebhook("slack", sink.url, "hi", { timeoutMs: 2000, maxResponseBytes: 1024 }),
+    );
+    // The recorded answer is cut further, to what an execution detail keeps.
+    assert.equal(error.response, `HTTP 500: ${"x".repeat(1000)}`);
+    sink.answer({ status: 200, body: "ok" });
+  });
+});
