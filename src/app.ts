@@ -189,7 +189,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     options.integrations ??
     openIntegrationTools({
       secretKey: options.secretKey ?? config.secretKey,
-      providerTimeoutMs: config.providerTimeoutMs,
+      webhookTimeoutMs: config.webhookTimeoutMs,
+      smtpTimeoutMs: config.smtpTimeoutMs,
     });
   // In this order: running deliveries finish before their SMTP pools close.
   app.addHook("onClose", async () => {

@@ -43,8 +43,10 @@ export interface Config {
    * with DATABASE_URL (main.ts refuses to start without it).
    */
   readonly secretKey: Buffer | undefined;
-  /** How long a provider may take: a chat webhook's whole answer, an SMTP connection or greeting. */
-  readonly providerTimeoutMs: number;
+  /** How long a chat webhook may take to answer, whole (WEBHOOK_TIMEOUT_MS). */
+  readonly webhookTimeoutMs: number;
+  /** How long an SMTP server may take to accept a connection, and then to greet (SMTP_TIMEOUT_MS). */
+  readonly smtpTimeoutMs: number;
 }
 
 export const ROLES = ["all", "api", "worker"] as const;
@@ -156,6 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerHeartbeatMs,
     workerDeadAfterMs,
     secretKey: secretKey === undefined ? undefined : decodeSecretKey(secretKey),
-    providerTimeoutMs: integer(env, "PROVIDER_TIMEOUT_MS", 10_000, 50, 600_000),
+    webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 50, 600_000),
+    smtpTimeoutMs: integer(env, "SMTP_TIMEOUT_MS", 10_000, 50, 600_000),
   });
 }

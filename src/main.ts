@@ -51,7 +51,8 @@ export async function main(): Promise<void> {
   }
   const integrations = openIntegrationTools({
     secretKey: secret.key,
-    providerTimeoutMs: config.providerTimeoutMs,
+    webhookTimeoutMs: config.webhookTimeoutMs,
+    smtpTimeoutMs: config.smtpTimeoutMs,
   });
   const store = await openStore({
     databaseUrl: config.databaseUrl,

@@ -37,6 +37,8 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
   const server = new SMTPServer({
     disabledCommands: login ? ["STARTTLS"] : ["STARTTLS", "AUTH"],
     allowInsecureAuth: true,
+    // Closing does not wait for the clients' pooled connections to leave (30 s by default).
+    closeTimeout: 50,
     authOptional: !login,
     logger: false,
     onConnect(_session, callback) {

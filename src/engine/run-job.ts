@@ -66,7 +66,7 @@ function detailOf(job: Job, status: ExecutionStatus, detail: string, now: string
 export async function runJob(
   deps: EngineDeps,
   jobId: string,
-  context: { attempt: number; onMessage?: MessageListener },
+  context: { attempt: number; maxAttempts?: number; onMessage?: MessageListener },
 ): Promise<void> {
   const job = await engine.moveJob(
     deps.db,
@@ -89,7 +89,9 @@ export async function runJob(
       detailOf(
         job,
         "Failed",
-        `The ${job.type} step failed; it will be retried`,
+        context.maxAttempts !== undefined && context.attempt >= context.maxAttempts
+          ? `The ${job.type} step failed on its last attempt`
+          : `The ${job.type} step failed; it will be retried`,
         isoNow(deps.clock),
         String(error),
         context.attempt > 1,

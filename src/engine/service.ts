@@ -34,7 +34,11 @@ export type { MessageListener } from "./run-job.ts";
 export function engineTasks(deps: EngineDeps, onMessage?: MessageListener) {
   const handlers: Record<string, TaskHandler> = {
     [TASKS.runJob]: (payload, context) =>
-      runJob(deps, String(payload.jobId), { attempt: context.attempt, ...(onMessage ? { onMessage } : {}) }),
+      runJob(deps, String(payload.jobId), {
+        attempt: context.attempt,
+        maxAttempts: context.maxAttempts,
+        ...(onMessage ? { onMessage } : {}),
+      }),
     [TASKS.fanOut]: (payload) => fanOut(deps, String(payload.triggerId)),
   };
   return {

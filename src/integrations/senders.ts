@@ -56,7 +56,7 @@ function chatSender(integration: Integration, tools: IntegrationTools): ChatSend
     async send(webhookUrl, text) {
       try {
         const sent = await postWebhook(integration.providerId as ChatProviderId, webhookUrl, text, {
-          timeoutMs: tools.providerTimeoutMs,
+          timeoutMs: tools.webhookTimeoutMs,
         });
         return { ok: true, ...sent };
       } catch (error) {

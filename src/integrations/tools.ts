@@ -5,26 +5,27 @@ import { SecretBox } from "./secret-box.ts";
 
 /**
  * What integrations need beyond the database: the box that seals credentials, the SMTP pools (to
- * close one when its integration changes) and how long a provider may take. One per process; the
+ * close one when its integration changes) and how long a chat webhook may take. One per process; the
  * app (or main.ts) closes it after the worker has stopped.
  */
 export interface IntegrationTools {
   /** Undefined when the process was given no key (tests that build the app bare): integrations answer 503. */
   readonly box: SecretBox | undefined;
   readonly pools: SmtpPools;
-  readonly providerTimeoutMs: number;
+  readonly webhookTimeoutMs: number;
   close(): void;
 }
 
 export function openIntegrationTools(options: {
   secretKey: Buffer | undefined;
-  providerTimeoutMs: number;
+  webhookTimeoutMs: number;
+  smtpTimeoutMs: number;
 }): IntegrationTools {
-  const pools = new SmtpPools({ timeoutMs: options.providerTimeoutMs });
+  const pools = new SmtpPools({ timeoutMs: options.smtpTimeoutMs });
   return {
     box: options.secretKey ? new SecretBox(options.secretKey) : undefined,
     pools,
-    providerTimeoutMs: options.providerTimeoutMs,
+    webhookTimeoutMs: options.webhookTimeoutMs,
     close: () => pools.closeAll(),
   };
 }
