@@ -105,6 +105,7 @@ forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
               `/v1/topics/${f.emptyTopicKey}`,
               "/v1/environments/me",
               "/v1/environments/api-keys",
+              "/v1/integrations",
             ].map(async (url) => (await api.get(url)).json()),
           );
         };

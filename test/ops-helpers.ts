@@ -4,6 +4,7 @@ import { type Config, loadConfig } from "../src/config.ts";
 import type { App } from "../src/http/types.ts";
 import { createLogger } from "../src/ops/logging.ts";
 import type { Store } from "../src/store/store.ts";
+import { TEST_SECRET_KEY } from "./harness.ts";
 
 /** An app over `store` with the environment variables `env` (as the process would read them). */
 export async function appWith(
@@ -13,7 +14,7 @@ export async function appWith(
 ): Promise<{ app: App; config: Config }> {
   const config = loadConfig(env);
   const logger = logLines ? createLogger("info", { write: (line: string) => logLines.push(line) }) : false;
-  const app = await buildApp({ store, config, logger });
+  const app = await buildApp({ store, config, logger, secretKey: TEST_SECRET_KEY });
   await app.ready();
   return { app, config };
 }

@@ -22,6 +22,8 @@ export interface Fixtures {
   transactionId: string;
   notificationId: string;
   messageId: string;
+  /** An inactive email (nodemailer) integration. */
+  integrationId: string;
 }
 
 export interface CatalogRoute {
@@ -123,6 +125,66 @@ const topicRoute = (
     },
   ],
 });
+
+const integrationUrls =
+  (suffix = "") =>
+  (f: Fixtures): ResourceUrl[] => [
+    {
+      url: `/v1/integrations/${f.integrationId}${suffix}`,
+      notFound: new RegExp(`^Integration ${f.integrationId} was not found$`),
+    },
+  ];
+
+/** The integration routes (ENGINE.md part 6). */
+const INTEGRATION_ROUTES: CatalogRoute[] = [
+  {
+    method: "POST",
+    path: "/v1/integrations",
+    url: () => "/v1/integrations",
+    body: () => ({ providerId: "slack", channel: "chat", name: uniqueName("Catalog Slack") }),
+    ok: 201,
+  },
+  { method: "GET", path: "/v1/integrations", url: () => "/v1/integrations", ok: 200 },
+  { method: "GET", path: "/v1/integrations/active", url: () => "/v1/integrations/active", ok: 200 },
+  {
+    method: "PUT",
+    path: "/v1/integrations/:integrationId",
+    url: (f) => `/v1/integrations/${f.integrationId}`,
+    body: () => ({
+      name: uniqueName("Catalog SMTP"),
+      credentials: { host: "smtp.example.com", port: "2525" },
+    }),
+    ok: 200,
+    resourceUrls: integrationUrls(),
+  },
+  {
+    method: "DELETE",
+    path: "/v1/integrations/:integrationId",
+    url: (f) => `/v1/integrations/${f.integrationId}`,
+    ok: 200,
+    resourceUrls: integrationUrls(),
+  },
+  {
+    method: "POST",
+    path: "/v1/integrations/:integrationId/set-primary",
+    url: (f) => `/v1/integrations/${f.integrationId}/set-primary`,
+    ok: 201,
+    resourceUrls: integrationUrls("/set-primary"),
+    noIdempotencyKey: "it sets a state (the channel's primary): repeating it changes nothing more",
+  },
+  {
+    method: "GET",
+    path: "/v1/integrations/webhook/provider/:providerId/status",
+    url: () => "/v1/integrations/webhook/provider/nodemailer/status",
+    ok: 200,
+    resourceUrls: () => [
+      {
+        url: "/v1/integrations/webhook/provider/nodemailer/status",
+        notFound: /^No integration of provider nodemailer was found$/,
+      },
+    ],
+  },
+];
 
 /**
  * Every /v1 route, with a valid call. The shared auth and tenancy cases run for each of these, and a
@@ -449,6 +511,7 @@ export const ROUTES: CatalogRoute[] = [
     url: (f) => `/v1/execution-details?notificationId=${f.notificationId}`,
     ok: 200,
   },
+  ...INTEGRATION_ROUTES,
 ];
 
 /**
@@ -488,6 +551,17 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
   assert.equal(trigger.statusCode, 201, trigger.body);
   assert.equal(trigger.json().data.status, "processed", trigger.body);
   const message = await waitForFeedMessage(ctx, tenant.dev.apiKey, subscriberId, transactionId);
+  const integration = await api.post("/v1/integrations", {
+    providerId: "nodemailer",
+    channel: "email",
+    credentials: {
+      host: "smtp.example.com",
+      port: "587",
+      from: "team@example.com",
+      password: "fixture-secret",
+    },
+  });
+  assert.equal(integration.statusCode, 201, integration.body);
   return {
     tenant,
     workflowId: workflow._id,
@@ -500,6 +574,7 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
     transactionId,
     notificationId: message._notificationId,
     messageId: message._id,
+    integrationId: integration.json().data._id,
   };
 }
 
