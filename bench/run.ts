@@ -8,6 +8,7 @@ import path from "node:path";
 import { postgresAnswers, redactDatabaseUrl } from "../src/store/store.ts";
 import { BULK_SIZE } from "./bulk.ts";
 import type { DbCeilingSpec } from "./db-ceiling.ts";
+import { emailThroughput } from "./email.ts";
 import type { CapturedResponse } from "./http-ceiling.ts";
 import type { LoadKind, LoadResult, LoadSpec } from "./load.ts";
 import {
@@ -52,6 +53,7 @@ const SCENARIOS = [
   "post-subscriber",
   "post-subscriber-bulk",
   "get-subscriber-1m",
+  "email",
 ] as const;
 type ScenarioId = (typeof SCENARIOS)[number];
 
@@ -59,6 +61,8 @@ type ScenarioId = (typeof SCENARIOS)[number];
 const BIG: readonly ScenarioId[] = ["put-status-1m", "get-subscriber-1m"];
 /** Scenarios that create subscribers: they write into an environment of their own. */
 const SUBSCRIBER_WRITES: readonly ScenarioId[] = ["post-subscriber", "post-subscriber-bulk"];
+/** Not an HTTP load: measured by bench/email.ts. */
+const SEPARATE: readonly ScenarioId[] = ["email"];
 
 const settings = {
   seconds: intEnv("BENCH_SECONDS", 8),
@@ -70,6 +74,7 @@ const settings = {
   bigWorkflows: intEnv("BENCH_BIG_WORKFLOWS", 1_000_000),
   subscribers: intEnv("BENCH_SUBSCRIBERS", 1000),
   bigSubscribers: intEnv("BENCH_BIG_SUBSCRIBERS", 1_000_000),
+  emails: intEnv("BENCH_EMAILS", 2000),
   logLevel: process.env.BENCH_LOG_LEVEL ?? "info",
   databaseUrl: process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
   backends: (process.env.BENCH_BACKENDS ?? "sqlite,postgres")
@@ -91,6 +96,7 @@ const LABELS: Record<ScenarioId, string> = {
   "post-subscriber": "POST /v1/subscribers (new subscriberId)",
   "post-subscriber-bulk": `POST /v1/subscribers/bulk (${BULK_SIZE} each)`,
   "get-subscriber-1m": `GET /v1/subscribers/{id}, ${settings.bigSubscribers.toLocaleString("en")} subscribers`,
+  email: `emails/s: ${settings.emails.toLocaleString("en")} triggers → local SMTP sink`,
 };
 
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-bench-"));
@@ -491,7 +497,7 @@ async function runBackend(backend: BackendName, rows: Row[], seeding: Record<str
     }
     // Reads first: the writes below grow the table, and the small figure is for a small table.
     const smallScenarios = settings.scenarios
-      .filter((s) => !BIG.includes(s))
+      .filter((s) => !BIG.includes(s) && !SEPARATE.includes(s))
       .sort((a, b) => Number(a !== "get-subscriber") - Number(b !== "get-subscriber"));
     const pending: [ScenarioId, ScenarioRun][] = [];
     for (const scenario of smallScenarios) {
@@ -574,6 +580,34 @@ async function runBackend(backend: BackendName, rows: Row[], seeding: Record<str
       if (!ceilings.has("get"))
         ceilings.set("get", await httpCeiling(run.kind, run.captured, run.targets, big.apiKey));
       emit("get-subscriber-1m", run, undefined, "get");
+    }
+
+    if (settings.scenarios.includes("email")) {
+      log(`${backend}: email (${settings.emails} emails to a local SMTP sink)`);
+      const env = await environmentOf(db, "Bench email");
+      const service = await startService(db);
+      try {
+        const { connections, cpuUsPerEmail, ...run } = await emailThroughput(
+          service.url,
+          service.child.pid,
+          env.apiKey,
+          settings.emails,
+        );
+        rows.push({
+          scenario: "email",
+          label: LABELS.email,
+          backend,
+          service: {
+            ...run,
+            peakRssMb: Math.round(service.child.peakRssMb()),
+            cpuUsPerRequest: cpuUsPerEmail,
+            statusCodes: {},
+          },
+          note: `emails/s in the req/s column; p50/p99: trigger to arrival; ${connections} SMTP connections (pooled)`,
+        });
+      } finally {
+        await service.child.stop();
+      }
     }
   } finally {
     await db.drop();
