@@ -108,6 +108,45 @@ export interface paths {
     /** The execution details of a notification or a subscriber */
     get: operations["listExecutionDetails"];
   };
+  "/v1/integrations": {
+    /** List the environment's integrations, oldest first */
+    get: operations["listIntegrations"];
+    /**
+     * Configure a provider for the environment
+     * @description Providers: `nodemailer` (channel `email`: SMTP `host`, `port`, `secure`, `user`, `password`, `from`, `senderName`), and `slack`, `discord`, `msteams`, `mattermost` (channel `chat`: the webhook is each subscriber's credential). An active nodemailer integration needs host, port and from. Credentials are encrypted at rest; secret fields come back masked. `check: true` connects to the SMTP server first.
+     */
+    post: operations["createIntegration"];
+  };
+  "/v1/integrations/{integrationId}": {
+    /**
+     * Update an integration (the fields sent; the others keep their values)
+     * @description Sent `credentials` replace the stored ones; a secret sent back as `********` (its mask) keeps its stored value. The next message goes through the new settings.
+     */
+    put: operations["updateIntegration"];
+    /**
+     * Delete an integration
+     * @description Deleted for good, its credentials with it. Answers the remaining integrations, as Novu does.
+     */
+    delete: operations["deleteIntegration"];
+  };
+  "/v1/integrations/{integrationId}/set-primary": {
+    /**
+     * Make an email integration the one its channel delivers through
+     * @description The integration becomes active and primary; the channel's other integrations stop being primary. Without a primary, email goes through the newest active email integration.
+     */
+    post: operations["setPrimaryIntegration"];
+  };
+  "/v1/integrations/active": {
+    /** List the environment's active integrations, oldest first */
+    get: operations["listActiveIntegrations"];
+  };
+  "/v1/integrations/webhook/provider/{providerId}/status": {
+    /**
+     * Whether the provider's delivery-status webhooks are set up
+     * @description Always false for now: no provider reports delivery status to Tidings yet.
+     */
+    get: operations["getWebhookProviderStatus"];
+  };
   "/v1/messages": {
     /** The environment's messages, newest first */
     get: operations["listMessages"];
@@ -1849,6 +1888,1481 @@ export interface operations {
       };
       /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
       401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** List the environment's integrations, oldest first */
+  listIntegrations: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Every integration, secrets masked */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                /** @description Its environment */
+                _environmentId: string;
+                /** @description The integration's id */
+                _id: string;
+                /** @description Its organization */
+                _organizationId: string;
+                active: boolean;
+                channel: string;
+                conditions: {
+                    [key: string]: unknown;
+                  }[];
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The credentials, each secret masked as ******** */
+                credentials: {
+                  [key: string]: unknown;
+                };
+                /** @description Always false: a deleted integration is gone */
+                deleted: boolean;
+                deletedAt: string;
+                deletedBy: string;
+                identifier: string;
+                name: string;
+                /** @description Whether set-primary chose it for its channel */
+                primary: boolean;
+                /** @description 1 for the channel's primary, else 0 */
+                priority: number;
+                providerId: string;
+                /** Format: date-time */
+                updatedAt: string;
+              }[];
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Configure a provider for the environment
+   * @description Providers: `nodemailer` (channel `email`: SMTP `host`, `port`, `secure`, `user`, `password`, `from`, `senderName`), and `slack`, `discord`, `msteams`, `mattermost` (channel `chat`: the webhook is each subscriber's credential). An active nodemailer integration needs host, port and from. Credentials are encrypted at rest; secret fields come back masked. `check: true` connects to the SMTP server first.
+   */
+  createIntegration: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Must be the API key's environment when sent */
+          _environmentId?: string;
+          /** @description Default false, as in Novu */
+          active?: boolean;
+          /** @description The provider's channel: email for nodemailer, chat for the others */
+          channel: string;
+          /** @description Connect to the provider before saving (SMTP: connect and log in); 400 when it fails. Default false. */
+          check?: boolean;
+          /** @description Novu's conditions (stored and returned; not applied) */
+          conditions?: {
+              [key: string]: unknown;
+            }[];
+          /** IntegrationCredentials */
+          credentials?: {
+            /** @description Secret */
+            accessKey?: string;
+            accountSid?: string;
+            alertUid?: string;
+            /** @description Secret */
+            apiKey?: string;
+            apiKeyRequestHeader?: string;
+            /** @description Secret */
+            apiToken?: string;
+            apiURL?: string;
+            apiVersion?: string;
+            appID?: string;
+            applicationId?: string;
+            authenticateByToken?: boolean;
+            /** @description Secret */
+            authenticationTokenKey?: string;
+            baseUrl?: string;
+            channelId?: string;
+            clientId?: string;
+            contentType?: string;
+            datePath?: string;
+            domain?: string;
+            externalLink?: string;
+            /** @description Email: the sender's address */
+            from?: string;
+            hmac?: boolean;
+            /** @description SMTP: the server's host name or address */
+            host?: string;
+            idPath?: string;
+            /** @description SMTP: do not use STARTTLS even when offered */
+            ignoreTls?: boolean;
+            imageUrl?: string;
+            instanceId?: string;
+            ipPoolName?: string;
+            messageProfileId?: string;
+            /** @description SMTP: the password (secret) */
+            password?: string;
+            phoneNumberIdentification?: string;
+            /** @description SMTP: the server's port (Novu sends it as a string) */
+            port?: string | number;
+            projectName?: string;
+            redirectUrl?: string;
+            region?: string;
+            /** @description SMTP: refuse a server that does not offer STARTTLS */
+            requireTls?: boolean;
+            /** @description Secret */
+            secretKey?: string;
+            secretKeyRequestHeader?: string;
+            /** @description SMTP: TLS from the first byte (port 465); otherwise STARTTLS when offered */
+            secure?: boolean;
+            /** @description Email: the sender's name */
+            senderName?: string;
+            /** @description Secret */
+            serviceAccount?: string;
+            state?: string;
+            title?: string;
+            /** @description SMTP: TLS options (stored, not used) */
+            tlsOptions?: {
+              [key: string]: unknown;
+            };
+            /** @description Secret */
+            token?: string;
+            /** @description SMTP: the login */
+            user?: string;
+            webhookUrl?: string;
+          };
+          /** @description Unique in the environment; letters, digits, `_`, `.` and `-`. Generated when absent. */
+          identifier?: string;
+          name?: string;
+          /** @description The provider: nodemailer, slack, discord, msteams, mattermost */
+          providerId: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The integration as stored */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** Integration */
+            data: {
+              /** @description Its environment */
+              _environmentId: string;
+              /** @description The integration's id */
+              _id: string;
+              /** @description Its organization */
+              _organizationId: string;
+              active: boolean;
+              channel: string;
+              conditions: {
+                  [key: string]: unknown;
+                }[];
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The credentials, each secret masked as ******** */
+              credentials: {
+                [key: string]: unknown;
+              };
+              /** @description Always false: a deleted integration is gone */
+              deleted: boolean;
+              deletedAt: string;
+              deletedBy: string;
+              identifier: string;
+              name: string;
+              /** @description Whether set-primary chose it for its channel */
+              primary: boolean;
+              /** @description 1 for the channel's primary, else 0 */
+              priority: number;
+              providerId: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid body, an unsupported provider, a channel the provider does not serve, missing SMTP settings, or a failed check */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Another integration of the environment has the identifier, or a request with this Idempotency-Key is still running */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Update an integration (the fields sent; the others keep their values)
+   * @description Sent `credentials` replace the stored ones; a secret sent back as `********` (its mask) keeps its stored value. The next message goes through the new settings.
+   */
+  updateIntegration: {
+    parameters: {
+      path: {
+        /**
+         * @description The integration's id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        integrationId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Must be the API key's environment when sent */
+          _environmentId?: string;
+          active?: boolean;
+          /** @description As for create */
+          check?: boolean;
+          /** @description Novu's conditions (stored and returned; not applied) */
+          conditions?: {
+              [key: string]: unknown;
+            }[];
+          /** IntegrationCredentials */
+          credentials?: {
+            /** @description Secret */
+            accessKey?: string;
+            accountSid?: string;
+            alertUid?: string;
+            /** @description Secret */
+            apiKey?: string;
+            apiKeyRequestHeader?: string;
+            /** @description Secret */
+            apiToken?: string;
+            apiURL?: string;
+            apiVersion?: string;
+            appID?: string;
+            applicationId?: string;
+            authenticateByToken?: boolean;
+            /** @description Secret */
+            authenticationTokenKey?: string;
+            baseUrl?: string;
+            channelId?: string;
+            clientId?: string;
+            contentType?: string;
+            datePath?: string;
+            domain?: string;
+            externalLink?: string;
+            /** @description Email: the sender's address */
+            from?: string;
+            hmac?: boolean;
+            /** @description SMTP: the server's host name or address */
+            host?: string;
+            idPath?: string;
+            /** @description SMTP: do not use STARTTLS even when offered */
+            ignoreTls?: boolean;
+            imageUrl?: string;
+            instanceId?: string;
+            ipPoolName?: string;
+            messageProfileId?: string;
+            /** @description SMTP: the password (secret) */
+            password?: string;
+            phoneNumberIdentification?: string;
+            /** @description SMTP: the server's port (Novu sends it as a string) */
+            port?: string | number;
+            projectName?: string;
+            redirectUrl?: string;
+            region?: string;
+            /** @description SMTP: refuse a server that does not offer STARTTLS */
+            requireTls?: boolean;
+            /** @description Secret */
+            secretKey?: string;
+            secretKeyRequestHeader?: string;
+            /** @description SMTP: TLS from the first byte (port 465); otherwise STARTTLS when offered */
+            secure?: boolean;
+            /** @description Email: the sender's name */
+            senderName?: string;
+            /** @description Secret */
+            serviceAccount?: string;
+            state?: string;
+            title?: string;
+            /** @description SMTP: TLS options (stored, not used) */
+            tlsOptions?: {
+              [key: string]: unknown;
+            };
+            /** @description Secret */
+            token?: string;
+            /** @description SMTP: the login */
+            user?: string;
+            webhookUrl?: string;
+          };
+          /** @description Unique in the environment; letters, digits, `_`, `.` and `-`. Generated when absent. */
+          identifier?: string;
+          name?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The integration as stored after the update */
+      200: {
+        content: {
+          "application/json": {
+            /** Integration */
+            data: {
+              /** @description Its environment */
+              _environmentId: string;
+              /** @description The integration's id */
+              _id: string;
+              /** @description Its organization */
+              _organizationId: string;
+              active: boolean;
+              channel: string;
+              conditions: {
+                  [key: string]: unknown;
+                }[];
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The credentials, each secret masked as ******** */
+              credentials: {
+                [key: string]: unknown;
+              };
+              /** @description Always false: a deleted integration is gone */
+              deleted: boolean;
+              deletedAt: string;
+              deletedBy: string;
+              identifier: string;
+              name: string;
+              /** @description Whether set-primary chose it for its channel */
+              primary: boolean;
+              /** @description 1 for the channel's primary, else 0 */
+              priority: number;
+              providerId: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid body or id, missing SMTP settings for an active integration, or a failed check */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such integration in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Another integration of the environment has the identifier */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Delete an integration
+   * @description Deleted for good, its credentials with it. Answers the remaining integrations, as Novu does.
+   */
+  deleteIntegration: {
+    parameters: {
+      path: {
+        /**
+         * @description The integration's id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        integrationId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The environment's remaining integrations */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                /** @description Its environment */
+                _environmentId: string;
+                /** @description The integration's id */
+                _id: string;
+                /** @description Its organization */
+                _organizationId: string;
+                active: boolean;
+                channel: string;
+                conditions: {
+                    [key: string]: unknown;
+                  }[];
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The credentials, each secret masked as ******** */
+                credentials: {
+                  [key: string]: unknown;
+                };
+                /** @description Always false: a deleted integration is gone */
+                deleted: boolean;
+                deletedAt: string;
+                deletedBy: string;
+                identifier: string;
+                name: string;
+                /** @description Whether set-primary chose it for its channel */
+                primary: boolean;
+                /** @description 1 for the channel's primary, else 0 */
+                priority: number;
+                providerId: string;
+                /** Format: date-time */
+                updatedAt: string;
+              }[];
+          };
+        };
+      };
+      /** @description The id is not 24 lowercase hex characters */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such integration in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Make an email integration the one its channel delivers through
+   * @description The integration becomes active and primary; the channel's other integrations stop being primary. Without a primary, email goes through the newest active email integration.
+   */
+  setPrimaryIntegration: {
+    parameters: {
+      path: {
+        /**
+         * @description The integration's id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        integrationId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The integration, now primary */
+      201: {
+        content: {
+          "application/json": {
+            /** Integration */
+            data: {
+              /** @description Its environment */
+              _environmentId: string;
+              /** @description The integration's id */
+              _id: string;
+              /** @description Its organization */
+              _organizationId: string;
+              active: boolean;
+              channel: string;
+              conditions: {
+                  [key: string]: unknown;
+                }[];
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The credentials, each secret masked as ******** */
+              credentials: {
+                [key: string]: unknown;
+              };
+              /** @description Always false: a deleted integration is gone */
+              deleted: boolean;
+              deletedAt: string;
+              deletedBy: string;
+              identifier: string;
+              name: string;
+              /** @description Whether set-primary chose it for its channel */
+              primary: boolean;
+              /** @description 1 for the channel's primary, else 0 */
+              priority: number;
+              providerId: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description The id is malformed, or the integration is not an email integration */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such integration in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** List the environment's active integrations, oldest first */
+  listActiveIntegrations: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The active integrations, secrets masked */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                /** @description Its environment */
+                _environmentId: string;
+                /** @description The integration's id */
+                _id: string;
+                /** @description Its organization */
+                _organizationId: string;
+                active: boolean;
+                channel: string;
+                conditions: {
+                    [key: string]: unknown;
+                  }[];
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The credentials, each secret masked as ******** */
+                credentials: {
+                  [key: string]: unknown;
+                };
+                /** @description Always false: a deleted integration is gone */
+                deleted: boolean;
+                deletedAt: string;
+                deletedBy: string;
+                identifier: string;
+                name: string;
+                /** @description Whether set-primary chose it for its channel */
+                primary: boolean;
+                /** @description 1 for the channel's primary, else 0 */
+                priority: number;
+                providerId: string;
+                /** Format: date-time */
+                updatedAt: string;
+              }[];
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Whether the provider's delivery-status webhooks are set up
+   * @description Always false for now: no provider reports delivery status to Tidings yet.
+   */
+  getWebhookProviderStatus: {
+    parameters: {
+      path: {
+        /** @description The provider's id */
+        providerId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Whether delivery-status webhooks are set up */
+      200: {
+        content: {
+          "application/json": {
+            data: boolean;
+          };
+        };
+      };
+      /** @description The provider id is malformed */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The environment has no integration of this provider */
+      404: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */
