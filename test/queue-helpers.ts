@@ -14,6 +14,8 @@ export interface QueueOptions {
   concurrency?: number;
   /** stop() waits half of this for running tasks. */
   shutdownTimeoutMs?: number;
+  /** PostgreSQL: graphile-worker's poll interval; default 50 ms. */
+  pollIntervalMs?: number;
 }
 
 export interface QueueFixture {
@@ -59,7 +61,7 @@ export async function queueFixture(backend: Backend, defaults: QueueOptions = {}
         },
         logger: options.logger ?? silentLogger,
         // Tests wait for retries and future tasks in real time on PostgreSQL: poll often.
-        pollIntervalMs: 50,
+        pollIntervalMs: options.pollIntervalMs ?? 50,
       });
       queues.push(queue);
       return queue;

@@ -1,11 +1,13 @@
 import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { mention, notFound } from "../errors.ts";
+import { inTransaction } from "../store/transaction.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import { findSubscriberRefs, getSubscriber, getSubscriberByRef } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import type { Channel } from "../workflows/domain.ts";
 import { type EngineDeps, TASKS } from "./accept.ts";
+import { cancelWaitingEvents, closeDigestWindow, lockTransactionWindows } from "./digest.ts";
 import type { ExecutionDetail, Job, Message, Notification } from "./domain.ts";
 import { fanOut } from "./fan-out.ts";
 import * as messages from "./message-repository.ts";
@@ -23,6 +25,7 @@ export function engineTasks(deps: EngineDeps, onMessage?: MessageListener) {
     [TASKS.runJob]: (payload, context) =>
       runJob(deps, String(payload.jobId), { attempt: context.attempt, ...(onMessage ? { onMessage } : {}) }),
     [TASKS.fanOut]: (payload) => fanOut(deps, String(payload.triggerId)),
+    [TASKS.closeDigest]: (payload) => closeDigestWindow(deps, String(payload.windowId)),
   };
   return {
     handlers,
@@ -32,15 +35,20 @@ export function engineTasks(deps: EngineDeps, onMessage?: MessageListener) {
   };
 }
 
-/** Cancels everything of the transaction that has not run yet; true when anything was. */
+/**
+ * Cancels everything of the transaction that has not run yet (pending, queued, delayed, and events
+ * waiting in a digest window that is still open); true when anything was. One transaction, holding
+ * the locks of the digest windows involved: a window's close and this cancel happen one after the
+ * other, so an event is either delivered in its digest or canceled, never both.
+ */
 export async function cancelTrigger(deps: Deps, tenant: Tenant, transactionId: string): Promise<boolean> {
-  const canceled = await engine.cancelTransactionJobs(
-    deps.db,
-    tenant.environmentId,
-    transactionId,
-    isoNow(deps.clock),
-  );
-  return canceled.length > 0;
+  return inTransaction(deps, async ({ db }) => {
+    const now = isoNow(deps.clock);
+    await lockTransactionWindows({ db }, tenant.environmentId, transactionId);
+    const waiting = await cancelWaitingEvents({ db }, tenant.environmentId, transactionId, now);
+    const canceled = await engine.cancelTransactionJobs(db, tenant.environmentId, transactionId, now);
+    return waiting + canceled.length > 0;
+  });
 }
 
 /** When a subscriber is deleted: its waiting jobs are canceled and its messages removed. */

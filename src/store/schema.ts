@@ -273,6 +273,37 @@ export interface ExecutionDetailsTable {
   created_at: Timestamp;
 }
 
+export interface DigestWindowsTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  window_key: string;
+  workflow_id: string;
+  step_id: string;
+  subscriber_ref: string;
+  digest_key: string;
+  digest_value: string;
+  /** `open` until its timer closes it, then `closed`. */
+  status: string;
+  opened_at: Timestamp;
+  closes_at: Timestamp;
+  last_event_at: Timestamp;
+  event_count: number;
+  lead_job_id: string;
+  carrier_job_id: string | null;
+  total_count: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface DigestEventsTable {
+  window_id: string;
+  seq: number;
+  job_id: string;
+  notification_id: string;
+  created_at: Timestamp;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   environments: EnvironmentsTable;
@@ -291,4 +322,6 @@ export interface Database {
   jobs: JobsTable;
   messages: MessagesTable;
   execution_details: ExecutionDetailsTable;
+  digest_windows: DigestWindowsTable;
+  digest_events: DigestEventsTable;
 }

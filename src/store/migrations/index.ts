@@ -4,6 +4,7 @@ import * as workflowSearch from "./0002-workflow-search.ts";
 import * as subscribers from "./0003-subscribers.ts";
 import * as queue from "./0004-queue.ts";
 import * as engine from "./0005-engine.ts";
+import * as digest from "./0006-digest.ts";
 import type { ColumnTypes } from "./column-types.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations see the database as it was, untyped.
@@ -16,6 +17,7 @@ const steps: Record<string, Step> = {
   "0003-subscribers": subscribers,
   "0004-queue": queue,
   "0005-engine": engine,
+  "0006-digest": digest,
 };
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
