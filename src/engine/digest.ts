@@ -256,10 +256,10 @@ export async function closeDigestWindow(deps: EngineDeps, windowId: string): Pro
   const nowIso = new Date(now).toISOString();
   const early = await deps.db.transaction().execute(async (trx) => {
     const seen = await windows.findWindow(trx, windowId);
-    if (!seen || seen.status !== "open") return undefined;
+    if (seen?.status !== "open") return undefined;
     await windows.lockWindowKeys(trx, [seen.windowKey]);
     const window = await windows.findWindow(trx, windowId);
-    if (!window || window.status !== "open") return undefined;
+    if (window?.status !== "open") return undefined;
     const closesAt = Date.parse(window.closesAt);
     // Run before its time (another host's clock, or a queue on real time under a test's clock).
     if (closesAt > now) return closesAt;
