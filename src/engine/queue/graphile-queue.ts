@@ -51,8 +51,9 @@ import {
  * So that a delay or a digest window ends on time without polling often, the queue keeps one timer
  * of its own: at the earliest run_at it knows of (tasks it added, and at start the earliest in the
  * table), it sends graphile-worker's own `jobs:insert` notice, which wakes the idle workers of every
- * process at once, and sets the timer for the next run_at in the table. A process that dies takes
- * its timer along; the others' polls (and their timers, once they see the job) pick its jobs up.
+ * process at once, and sets the timer for the next run_at in the table. A worker also looks at the
+ * table every `scanIntervalMs` (1 s), so that when the process that added a job dies before it is
+ * due, the others' timers are set for it all the same.
  *
  * Time. graphile-worker decides what is due by comparing run_at with real time (PostgreSQL's
  * `now()`; `useNodeTime` would use Node's `new Date()` instead, still real time, and would make a
@@ -84,6 +85,8 @@ export interface GraphileQueueOptions {
   pollIntervalMs?: number;
   /** How long (real time) stop() waits for running jobs before handing them back; default 5 s. */
   stopTimeoutMs?: number;
+  /** How often a worker looks for the next job coming due (see "Timers"); default 1 s. */
+  scanIntervalMs?: number;
 }
 
 /** Installs or upgrades graphile-worker's schema (once, whoever else starts now), then opens the queue. */
@@ -133,6 +136,7 @@ export class GraphileQueue implements JobQueue {
   #stopped = false;
   /** The wake-up timer (see "Timers" above): when it fires, real epoch ms. */
   #wake: { at: number; timer: NodeJS.Timeout } | undefined;
+  #scan: NodeJS.Timeout | undefined;
 
   constructor(db: Kysely<Database>, options: GraphileQueueOptions, revision: number) {
     this.#db = db;
@@ -210,6 +214,8 @@ export class GraphileQueue implements JobQueue {
     await this.#startRunner();
     // Jobs that fell due, or fall due, while no process of ours was there to time them.
     void this.#nudge();
+    this.#scan = setInterval(() => void this.#nudge(), this.#options.scanIntervalMs ?? 1_000);
+    this.#scan.unref();
   }
 
   /** Sets the wake-up timer for `at` (real epoch ms), unless it is set for an earlier moment. */
@@ -388,6 +394,7 @@ export class GraphileQueue implements JobQueue {
     this.#stopped = true;
     if (this.#wake) clearTimeout(this.#wake.timer);
     this.#wake = undefined;
+    clearInterval(this.#scan);
     await this.#recovering;
     const runner = this.#runner;
     if (!runner) return;
