@@ -6,7 +6,7 @@
 // `delayed` with its run_at, its queue task at run_at, the in-app step after it pending), with the
 // service stopped; then the service starts and their moment is set a few seconds ahead. Sizes:
 // BENCH_TIMER_JOBS (100000), BENCH_TIMER_SPREAD (1000 timers over BENCH_TIMER_SECONDS, 10),
-// BENCH_TIMER_CONNECTIONS (16 clients triggering for the load).
+// BENCH_TIMER_RATE (the load: 100 in-app triggers a second, sent at that pace whatever the answers).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -18,8 +18,8 @@ import { runJobTask } from "../src/engine/accept.ts";
 import { type NewTask, openQueue, workerSchemaFor } from "../src/engine/queue/index.ts";
 import { newObjectId } from "../src/ids.ts";
 import type { Database } from "../src/store/schema.ts";
-import { openStore, postgresAnswers, redactDatabaseUrl } from "../src/store/store.ts";
-import { freePort, ROOT, SERVICE_NODE_FLAGS, spawnNode, waitForHttp } from "./proc.ts";
+import { openStore, postgresAnswers, redactDatabaseUrl, type Store } from "../src/store/store.ts";
+import { cpuMs, freePort, ROOT, SERVICE_NODE_FLAGS, spawnNode, waitForHttp } from "./proc.ts";
 import { type BackendName, type BenchDatabase, cliInit, createDatabase } from "./seed.ts";
 import { Latencies, round } from "./stats.ts";
 
@@ -35,7 +35,8 @@ export interface TimerSettings {
   jobs: number;
   spread: number;
   seconds: number;
-  connections: number;
+  /** Triggers per second during the loaded lateness run. */
+  rate: number;
   databaseUrl: string;
   backends: BackendName[];
 }
@@ -44,7 +45,7 @@ export const timerSettings = (): TimerSettings => ({
   jobs: intEnv("BENCH_TIMER_JOBS", 100_000),
   spread: intEnv("BENCH_TIMER_SPREAD", 1_000),
   seconds: intEnv("BENCH_TIMER_SECONDS", 10),
-  connections: intEnv("BENCH_TIMER_CONNECTIONS", 16),
+  rate: intEnv("BENCH_TIMER_RATE", 100),
   databaseUrl: process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
   backends: (process.env.BENCH_BACKENDS ?? "sqlite,postgres")
     .split(",")
@@ -65,6 +66,8 @@ export interface TimerResult {
   /** From the jobs' common due moment until the first, and the last, message was written. */
   firstDeliveredMs: number;
   allDeliveredMs: number;
+  /** The service's CPU time (user + system) over the drain, per delayed job delivered. */
+  cpuMsPerJob: number;
   idle: Lateness;
   loaded: Lateness & { triggersPerSecond: number };
 }
@@ -75,6 +78,7 @@ const log = (message: string) =>
 
 interface Service {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -88,7 +92,7 @@ async function startService(db: BenchDatabase, logFile: string): Promise<Service
   );
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/health`, child, 60_000);
-  return { url, stop: () => child.stop() };
+  return { url, pid: child.pid, stop: () => child.stop() };
 }
 
 async function api<T>(service: Service, apiKey: string, method: string, route: string, body?: unknown) {
@@ -109,18 +113,23 @@ interface Plan {
   subscriberRefs: string[];
 }
 
+/** A connection of the bench's own to the service's database (no background checkpoints). */
+const openBenchStore = (db: BenchDatabase) =>
+  openStore({
+    ...(db.databaseUrl
+      ? { databaseUrl: db.databaseUrl }
+      : { dataDir: path.dirname(db.sqliteFile as string) }),
+    pgPoolSize: 2,
+    sqliteBackgroundCheckpoints: false,
+  });
+
 /**
  * Writes `count` runs of the delay workflow as its delay step leaves them: a trigger, a
  * notification, the delay job `delayed` until `dueAt(i)` with its queue task, the in-app job
  * pending. In transactions of 1,000, through the service's own queue adapter (not started).
  */
 async function seedDelayed(db: BenchDatabase, plan: Plan, count: number, dueAt: (i: number) => number) {
-  const store = await openStore({
-    ...(db.databaseUrl
-      ? { databaseUrl: db.databaseUrl }
-      : { dataDir: path.dirname(db.sqliteFile as string) }),
-    pgPoolSize: 2,
-  });
+  const store = await openBenchStore(db);
   const queue = await openQueue({
     store,
     clock: systemClock,
@@ -222,89 +231,60 @@ async function seedDelayed(db: BenchDatabase, plan: Plan, count: number, dueAt: 
 }
 
 /** Moves the delayed jobs (and their queue tasks) to fall due at `dueAt`, in one transaction. */
-async function moveDue(db: BenchDatabase, dueAt: number) {
-  const store = await openStore({
-    ...(db.databaseUrl
-      ? { databaseUrl: db.databaseUrl }
-      : { dataDir: path.dirname(db.sqliteFile as string) }),
-    pgPoolSize: 1,
-  });
-  try {
-    await store.db.transaction().execute(async (trx: Kysely<Database>) => {
+async function moveDue(backend: BackendName, store: Store, dueAt: number) {
+  await store.db.transaction().execute(async (trx: Kysely<Database>) => {
+    await trx
+      .updateTable("jobs")
+      .set({ run_at: new Date(dueAt).toISOString() })
+      .where("status", "=", "delayed")
+      .execute();
+    if (backend === "sqlite") {
       await trx
-        .updateTable("jobs")
-        .set({ run_at: new Date(dueAt).toISOString() })
-        .where("status", "=", "delayed")
+        .updateTable("queue_tasks")
+        .set({ run_at: dueAt })
+        .where("task", "=", "engine.run-job")
         .execute();
-      if (db.backend === "sqlite") {
-        await trx
-          .updateTable("queue_tasks")
-          .set({ run_at: dueAt })
-          .where("task", "=", "engine.run-job")
-          .execute();
-      } else {
-        const schema = workerSchemaFor(undefined);
-        await sql`update ${sql.id(schema, "_private_jobs")} set run_at = ${new Date(dueAt).toISOString()}::timestamptz
-          where locked_at is null and task_id = (select id from ${sql.id(schema, "_private_tasks")} where identifier = 'engine.run-job')`.execute(
-          trx,
-        );
-      }
-    });
-  } finally {
-    await store.close();
-  }
+      return;
+    }
+    const schema = workerSchemaFor(undefined);
+    await sql`update ${sql.id(schema, "_private_jobs")} set run_at = ${new Date(dueAt).toISOString()}::timestamptz
+      where locked_at is null
+      and task_id = (select id from ${sql.id(schema, "_private_tasks")} where identifier = 'engine.run-job')`.execute(
+      trx,
+    );
+  });
 }
 
 /** How late each delay job ran: its completion (updated_at) after its run_at. */
-async function latenessOf(db: BenchDatabase, ids: string[]): Promise<Lateness> {
-  const store = await openStore({
-    ...(db.databaseUrl
-      ? { databaseUrl: db.databaseUrl }
-      : { dataDir: path.dirname(db.sqliteFile as string) }),
-    pgPoolSize: 1,
-  });
-  try {
-    const latencies = new Latencies(ids.length);
-    for (let i = 0; i < ids.length; i += 500) {
-      const rows = await store.db
-        .selectFrom("jobs")
-        .select(["run_at", "updated_at", "status"])
-        .where("id", "in", ids.slice(i, i + 500))
-        .execute();
-      for (const row of rows) {
-        if (row.status !== "completed" || row.run_at === null) continue;
-        latencies.record(new Date(row.updated_at).getTime() - new Date(row.run_at).getTime());
-      }
+async function latenessOf(store: Store, ids: string[]): Promise<Lateness> {
+  const latencies = new Latencies(ids.length);
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await store.db
+      .selectFrom("jobs")
+      .select(["run_at", "updated_at", "status"])
+      .where("id", "in", ids.slice(i, i + 500))
+      .execute();
+    for (const row of rows) {
+      if (row.status !== "completed" || row.run_at === null) continue;
+      latencies.record(new Date(row.updated_at).getTime() - new Date(row.run_at).getTime());
     }
-    return { ...latencies.summary(), count: latencies.count };
-  } finally {
-    await store.close();
   }
+  return { ...latencies.summary(), count: latencies.count };
 }
 
-async function countMessages(db: BenchDatabase): Promise<number> {
-  const store = await openStore({
-    ...(db.databaseUrl
-      ? { databaseUrl: db.databaseUrl }
-      : { dataDir: path.dirname(db.sqliteFile as string) }),
-    pgPoolSize: 1,
-  });
-  try {
-    const row = await store.db
-      .selectFrom("messages")
-      .select((eb) => eb.fn.countAll<number | string>().as("n"))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  } finally {
-    await store.close();
-  }
+async function countMessages(store: Store): Promise<number> {
+  const row = await store.db
+    .selectFrom("messages")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** Waits until the delay jobs have all run (bounded); resolves when the last is done. */
-async function waitForJobs(db: BenchDatabase, ids: string[], limitMs: number) {
+async function waitForJobs(store: Store, ids: string[], limitMs: number) {
   const deadline = Date.now() + limitMs;
   while (Date.now() < deadline) {
-    const late = await latenessOf(db, ids);
+    const late = await latenessOf(store, ids);
     if (late.count >= ids.length) return;
     await sleep(250);
   }
@@ -318,11 +298,13 @@ async function runBackend(
 ): Promise<TimerResult> {
   const logFile = path.join(workDir, `timers-${backend}.log`);
   const db = await createDatabase(backend, workDir, settings.databaseUrl);
+  let running: Service | undefined;
   try {
     const org = await cliInit(db, `Timer bench ${backend}`);
     const dev = org.environments.find((e) => e.name === "Development");
     if (!dev) throw new Error("no Development environment");
     let service = await startService(db, logFile);
+    running = service;
     const groups = await api<{ _id: string }[]>(service, dev.apiKey, "GET", "/v1/notification-groups");
     const create = (name: string, steps: unknown[]) =>
       api<Plan["workflow"]>(service, dev.apiKey, "POST", "/v1/workflows", {
@@ -358,16 +340,20 @@ async function runBackend(
     await seedDelayed(db, plan, settings.jobs, () => far);
     const seedSeconds = (performance.now() - seedStarted) / 1000;
     service = await startService(db, logFile);
+    running = service;
+    const store = await openBenchStore(db);
     // Past the SQLite worker's idle check (2 s) and graphile's scan (1 s): both know the moment.
     const due = Date.now() + 4_000;
-    await moveDue(db, due);
+    await moveDue(backend, store, due);
     log(`${backend}: all due at ${new Date(due).toISOString()}; waiting for the messages`);
     let first = 0;
     let all = 0;
+    let cpuAtDue = 0;
     const limit = due + 600_000;
     for (;;) {
-      const n = await countMessages(db);
+      const n = await countMessages(store);
       const at = Date.now();
+      if (at < due) cpuAtDue = cpuMs(service.pid);
       if (n > 0 && first === 0) first = at;
       if (n >= settings.jobs) {
         all = at;
@@ -377,39 +363,41 @@ async function runBackend(
       await sleep(n === 0 ? 10 : 100);
     }
 
+    const cpuMsPerJob = round((cpuMs(service.pid) - cpuAtDue) / settings.jobs, 3);
+
     // 2. Timer lateness, idle: timers spread over the window, nothing else to do.
     const spreadStart = Date.now() + 4_000;
     const spreadAt = (i: number) => spreadStart + Math.floor((i * settings.seconds * 1000) / settings.spread);
     const idleIds = await seedDelayed(db, plan, settings.spread, spreadAt);
-    await waitForJobs(db, idleIds, settings.seconds * 1000 + 60_000);
-    const idle = await latenessOf(db, idleIds);
+    await waitForJobs(store, idleIds, settings.seconds * 1000 + 60_000);
+    const idle = await latenessOf(store, idleIds);
 
-    // 3. The same under a trigger load: clients trigger in-app notifications back to back meanwhile.
+    // 3. The same under a trigger load: in-app triggers at a steady pace meanwhile (open loop: sent
+    // on time whatever the answers), from a second before the first timer to a second after the last.
     const loadStart = Date.now() + 4_000;
     const loadAt = (i: number) => loadStart + Math.floor((i * settings.seconds * 1000) / settings.spread);
     const loadedIds = await seedDelayed(db, plan, settings.spread, loadAt);
     const identifier = (load.triggers as { identifier: string }[])[0]?.identifier;
     let triggered = 0;
-    let stop = false;
-    const loadEnds = loadStart + settings.seconds * 1000 + 1_000;
+    const sends: Promise<void>[] = [];
+    const total = (settings.seconds + 2) * settings.rate;
     await sleep(Math.max(0, loadStart - 1_000 - Date.now()));
     const measuredFrom = Date.now();
-    await Promise.all(
-      Array.from({ length: settings.connections }, async (_, c) => {
-        for (let n = 0; !stop; n++) {
-          await api(service, dev.apiKey, "POST", "/v1/events/trigger", {
-            name: identifier,
-            to: `timer-${c % 10}`,
-            payload: { n },
-          });
-          triggered++;
-          if (Date.now() > loadEnds) stop = true;
-        }
-      }),
-    );
+    for (let n = 0; n < total; n++) {
+      await sleep(Math.max(0, measuredFrom + (n * 1000) / settings.rate - Date.now()));
+      sends.push(
+        api(service, dev.apiKey, "POST", "/v1/events/trigger", {
+          name: identifier,
+          to: `timer-${n % 10}`,
+          payload: { n },
+        }).then(() => void triggered++),
+      );
+    }
+    await Promise.all(sends);
     const triggersPerSecond = Math.round(triggered / ((Date.now() - measuredFrom) / 1000));
-    await waitForJobs(db, loadedIds, 120_000);
-    const loaded = { ...(await latenessOf(db, loadedIds)), triggersPerSecond };
+    await waitForJobs(store, loadedIds, 120_000);
+    const loaded = { ...(await latenessOf(store, loadedIds)), triggersPerSecond };
+    await store.close();
     await service.stop();
     return {
       backend,
@@ -417,10 +405,12 @@ async function runBackend(
       seedSeconds: round(seedSeconds, 1),
       firstDeliveredMs: first - due,
       allDeliveredMs: all - due,
+      cpuMsPerJob,
       idle,
       loaded,
     };
   } finally {
+    await running?.stop();
     await db.drop();
   }
 }
@@ -455,7 +445,7 @@ export function printTimers(results: TimerResult[]): void {
       const late = (l: Lateness) => `p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms (${l.count} timers)`;
       return [
         `  ${r.backend}: ${r.jobs.toLocaleString("en")} delayed jobs due at one moment (written in ${r.seedSeconds} s):`,
-        `    first message ${r.firstDeliveredMs} ms after the moment, all ${round(r.allDeliveredMs / 1000, 1)} s after (${perSecond.toLocaleString("en")} per s)`,
+        `    first message ${r.firstDeliveredMs} ms after the moment, all ${round(r.allDeliveredMs / 1000, 1)} s after (${perSecond.toLocaleString("en")} per s; service CPU ${r.cpuMsPerJob} ms per job)`,
         `    timer lateness, idle:      ${late(r.idle)}`,
         `    timer lateness, under load (${r.loaded.triggersPerSecond.toLocaleString("en")} triggers/s): ${late(r.loaded)}`,
       ];
