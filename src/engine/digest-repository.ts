@@ -339,3 +339,24 @@ export async function cancelOpenMembers(
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/**
+ * The transaction's notifications whose run carries a closed digest of more than its own event: the
+ * steps after that digest deliver the other events too, so a cancel leaves them alone.
+ */
+export async function carryingOthers(
+  db: Db,
+  environmentId: string,
+  transactionId: string,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom("jobs as c")
+    .innerJoin("digest_windows as w", "w.carrier_job_id", "c.id")
+    .select("c.notification_id")
+    .where("c.environment_id", "=", environmentId)
+    .where("c.transaction_id", "=", transactionId)
+    .where("c.type", "=", "digest")
+    .where("w.total_count", ">", 1)
+    .execute();
+  return rows.map((row) => row.notification_id);
+}

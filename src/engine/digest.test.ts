@@ -317,6 +317,55 @@ forEachBackend(
       assert.deepEqual((await api.delete(`/v1/events/trigger/${third}`)).json(), { data: false });
     });
 
+    test("a closed digest of several triggers is delivered: canceling the trigger that carries it stops nothing", async () => {
+      const tenant = await ctx.tenant();
+      const api = ctx.client(tenant.dev.apiKey);
+      const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+        name: uniqueName("Digest then delay"),
+        active: true,
+        steps: [
+          { template: { type: "digest" }, metadata: { amount: 5, unit: "minutes" } },
+          { template: { type: "delay" }, metadata: { amount: 1, unit: "minutes" } },
+          { template: { type: "in_app", content: "{{step.total_count}}" } },
+        ],
+      });
+      const name = workflow.triggers[0].identifier as string;
+      const subscriberId = hexId();
+      const txs: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        txs.push(await fire(api, name, subscriberId, {}));
+        await digested(api, txs.at(-1) as string);
+      }
+      ctx.clock.advance(5 * MINUTE);
+      // The window closed; the carrier's delay waits.
+      await until(
+        () => jobsOf(api, txs[0] as string),
+        (jobs) => jobs[1]?.status === "delayed",
+        "the carrier's delay",
+      );
+      assert.deepEqual((await api.delete(`/v1/events/trigger/${txs[0]}`)).json(), { data: false });
+      assert.deepEqual((await api.delete(`/v1/events/trigger/${txs[1]}`)).json(), { data: false });
+      ctx.clock.advance(MINUTE);
+      assert.deepEqual(
+        (await settledMessages(api, subscriberId, 1)).map((m) => m.content),
+        ["3"],
+      );
+
+      // A digest of the trigger's own event alone is its own: canceled as anything else.
+      const alone = await fire(api, name, subscriberId, {});
+      await digested(api, alone);
+      ctx.clock.advance(5 * MINUTE);
+      await until(
+        () => jobsOf(api, alone),
+        (jobs) => jobs[1]?.status === "delayed",
+        "the lone event's delay",
+      );
+      assert.deepEqual((await api.delete(`/v1/events/trigger/${alone}`)).json(), { data: true });
+      ctx.clock.advance(MINUTE);
+      await sleep(100);
+      assert.equal((await messagesOf(api, subscriberId)).length, 1);
+    });
+
     test("a cancel racing the close: each event is delivered or canceled, never both, never neither", async () => {
       const { api, name } = await setup({ digestKey: "k" }, "{{#each step.events}}{{n}},{{/each}}");
       for (let round = 0; round < 6; round++) {

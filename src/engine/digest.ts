@@ -377,6 +377,18 @@ export async function lockTransactionWindows(
   await windows.lockWindowKeys(deps.db, keys);
 }
 
+/**
+ * The transaction's notifications a cancel leaves alone: those carrying a closed digest of other
+ * events besides their own (the steps after the digest deliver them all).
+ */
+export function deliveringOthers(
+  deps: Pick<EngineDeps, "db">,
+  environmentId: string,
+  transactionId: string,
+): Promise<string[]> {
+  return windows.carryingOthers(deps.db, environmentId, transactionId);
+}
+
 /** Cancels the transaction's events that wait in open windows (see lockTransactionWindows). */
 export function cancelWaitingEvents(
   deps: Pick<EngineDeps, "db">,

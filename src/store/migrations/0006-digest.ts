@@ -48,6 +48,13 @@ export async function up(db: Kysely<any>, t: ColumnTypes): Promise<void> {
     .columns(["window_key", "last_event_at"])
     .execute();
 
+  // A cancel asks whether a run carried a digest of other events (those are delivered, not canceled).
+  await db.schema
+    .createIndex("digest_windows_carrier")
+    .on("digest_windows")
+    .column("carrier_job_id")
+    .execute();
+
   await db.schema
     .createTable("digest_events")
     .addColumn("window_id", "text", (c) => c.notNull().references("digest_windows.id"))
