@@ -169,14 +169,13 @@ function delay(deps: EngineDeps, job: Job, notification: Notification): Outcome 
       dueAt: due,
     };
   }
-  const override = notification.overrides.delay as { amount?: unknown; unit?: unknown } | undefined;
+  const given = notification.overrides.delay;
+  const override =
+    given === undefined || given === null ? undefined : (given as { amount?: unknown; unit?: unknown });
   const metadata = job.step.metadata;
   if (override !== undefined) {
-    const amount = override?.amount;
-    const unit = override?.unit;
+    const { amount, unit } = typeof override === "object" ? override : {};
     if (
-      typeof override !== "object" ||
-      override === null ||
       !Number.isInteger(amount) ||
       (amount as number) <= 0 ||
       !(TIME_UNITS as readonly unknown[]).includes(unit)
