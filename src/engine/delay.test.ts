@@ -24,7 +24,7 @@ interface JobView {
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
   let value = await read();
   for (const start = Date.now(); !done(value); value = await read()) {
-    if (Date.now() - start > 5_000) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
+    if (Date.now() - start > 15_000) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
     await sleep(10);
   }
   return value;

@@ -22,11 +22,16 @@ interface JobView {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls (real time, bounded: 5 s) until `done` holds; returns the last value. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+/** Polls (real time, bounded: 15 s unless told: a safety net, not a timing assertion) until `done` holds. */
+async function until<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  what: string,
+  limitMs = 15_000,
+): Promise<T> {
   let value = await read();
   for (const start = Date.now(); !done(value); value = await read()) {
-    if (Date.now() - start > 5_000) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
+    if (Date.now() - start > limitMs) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
     await sleep(10);
   }
   return value;
@@ -232,6 +237,8 @@ forEachBackend(
           ).map((row) => row.status),
         (all) => all.length === 100 && all.every((s) => !WAITING.includes(s)),
         "100 digest jobs in their window",
+        // A safety net, not a timing assertion: a busy machine runs 100 jobs slowly.
+        30_000,
       );
       assert.equal(statuses.filter((s) => s === "delayed").length, 1, "one lead");
       assert.equal(statuses.filter((s) => s === "merged").length, 99, "99 merged");
