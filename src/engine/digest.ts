@@ -338,7 +338,10 @@ export async function closeDigestWindow(deps: EngineDeps, windowId: string): Pro
 export async function digestedEvents(
   deps: EngineDeps,
   job: Job,
+  notification: Pick<Notification, "channels">,
 ): Promise<Record<string, unknown>[] | undefined> {
+  // The run's step types, in order: no digest before this step, nothing to look up.
+  if (!notification.channels.slice(0, job.stepIndex).includes("digest")) return undefined;
   const jobs = await engine.jobsOfNotifications(deps.db, [job.notificationId]);
   const digestJob = jobs
     .filter((j) => j.type === "digest" && j.stepIndex < job.stepIndex && j.status === "completed")

@@ -252,7 +252,7 @@ async function inApp(
     subscriber: subscriber as unknown as Record<string, unknown>,
     tenant: notification.tenant,
     actor: notification.actor,
-    events: await digestedEvents(deps, job),
+    events: await digestedEvents(deps, job, notification),
   });
   const render = (field: string, value: unknown) =>
     typeof value === "string"
