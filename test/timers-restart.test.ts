@@ -17,7 +17,6 @@ import {
   stopServer,
 } from "./processes.ts";
 
-const WAIT_MS = 3_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const hexId = () => randomBytes(12).toString("hex");
 
