@@ -37,6 +37,8 @@ export interface TimerSettings {
   seconds: number;
   /** Triggers per second during the loaded lateness run. */
   rate: number;
+  /** How long to wait for the delivery of all the delayed jobs before reporting how far it got. */
+  limitSeconds: number;
   databaseUrl: string;
   backends: BackendName[];
 }
@@ -46,6 +48,11 @@ export const timerSettings = (): TimerSettings => ({
   spread: intEnv("BENCH_TIMER_SPREAD", 1_000),
   seconds: intEnv("BENCH_TIMER_SECONDS", 10),
   rate: intEnv("BENCH_TIMER_RATE", 100),
+  // Ten minutes, and 10 ms more a job.
+  limitSeconds: intEnv(
+    "BENCH_TIMER_LIMIT_SECONDS",
+    600 + Math.ceil(intEnv("BENCH_TIMER_JOBS", 100_000) / 100),
+  ),
   databaseUrl: process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
   backends: (process.env.BENCH_BACKENDS ?? "sqlite,postgres")
     .split(",")
@@ -65,7 +72,9 @@ export interface TimerResult {
   seedSeconds: number;
   /** From the jobs' common due moment until the first, and the last, message was written. */
   firstDeliveredMs: number;
+  /** Until the last message, or until the bench gave up waiting (then `delivered` < `jobs`). */
   allDeliveredMs: number;
+  delivered: number;
   /** The service's CPU time (user + system) over the drain, per delayed job delivered. */
   cpuMsPerJob: number;
   idle: Lateness;
@@ -356,24 +365,23 @@ async function runBackend(
     log(`${backend}: all due at ${new Date(due).toISOString()}; waiting for the messages`);
     let first = 0;
     let all = 0;
+    let delivered = 0;
     let cpuAtDue = 0;
-    // A safety net: ten minutes, and 10 ms more a job.
-    const limit = due + 600_000 + settings.jobs * 10;
+    const limit = due + settings.limitSeconds * 1000;
     for (;;) {
-      const n = await countMessages(store);
+      delivered = await countMessages(store);
       const at = Date.now();
       if (at < due) cpuAtDue = cpuMs(service.pid);
-      if (n > 0 && first === 0) first = at;
-      if (n >= settings.jobs) {
+      if (delivered > 0 && first === 0) first = at;
+      if (delivered >= settings.jobs || at > limit) {
         all = at;
         break;
       }
-      if (at > limit)
-        throw new Error(`${n} of ${settings.jobs} delivered after ${Math.round((at - due) / 1000)} s`);
-      await sleep(n === 0 ? 10 : 100);
+      await sleep(delivered === 0 ? 10 : 100);
     }
-
-    const cpuMsPerJob = round((cpuMs(service.pid) - cpuAtDue) / settings.jobs, 3);
+    if (delivered < settings.jobs) log(`${backend}: gave up waiting with ${delivered} delivered`);
+    // Both steps of each run count (the delay and the in-app step), the delivered ones only.
+    const cpuMsPerJob = round((cpuMs(service.pid) - cpuAtDue) / Math.max(delivered, 1), 3);
 
     // 2. Timer lateness, idle: timers spread over the window, nothing else to do.
     const spreadStart = Date.now() + 4_000;
@@ -415,6 +423,7 @@ async function runBackend(
       seedSeconds: round(seedSeconds, 1),
       firstDeliveredMs: first - due,
       allDeliveredMs: all - due,
+      delivered,
       cpuMsPerJob,
       idle,
       loaded,
@@ -435,7 +444,10 @@ export async function runTimersBench(settings: TimerSettings = timerSettings()):
         log(`PostgreSQL SKIPPED: nothing answers at ${redactDatabaseUrl(settings.databaseUrl)}`);
         continue;
       }
-      results.push(await runBackend(backend, settings, workDir));
+      const result = await runBackend(backend, settings, workDir);
+      // Each backend's figures as soon as they are in: a later failure does not lose them.
+      log(JSON.stringify(result));
+      results.push(result);
     }
   } catch (error) {
     log(`process output is in ${workDir}`);
@@ -451,11 +463,15 @@ export function printTimers(results: TimerResult[]): void {
     "",
     "Timers (one service process, dist/main.js)",
     ...results.flatMap((r) => {
-      const perSecond = Math.round(r.jobs / Math.max(r.allDeliveredMs / 1000, 0.001));
+      const perSecond = Math.round(r.delivered / Math.max(r.allDeliveredMs / 1000, 0.001));
+      const drained =
+        r.delivered >= r.jobs
+          ? `all ${round(r.allDeliveredMs / 1000, 1)} s after`
+          : `only ${r.delivered.toLocaleString("en")} after ${round(r.allDeliveredMs / 1000, 1)} s (gave up)`;
       const late = (l: Lateness) => `p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms (${l.count} timers)`;
       return [
         `  ${r.backend}: ${r.jobs.toLocaleString("en")} delayed jobs due at one moment (written in ${r.seedSeconds} s):`,
-        `    first message ${r.firstDeliveredMs} ms after the moment, all ${round(r.allDeliveredMs / 1000, 1)} s after (${perSecond.toLocaleString("en")} per s; service CPU ${r.cpuMsPerJob} ms per job)`,
+        `    first message ${r.firstDeliveredMs} ms after the moment, ${drained} (${perSecond.toLocaleString("en")} per s; service CPU ${r.cpuMsPerJob} ms per job)`,
         `    timer lateness, idle:      ${late(r.idle)}`,
         `    timer lateness, under load (${r.loaded.triggersPerSecond.toLocaleString("en")} triggers/s): ${late(r.loaded)}`,
       ];
