@@ -34,6 +34,7 @@ import {
   workflowIds,
 } from "./seed.ts";
 import type { Measurement } from "./stats.ts";
+import { printTimers, runTimersBench, timerSettings } from "./timers.ts";
 
 function intEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -661,11 +662,17 @@ async function main() {
     totalSeconds: Math.round((performance.now() - started) / 1000),
   };
   printReport(report, json);
+  // Delays and digest windows (bench/timers.ts); BENCH_TIMERS=0 leaves them out.
+  const timers =
+    process.env.BENCH_TIMERS === "0"
+      ? []
+      : await runTimersBench({ ...timerSettings(), backends: settings.backends });
+  if (!json) printTimers(timers);
   // BENCH_JSON_OUT: the JSON report as well, to a file (the table still on stdout).
   if (process.env.BENCH_JSON_OUT)
     fs.writeFileSync(
       process.env.BENCH_JSON_OUT,
-      JSON.stringify({ ...report, targets: targets(report.rows) }, null, 2),
+      JSON.stringify({ ...report, targets: targets(report.rows), timers }, null, 2),
     );
   fs.rmSync(workDir, { recursive: true, force: true });
 }

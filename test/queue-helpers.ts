@@ -17,6 +17,8 @@ export interface QueueOptions {
   /** PostgreSQL: the crashed-worker recovery's timers (graphile-queue.ts). */
   heartbeatMs?: number;
   deadAfterMs?: number;
+  /** PostgreSQL: graphile-worker's poll interval; default 50 ms. */
+  pollIntervalMs?: number;
 }
 
 export interface QueueFixture {
@@ -64,7 +66,7 @@ export async function queueFixture(backend: Backend, defaults: QueueOptions = {}
         },
         logger: options.logger ?? silentLogger,
         // Tests wait for retries and future tasks in real time on PostgreSQL: poll often.
-        pollIntervalMs: 50,
+        pollIntervalMs: options.pollIntervalMs ?? 50,
       });
       queues.push(queue);
       return queue;

@@ -86,7 +86,7 @@ export interface paths {
   "/v1/events/trigger/{transactionId}": {
     /**
      * Cancel what a trigger has not run yet
-     * @description Every job of the transaction that has not run (pending, queued, delayed) becomes `canceled`.
+     * @description Every job of the transaction that has not run (pending, queued, delayed, and events still waiting in a digest window) becomes `canceled`. A digest window that has closed is delivered: its events are no longer canceled.
      */
     delete: operations["cancelTriggeredEvent"];
   };
@@ -1288,7 +1288,7 @@ export interface operations {
   };
   /**
    * Cancel what a trigger has not run yet
-   * @description Every job of the transaction that has not run (pending, queued, delayed) becomes `canceled`.
+   * @description Every job of the transaction that has not run (pending, queued, delayed, and events still waiting in a digest window) becomes `canceled`. A digest window that has closed is delivered: its events are no longer canceled.
    */
   cancelTriggeredEvent: {
     parameters: {
@@ -5115,6 +5115,8 @@ export interface operations {
                       backoff: boolean;
                       backoffAmount: number;
                       backoffUnit: string;
+                      /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                      delayPath?: string;
                       digestKey: string;
                       type: string;
                       unit: string;
@@ -5295,6 +5297,8 @@ export interface operations {
                 backoffAmount?: number;
                 /** @enum {string} */
                 backoffUnit?: "seconds" | "minutes" | "hours" | "days" | "weeks" | "months";
+                /** @description Scheduled delays (type: scheduled): the payload path of the ISO date to wait for */
+                delayPath?: string;
                 digestKey?: string;
                 /** @enum {string} */
                 type?: "regular" | "backoff" | "timed" | "scheduled";
@@ -5458,6 +5462,8 @@ export interface operations {
                     backoff: boolean;
                     backoffAmount: number;
                     backoffUnit: string;
+                    /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                    delayPath?: string;
                     digestKey: string;
                     type: string;
                     unit: string;
@@ -5759,6 +5765,8 @@ export interface operations {
                     backoff: boolean;
                     backoffAmount: number;
                     backoffUnit: string;
+                    /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                    delayPath?: string;
                     digestKey: string;
                     type: string;
                     unit: string;
@@ -5959,6 +5967,8 @@ export interface operations {
                 backoffAmount?: number;
                 /** @enum {string} */
                 backoffUnit?: "seconds" | "minutes" | "hours" | "days" | "weeks" | "months";
+                /** @description Scheduled delays (type: scheduled): the payload path of the ISO date to wait for */
+                delayPath?: string;
                 digestKey?: string;
                 /** @enum {string} */
                 type?: "regular" | "backoff" | "timed" | "scheduled";
@@ -6118,6 +6128,8 @@ export interface operations {
                     backoff: boolean;
                     backoffAmount: number;
                     backoffUnit: string;
+                    /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                    delayPath?: string;
                     digestKey: string;
                     type: string;
                     unit: string;
@@ -6596,6 +6608,8 @@ export interface operations {
                     backoff: boolean;
                     backoffAmount: number;
                     backoffUnit: string;
+                    /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                    delayPath?: string;
                     digestKey: string;
                     type: string;
                     unit: string;
@@ -6881,6 +6895,8 @@ export interface operations {
                         backoff: boolean;
                         backoffAmount: number;
                         backoffUnit: string;
+                        /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                        delayPath?: string;
                         digestKey: string;
                         type: string;
                         unit: string;
@@ -7166,6 +7182,8 @@ export interface operations {
                       backoff: boolean;
                       backoffAmount: number;
                       backoffUnit: string;
+                      /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                      delayPath?: string;
                       digestKey: string;
                       type: string;
                       unit: string;
@@ -13772,6 +13790,8 @@ export interface operations {
                       backoff: boolean;
                       backoffAmount: number;
                       backoffUnit: string;
+                      /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                      delayPath?: string;
                       digestKey: string;
                       type: string;
                       unit: string;
@@ -13951,6 +13971,8 @@ export interface operations {
                 backoffAmount?: number;
                 /** @enum {string} */
                 backoffUnit?: "seconds" | "minutes" | "hours" | "days" | "weeks" | "months";
+                /** @description Scheduled delays (type: scheduled): the payload path of the ISO date to wait for */
+                delayPath?: string;
                 digestKey?: string;
                 /** @enum {string} */
                 type?: "regular" | "backoff" | "timed" | "scheduled";
@@ -14114,6 +14136,8 @@ export interface operations {
                     backoff: boolean;
                     backoffAmount: number;
                     backoffUnit: string;
+                    /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                    delayPath?: string;
                     digestKey: string;
                     type: string;
                     unit: string;
@@ -14412,6 +14436,8 @@ export interface operations {
                     backoff: boolean;
                     backoffAmount: number;
                     backoffUnit: string;
+                    /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                    delayPath?: string;
                     digestKey: string;
                     type: string;
                     unit: string;
@@ -14611,6 +14637,8 @@ export interface operations {
                 backoffAmount?: number;
                 /** @enum {string} */
                 backoffUnit?: "seconds" | "minutes" | "hours" | "days" | "weeks" | "months";
+                /** @description Scheduled delays (type: scheduled): the payload path of the ISO date to wait for */
+                delayPath?: string;
                 digestKey?: string;
                 /** @enum {string} */
                 type?: "regular" | "backoff" | "timed" | "scheduled";
@@ -14770,6 +14798,8 @@ export interface operations {
                     backoff: boolean;
                     backoffAmount: number;
                     backoffUnit: string;
+                    /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                    delayPath?: string;
                     digestKey: string;
                     type: string;
                     unit: string;
@@ -15246,6 +15276,8 @@ export interface operations {
                     backoff: boolean;
                     backoffAmount: number;
                     backoffUnit: string;
+                    /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                    delayPath?: string;
                     digestKey: string;
                     type: string;
                     unit: string;

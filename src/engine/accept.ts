@@ -25,7 +25,11 @@ export interface EngineDeps extends Deps {
 export const withDb = (deps: EngineDeps, db: Deps["db"]): EngineDeps => ({ ...deps, db });
 
 /** The queue's task names: one per kind of work, each handled by one function (worker.ts). */
-export const TASKS = { runJob: "engine.run-job", fanOut: "engine.fan-out" } as const;
+export const TASKS = {
+  runJob: "engine.run-job",
+  fanOut: "engine.fan-out",
+  closeDigest: "engine.close-digest",
+} as const;
 
 /** A topic as a recipient. */
 export interface TopicRecipient {

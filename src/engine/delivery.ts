@@ -3,6 +3,7 @@ import { newObjectId } from "../ids.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import type { EngineDeps } from "./accept.ts";
 import type { ChatSender, DeliveryResult, Sender } from "./channel-senders.ts";
+import { digestedEvents } from "./digest.ts";
 import type { ExecutionStatus, Job, Message, Notification } from "./domain.ts";
 import { insertMessage, jobMessages } from "./message-repository.ts";
 import { escapeModeFor, renderTemplate, templateData } from "./render.ts";
@@ -32,12 +33,19 @@ const skipped = (detail: string): DeliveryOutcome => ({
 
 type TemplateData = Record<string, unknown>;
 
-function dataFor(notification: Notification, subscriber: Subscriber): TemplateData {
+/** What a step's templates see: as an in-app step's, with the digested events when a digest ran before. */
+async function dataFor(
+  deps: EngineDeps,
+  job: Job,
+  notification: Notification,
+  subscriber: Subscriber,
+): Promise<TemplateData> {
   return templateData({
     payload: notification.payload,
     subscriber: subscriber as unknown as Record<string, unknown>,
     tenant: notification.tenant,
     actor: notification.actor,
+    events: await digestedEvents(deps, job, notification),
   });
 }
 
@@ -126,7 +134,7 @@ export async function deliverEmail(
 
   const template = job.step.template;
   const problems: string[] = [];
-  const render = renderer(job, dataFor(notification, subscriber), problems);
+  const render = renderer(job, await dataFor(deps, job, notification, subscriber), problems);
   const subject = render("subject", template.subject);
   const html = emailHtml(template.content, render);
   const senderName = render("senderName", template.senderName);
@@ -181,7 +189,7 @@ export async function deliverChat(
   const problems: string[] = [];
   const text = renderer(
     job,
-    dataFor(notification, subscriber),
+    await dataFor(deps, job, notification, subscriber),
     problems,
   )("content", job.step.template.content);
   const delivered: string[] = [];

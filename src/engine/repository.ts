@@ -310,21 +310,25 @@ export async function cancelJobsAfter(db: Db, notificationId: string, stepIndex:
   return rows.map(toJob);
 }
 
-/** Cancels every job of the transaction that has not run yet; returns those it canceled. */
+/**
+ * Cancels every job of the transaction that has not run yet, but those of the notifications in
+ * `keep`; returns those it canceled.
+ */
 export async function cancelTransactionJobs(
   db: Db,
   environmentId: string,
   transactionId: string,
   now: string,
+  keep: readonly string[] = [],
 ) {
-  const rows = await db
+  let query = db
     .updateTable("jobs")
     .set({ status: "canceled", updated_at: now })
     .where("environment_id", "=", environmentId)
     .where("transaction_id", "=", transactionId)
-    .where("status", "in", ["pending", "queued", "delayed"])
-    .returningAll()
-    .execute();
+    .where("status", "in", ["pending", "queued", "delayed"]);
+  if (keep.length > 0) query = query.where("notification_id", "not in", [...keep]);
+  const rows = await query.returningAll().execute();
   return rows.map(toJob);
 }
 

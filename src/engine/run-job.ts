@@ -7,26 +7,32 @@ import {
   loadSubscriberPreferences,
 } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import type { Channel } from "../workflows/domain.ts";
+import { type Channel, TIME_UNITS } from "../workflows/domain.ts";
 import { type EngineDeps, runJobTask, withDb } from "./accept.ts";
 import { deliverChat, deliverEmail } from "./delivery.ts";
+import { arriveAtDigest, digestedEvents, mergeFollowingSteps } from "./digest.ts";
 import type { ExecutionDetail, ExecutionStatus, Job, JobStatus, Notification } from "./domain.ts";
 import { stepPasses } from "./filters.ts";
 import { insertMessage } from "./message-repository.ts";
-import type { FailedTask } from "./queue/port.ts";
+import type { FailedTask, NewTask } from "./queue/port.ts";
 import { escapeModeFor, renderTemplate, templateData } from "./render.ts";
 import * as engine from "./repository.ts";
+import type { StepOutcome } from "./step-outcome.ts";
 import { addUnits } from "./time-units.ts";
 
 /** What a step's handler decided: the job's final status (or `delayed`), and what to record. */
-interface Outcome {
-  status: Extract<JobStatus, "completed" | "skipped" | "failed" | "delayed">;
-  detail: string;
-  executionStatus: ExecutionStatus;
-  raw?: string;
-  /** For `delayed`: when the job is due (epoch ms). */
-  dueAt?: number;
+type Outcome = StepOutcome;
+
+/**
+ * An outcome that can only be decided inside the transaction that records it (a digest: joining a
+ * window and being recorded as its member are one step).
+ */
+interface Deferred {
+  inTransaction: (deps: EngineDeps) => Promise<Outcome>;
 }
+
+/** Thrown inside `finish` to roll back a deferred outcome whose job was settled meanwhile. */
+class Superseded extends Error {}
 
 /** Told when a job's message is created, so the inbox can tell the subscriber's sockets. */
 export type MessageListener = (event: {
@@ -81,7 +87,7 @@ export async function runJob(
   const notification = await engine.findNotification(deps.db, job.notificationId);
   if (!notification) return;
 
-  let outcome: Outcome;
+  let outcome: Outcome | Deferred;
   try {
     outcome = await decide(deps, job, notification, context.onMessage);
   } catch (error) {
@@ -107,7 +113,7 @@ async function decide(
   job: Job,
   notification: Notification,
   onMessage: MessageListener | undefined,
-): Promise<Outcome> {
+): Promise<Outcome | Deferred> {
   const { step } = job;
   if (!step.active) return { status: "skipped", executionStatus: "Success", detail: "The step is inactive" };
   const tenant = tenantOf(job);
@@ -155,11 +161,7 @@ async function decide(
         detail: `No active ${job.type} integration in this environment`,
       };
     case "digest":
-      return {
-        status: "completed",
-        executionStatus: "Warning",
-        detail: "Digest windows are not collected yet: the event goes on alone",
-      };
+      return { inTransaction: (inTrx) => arriveAtDigest(inTrx, job, notification) };
     default:
       return { status: "skipped", executionStatus: "Success", detail: `A ${job.type} step delivers nothing` };
   }
@@ -177,9 +179,26 @@ function delay(deps: EngineDeps, job: Job, notification: Notification): Outcome 
       dueAt: due,
     };
   }
-  const override = notification.overrides.delay as { amount?: unknown; unit?: unknown } | undefined;
+  const given = notification.overrides.delay;
+  const override =
+    given === undefined || given === null ? undefined : (given as { amount?: unknown; unit?: unknown });
   const metadata = job.step.metadata;
-  if (metadata.type === "scheduled") {
+  if (override !== undefined) {
+    const { amount, unit } = typeof override === "object" ? override : {};
+    if (
+      !Number.isInteger(amount) ||
+      (amount as number) <= 0 ||
+      !(TIME_UNITS as readonly unknown[]).includes(unit)
+    ) {
+      return {
+        status: "failed",
+        executionStatus: "Failed",
+        detail: `overrides.delay must be {amount: a positive integer, unit: one of ${TIME_UNITS.join(", ")}}: nothing is sent`,
+        stopsRun: true,
+      };
+    }
+  }
+  if (metadata.type === "scheduled" && override === undefined) {
     const path = metadata.delayPath ?? "";
     const value = path
       .split(".")
@@ -190,13 +209,15 @@ function delay(deps: EngineDeps, job: Job, notification: Notification): Outcome 
         status: "failed",
         executionStatus: "Failed",
         detail: `payload.${path} is not a date: nothing is sent`,
+        stopsRun: true,
       };
     }
     if (due < now) {
       return {
         status: "failed",
         executionStatus: "Failed",
-        detail: `payload.${path} (${value}) is in the past: nothing is sent`,
+        detail: `payload.${path} (${new Date(due).toISOString()}) is in the past: nothing is sent`,
+        stopsRun: true,
       };
     }
     return {
@@ -208,7 +229,18 @@ function delay(deps: EngineDeps, job: Job, notification: Notification): Outcome 
   }
   const amount = typeof override?.amount === "number" ? override.amount : metadata.amount;
   const unit = (typeof override?.unit === "string" ? override.unit : metadata.unit) as typeof metadata.unit;
-  const due = addUnits(now, amount, unit);
+  let due: number;
+  try {
+    due = addUnits(now, amount, unit);
+  } catch (error) {
+    return {
+      status: "failed",
+      executionStatus: "Failed",
+      detail: `A delay of ${amount} ${unit} cannot be waited: nothing is sent`,
+      raw: String(error),
+      stopsRun: true,
+    };
+  }
   return {
     status: "delayed",
     executionStatus: "Pending",
@@ -230,6 +262,7 @@ async function inApp(
     subscriber: subscriber as unknown as Record<string, unknown>,
     tenant: notification.tenant,
     actor: notification.actor,
+    events: await digestedEvents(deps, job, notification),
   });
   const render = (field: string, value: unknown) =>
     typeof value === "string"
@@ -290,50 +323,76 @@ async function inApp(
 
 /**
  * Records the outcome and moves the run on, in one transaction: the job's status, its execution
- * detail, and the next step's task (or, for a delay, this job's task at its due time).
+ * detail, and the next step's task (or, for a delay, this job's task at its due time; for a merged
+ * digest event, the rest of its run merged too). A deferred outcome is decided in that transaction.
  */
 async function finish(
   deps: EngineDeps,
   job: Job,
   notification: Notification,
-  outcome: Outcome,
+  decision: Outcome | Deferred,
 ): Promise<void> {
   const now = isoNow(deps.clock);
-  let armed = false;
-  await deps.db.transaction().execute(async (trx) => {
-    const inTrx = withDb(deps, trx);
-    if (outcome.status === "delayed" && outcome.dueAt !== undefined) {
-      const moved = await engine.moveJob(trx, job.id, ["running"], "delayed", now, {
-        runAt: new Date(outcome.dueAt).toISOString(),
-      });
-      if (!moved) return;
-      await engine.insertDetails(trx, [detailOf(job, outcome.executionStatus, outcome.detail, now)]);
-      // Its own key: this job's current task is still running while the next one is added.
-      await deps.queue.add(trx, [{ ...runJobTask(job.id, outcome.dueAt), key: `job:${job.id}:due` }]);
-      armed = true;
-      return;
-    }
-    const moved = await engine.moveJob(trx, job.id, ["running"], outcome.status, now);
-    if (!moved) return;
-    await engine.insertDetails(trx, [
-      detailOf(job, outcome.executionStatus, outcome.detail, now, outcome.raw ?? ""),
-    ]);
-    if (outcome.status === "failed" && job.step.shouldStopOnFail) {
-      await engine.cancelJobsAfter(trx, job.notificationId, job.stepIndex, now);
-      return;
-    }
-    await queueNext(inTrx, job, now);
-  });
+  let armed: { dueAt: number; task: NewTask } | undefined;
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      const inTrx = withDb(deps, trx);
+      const deferred = "inTransaction" in decision;
+      const outcome = deferred ? await decision.inTransaction(inTrx) : decision;
+      const changes = outcome.digest !== undefined ? { digest: outcome.digest } : {};
+      // A deferred outcome wrote rows of its own: keep them only if the job is still ours.
+      const settled = () => {
+        if (deferred) throw new Superseded();
+      };
+      if (outcome.status === "delayed" && outcome.dueAt !== undefined) {
+        const moved = await engine.moveJob(trx, job.id, ["running"], "delayed", now, {
+          ...changes,
+          runAt: new Date(outcome.dueAt).toISOString(),
+        });
+        if (!moved) return settled();
+        await engine.insertDetails(trx, [detailOf(job, outcome.executionStatus, outcome.detail, now)]);
+        // Its own key: this job's current task (perhaps an earlier due task) still runs while this is added.
+        const task = outcome.dueTask ?? {
+          ...runJobTask(job.id, outcome.dueAt),
+          key: `job:${job.id}:due:${moved.attempts}`,
+        };
+        await deps.queue.add(trx, [task]);
+        armed = { dueAt: outcome.dueAt, task };
+        return;
+      }
+      const moved = await engine.moveJob(trx, job.id, ["running"], outcome.status, now, changes);
+      if (!moved) return settled();
+      await engine.insertDetails(trx, [
+        detailOf(job, outcome.executionStatus, outcome.detail, now, outcome.raw ?? ""),
+      ]);
+      if (outcome.status === "merged") {
+        await mergeFollowingSteps(inTrx, job, now);
+        return;
+      }
+      if (
+        outcome.status === "canceled" ||
+        (outcome.status === "failed" && (job.step.shouldStopOnFail || outcome.stopsRun))
+      ) {
+        await engine.cancelJobsAfter(trx, job.notificationId, job.stepIndex, now);
+        return;
+      }
+      await queueNext(inTrx, job, now);
+    });
+  } catch (error) {
+    if (error instanceof Superseded) return;
+    throw error;
+  }
   deps.queue.wake();
-  // A queue that keeps real time (graphile-worker under a test's ManualClock) would run the job only
+  // A queue that keeps real time (graphile-worker under a test's ManualClock) would run the task only
   // when the same delay has passed in real time: the business clock's timer enqueues it when due by
-  // that clock. The real-time task stays as the durable fallback; whichever comes second finds the
-  // job no longer delayed and does nothing.
-  const dueAt = outcome.dueAt;
-  if (armed && dueAt !== undefined && !deps.queue.runAtFollowsClock) {
-    deps.clock.at(dueAt, () => {
+  // that clock. The real-time task stays as the durable fallback; whichever comes second finds
+  // nothing left to do.
+  const timer = armed as { dueAt: number; task: NewTask } | undefined;
+  if (timer && !deps.queue.runAtFollowsClock) {
+    deps.clock.at(timer.dueAt, () => {
+      const { runAt: _runAt, ...now } = timer.task;
       void deps.queue
-        .add(deps.db, [{ ...runJobTask(job.id), key: `job:${job.id}:due-by-clock` }])
+        .add(deps.db, [{ ...now, key: `${timer.task.key ?? job.id}:by-clock` }])
         .then(() => deps.queue.wake())
         .catch(() => {
           // The real-time task still runs it; a closed queue at shutdown lands here.

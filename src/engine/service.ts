@@ -1,5 +1,5 @@
 import { isoNow } from "../clock.ts";
-import type { Deps } from "../deps.ts";
+import { type Deps, inTransaction } from "../deps.ts";
 import { mention, notFound } from "../errors.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import {
@@ -11,6 +11,12 @@ import {
 import type { Tenant } from "../tenancy/tenant.ts";
 import type { Channel } from "../workflows/domain.ts";
 import { type EngineDeps, TASKS } from "./accept.ts";
+import {
+  cancelWaitingEvents,
+  closeDigestWindow,
+  deliveringOthers,
+  lockTransactionWindows,
+} from "./digest.ts";
 import type { ExecutionDetail, Job, Message, Notification } from "./domain.ts";
 import { fanOut } from "./fan-out.ts";
 import * as messages from "./message-repository.ts";
@@ -40,6 +46,7 @@ export function engineTasks(deps: EngineDeps, onMessage?: MessageListener) {
         ...(onMessage ? { onMessage } : {}),
       }),
     [TASKS.fanOut]: (payload) => fanOut(deps, String(payload.triggerId)),
+    [TASKS.closeDigest]: (payload) => closeDigestWindow(deps, String(payload.windowId)),
   };
   return {
     handlers,
@@ -49,15 +56,22 @@ export function engineTasks(deps: EngineDeps, onMessage?: MessageListener) {
   };
 }
 
-/** Cancels everything of the transaction that has not run yet; true when anything was. */
+/**
+ * Cancels everything of the transaction that has not run yet (pending, queued, delayed, and events
+ * waiting in a digest window that is still open); true when anything was. One transaction, holding
+ * the locks of the digest windows involved: a window's close and this cancel happen one after the
+ * other, so an event is either delivered in its digest or canceled, never both. A run that carries a
+ * closed digest of other triggers' events too goes on: those events are delivered, not canceled.
+ */
 export async function cancelTrigger(deps: Deps, tenant: Tenant, transactionId: string): Promise<boolean> {
-  const canceled = await engine.cancelTransactionJobs(
-    deps.db,
-    tenant.environmentId,
-    transactionId,
-    isoNow(deps.clock),
-  );
-  return canceled.length > 0;
+  return inTransaction(deps, async ({ db }) => {
+    const now = isoNow(deps.clock);
+    await lockTransactionWindows({ db }, tenant.environmentId, transactionId);
+    const waiting = await cancelWaitingEvents({ db }, tenant.environmentId, transactionId, now);
+    const keep = await deliveringOthers({ db }, tenant.environmentId, transactionId);
+    const canceled = await engine.cancelTransactionJobs(db, tenant.environmentId, transactionId, now, keep);
+    return waiting + canceled.length > 0;
+  });
 }
 
 /**

@@ -12,7 +12,7 @@ export const cancelTriggerRoute: RoutePlugin = async (app) => {
         tags: ["Events"],
         summary: "Cancel what a trigger has not run yet",
         description:
-          "Every job of the transaction that has not run (pending, queued, delayed) becomes `canceled`.",
+          "Every job of the transaction that has not run (pending, queued, delayed, and events still waiting in a digest window) becomes `canceled`. A digest window that has closed is delivered: its events are no longer canceled.",
         params: TransactionParams,
         response: {
           200: described(CancelResponse, "Whether anything was canceled"),

@@ -286,7 +286,7 @@ export interface ExecutionDetailsTable {
   created_at: Timestamp;
 }
 
-/** Migration 0006: an environment's provider configurations; `credentials` is sealed (AES-256-GCM). */
+/** Migration 0007: an environment's provider configurations; `credentials` is sealed (AES-256-GCM). */
 export interface IntegrationsTable {
   id: string;
   organization_id: string;
@@ -301,6 +301,38 @@ export interface IntegrationsTable {
   conditions: Json;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+/** Migration 0008: digest windows, one row per (workflow, step, subscriber, digest key value, window). */
+export interface DigestWindowsTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  window_key: string;
+  workflow_id: string;
+  step_id: string;
+  subscriber_ref: string;
+  digest_key: string;
+  digest_value: string;
+  /** `open` until its timer closes it, then `closed`. */
+  status: string;
+  opened_at: Timestamp;
+  closes_at: Timestamp;
+  last_event_at: Timestamp;
+  event_count: number;
+  lead_job_id: string;
+  carrier_job_id: string | null;
+  total_count: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface DigestEventsTable {
+  window_id: string;
+  seq: number;
+  job_id: string;
+  notification_id: string;
+  created_at: Timestamp;
 }
 
 export interface Database {
@@ -323,4 +355,6 @@ export interface Database {
   messages: MessagesTable;
   execution_details: ExecutionDetailsTable;
   integrations: IntegrationsTable;
+  digest_windows: DigestWindowsTable;
+  digest_events: DigestEventsTable;
 }

@@ -9,6 +9,8 @@ import type {
   TIME_UNITS,
 } from "./enums.ts";
 
+export { TIME_UNITS } from "./enums.ts";
+
 /**
  * What a workflow is, for the services and the engine. Steps, filters and metadata keep the seed's
  * own shape (it is the language the spec and Novu's users speak, and how a step is stored); the

@@ -52,6 +52,9 @@ export const StepMetadata = Type.Object(
     backoffAmount: Type.Integer(),
     backoffUnit: Type.String(),
     updateMode: Type.Boolean(),
+    delayPath: Type.Optional(
+      Type.String({ description: "Scheduled delays: the payload path of the ISO date to wait for" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -163,6 +166,9 @@ export const StepMetadataInput = Type.Object(
     backoffAmount: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
     backoffUnit: Type.Optional(Enum(TIME_UNITS)),
     updateMode: Type.Optional(Type.Boolean()),
+    delayPath: Type.Optional(
+      ShortText(200, "Scheduled delays (type: scheduled): the payload path of the ISO date to wait for"),
+    ),
   },
   { additionalProperties: false },
 );

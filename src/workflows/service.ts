@@ -11,7 +11,7 @@ import type { Tenant } from "../tenancy/tenant.ts";
 import type { PreferenceSettings, Workflow } from "./domain.ts";
 import * as workflows from "./repository.ts";
 import type { CreateWorkflowInput, UpdateWorkflowInput } from "./schemas.ts";
-import { normalizeSteps, requireCompilingTemplates } from "./steps.ts";
+import { normalizeSteps, requireValidSteps } from "./steps.ts";
 import { buildTriggers, slugifyName } from "./triggers.ts";
 
 const CONTROL = /\p{Cc}/u;
@@ -100,7 +100,7 @@ export async function createWorkflow(
 ): Promise<Workflow> {
   const { db } = deps;
   const name = workflowName(input.name);
-  requireCompilingTemplates(input.steps ?? []);
+  requireValidSteps(input.steps ?? []);
   await requireGroup(deps, tenant, input.notificationGroupId);
   const steps = normalizeSteps(input.steps ?? []);
   const active = input.active ?? (input.draft === undefined ? false : !input.draft);
@@ -233,7 +233,7 @@ export async function updateWorkflow(
   }
   if (input.notificationGroupId !== undefined) await requireGroup(deps, tenant, input.notificationGroupId);
   const tags = input.tags === undefined ? undefined : validateTags(input.tags);
-  if (input.steps !== undefined) requireCompilingTemplates(input.steps);
+  if (input.steps !== undefined) requireValidSteps(input.steps);
   const ref = workflowRef(workflowId);
   try {
     // Read, build the new version and write it in one transaction, the row locked from the read on

@@ -1,6 +1,6 @@
-import { badRequest } from "../errors.ts";
+import { badRequest, type FieldError } from "../errors.ts";
 import { newObjectId, newUuid } from "../ids.ts";
-import type { Filter, Step } from "./domain.ts";
+import type { Filter, Step, TimeUnit } from "./domain.ts";
 import type { StepInputValue } from "./schemas.ts";
 import { stepTemplateErrors } from "./templates.ts";
 
@@ -25,14 +25,82 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * A template that does not compile is the author's 400 when saving, not a failed delivery later.
- * Called before any transaction opens: parsing a large workflow takes a while, and on SQLite an
- * open transaction holds the only connection.
+ * A template that does not compile, or a delay or digest that could not run, is the author's 400
+ * when saving, not a failed delivery later (every field at fault in the one error body). Called
+ * before any transaction opens: parsing a large workflow takes a while, and on SQLite an open
+ * transaction holds the only connection.
  */
-export function requireCompilingTemplates(inputs: readonly StepInputValue[]): void {
-  const errors = stepTemplateErrors(inputs);
+export function requireValidSteps(inputs: readonly StepInputValue[]): void {
+  const errors = [...stepTemplateErrors(inputs), ...stepTimerErrors(inputs)];
   const first = errors[0];
   if (first) throw badRequest(`${first.field} ${first.message}`, errors);
+}
+
+// The longest delay or window a step may ask for (a month counted as 31 days): past it, a timer's
+// date would soon leave what a Date can hold, and no notification is worth that wait.
+const MAX_WAIT_MS = 100 * 365.25 * 86_400_000;
+const UNIT_MS: Record<TimeUnit, number> = {
+  seconds: 1_000,
+  minutes: 60_000,
+  hours: 3_600_000,
+  days: 86_400_000,
+  weeks: 604_800_000,
+  months: 31 * 86_400_000,
+};
+
+/**
+ * What makes a delay or digest step impossible to run, per field (ENGINE.md part 4): a wait that is
+ * not a positive whole number of a known unit, a scheduled delay without `delayPath`, a backoff
+ * without a positive `backoffAmount`, a metadata type the step does not have. Unknown units are the
+ * schema's 400 already; missing ones mean seconds, as stored.
+ */
+export function stepTimerErrors(inputs: readonly StepInputValue[]): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const [i, input] of inputs.entries()) {
+    const type = input.template.type;
+    if (type !== "delay" && type !== "digest") continue;
+    const metadata = input.metadata ?? {};
+    const at = `steps[${i}].metadata`;
+    const kind = metadata.type ?? "regular";
+    const wait = (
+      amountField: "amount" | "backoffAmount",
+      unitField: "unit" | "backoffUnit",
+      when: string,
+    ) => {
+      const amount = metadata[amountField];
+      if (amount === undefined || !Number.isInteger(amount) || amount <= 0) {
+        errors.push({ field: `${at}.${amountField}`, message: `must be a positive whole number ${when}` });
+        return;
+      }
+      if (amount * UNIT_MS[metadata[unitField] ?? "seconds"] > MAX_WAIT_MS) {
+        errors.push({ field: `${at}.${amountField}`, message: "must make a wait of at most 100 years" });
+      }
+    };
+    if (type === "delay") {
+      if (kind === "scheduled") {
+        if (!metadata.delayPath?.trim()) {
+          errors.push({
+            field: `${at}.delayPath`,
+            message: "must name the payload field holding the date to wait for (type: scheduled)",
+          });
+        }
+      } else if (kind === "regular") {
+        wait("amount", "unit", "for a delay step");
+      } else {
+        errors.push({ field: `${at}.type`, message: "must be regular or scheduled for a delay step" });
+      }
+      continue;
+    }
+    if (kind !== "regular" && kind !== "backoff") {
+      errors.push({ field: `${at}.type`, message: "must be regular or backoff for a digest step" });
+      continue;
+    }
+    wait("amount", "unit", "for a digest step");
+    if (metadata.backoff === true || kind === "backoff") {
+      wait("backoffAmount", "backoffUnit", "when backoff is on");
+    }
+  }
+  return errors;
 }
 
 /**
@@ -63,6 +131,7 @@ export function normalizeSteps(inputs: readonly StepInputValue[], current: reado
         backoffAmount: metadata.backoffAmount ?? 0,
         backoffUnit: metadata.backoffUnit ?? "seconds",
         updateMode: metadata.updateMode ?? false,
+        ...(metadata.delayPath !== undefined ? { delayPath: metadata.delayPath } : {}),
       },
       replyCallback: input.replyCallback ?? {},
     };

@@ -48,6 +48,14 @@ import {
  *   "Crashed workers" below), not after graphile-worker's four-hour lock timeout. A clean `stop()`
  *   that runs out of time hands its running jobs back at once.
  *
+ * Timers. An idle graphile-worker looks for jobs that became due by time only every `pollInterval`.
+ * So that a delay or a digest window ends on time without polling often, the queue keeps one timer
+ * of its own: at the earliest run_at it knows of (tasks it added, and at start the earliest in the
+ * table), it sends graphile-worker's own `jobs:insert` notice, which wakes the idle workers of every
+ * process at once, and sets the timer for the next run_at in the table. A worker also looks at the
+ * table every `scanIntervalMs` (1 s), so that when the process that added a job dies before it is
+ * due, the others' timers are set for it all the same.
+ *
  * Time. graphile-worker decides what is due by comparing run_at with real time (PostgreSQL's
  * `now()`; `useNodeTime` would use Node's `new Date()` instead, still real time, and would make a
  * due-now job wait out any skew between the adding host and the worker's, so we keep the default).
@@ -109,6 +117,8 @@ export interface GraphileQueueOptions {
   heartbeatMs?: number;
   /** How long after its last heartbeat a worker is presumed dead; default 30 s. */
   deadAfterMs?: number;
+  /** How often a worker looks for the next job coming due (see "Timers"); default 1 s. */
+  scanIntervalMs?: number;
 }
 
 export const DEFAULT_HEARTBEAT_MS = 5_000;
@@ -176,6 +186,9 @@ export class GraphileQueue implements JobQueue {
   #beatStopped = false;
   /** The last of this process's writes to queue_workers (see #inTurn). */
   #writes: Promise<unknown> = Promise.resolve();
+  /** The wake-up timer (see "Timers" above): when it fires, real epoch ms. */
+  #wake: { at: number; timer: NodeJS.Timeout } | undefined;
+  #scan: NodeJS.Timeout | undefined;
 
   constructor(db: Kysely<Database>, options: GraphileQueueOptions, revision: number) {
     this.#db = db;
@@ -196,6 +209,7 @@ export class GraphileQueue implements JobQueue {
       max_attempts: task.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
       job_key: task.key ?? null,
     }));
+    for (const spec of specs) if (spec.run_at !== null) this.#wakeAt(Date.parse(spec.run_at));
     // Sent as text: a parameter the server types as json would be encoded by the driver again.
     const rows = (list: typeof specs) => sql`
       json_to_recordset(${JSON.stringify(list)}::text::json)
@@ -251,6 +265,10 @@ export class GraphileQueue implements JobQueue {
     }
     await this.#startRunner();
     this.#beat();
+    // Jobs that fell due, or fall due, while no process of ours was there to time them.
+    void this.#nudge();
+    this.#scan = setInterval(() => void this.#nudge(), this.#options.scanIntervalMs ?? 1_000);
+    this.#scan.unref();
   }
 
   /** The graphile-worker plugin that registers each worker before its first job (see the top). */
@@ -405,6 +423,59 @@ export class GraphileQueue implements JobQueue {
         { ...swept, deadAfterMs },
         "job queue: workers without a heartbeat are presumed dead; the tasks they held run again",
       );
+    }
+  }
+
+  /** Sets the wake-up timer for `at` (real epoch ms), unless it is set for an earlier moment. */
+  #wakeAt(at: number): void {
+    if (this.#stopped || (this.#wake && this.#wake.at <= at)) return;
+    if (this.#wake) clearTimeout(this.#wake.timer);
+    const timer = setTimeout(
+      () => {
+        if (this.#wake?.timer === timer) this.#wake = undefined;
+        void this.#nudge();
+      },
+      Math.max(0, at - Date.now()),
+    );
+    timer.unref();
+    this.#wake = { at, timer };
+  }
+
+  /**
+   * In one statement: wakes as many idle workers (in every process) as jobs are due now, with
+   * graphile-worker's own notice, and learns when the next job falls due, for the next wake-up.
+   * graphile-worker's index on (priority, run_at) of available jobs answers both; our jobs all have
+   * the default priority, 0.
+   */
+  async #nudge(): Promise<void> {
+    if (this.#stopped) return;
+    const jobs = sql.id(this.#options.schema, "_private_jobs");
+    try {
+      const { rows } = await sql<{ due: number; wait_ms: number | string | null }>`
+        with due as (
+          select count(*)::int as n from (
+            select 1 from ${jobs}
+            where is_available and priority = 0 and run_at <= now()
+            limit ${NUDGE_LIMIT}
+          ) as d
+        ), next as (
+          select run_at from ${jobs}
+          where is_available and priority = 0 and run_at > now()
+          order by priority, run_at
+          limit 1
+        )
+        select
+          due.n as due,
+          (select extract(epoch from (next.run_at - now())) * 1000 from next) as wait_ms,
+          case when due.n > 0
+            then pg_notify('jobs:insert', json_build_object('r', random(), 'count', due.n)::text)
+          end as notified
+        from due`.execute(this.#db);
+      const wait = rows[0]?.wait_ms;
+      if (wait !== null && wait !== undefined) this.#wakeAt(Date.now() + Math.ceil(Number(wait)));
+    } catch (err) {
+      // The poll still finds the jobs; a stopped store at shutdown lands here too.
+      if (!this.#stopped) this.#logger.warn({ err }, "job queue: could not look for jobs coming due");
     }
   }
 
@@ -565,6 +636,9 @@ export class GraphileQueue implements JobQueue {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    if (this.#wake) clearTimeout(this.#wake.timer);
+    this.#wake = undefined;
+    clearInterval(this.#scan);
     await this.#recovering;
     try {
       await this.#stopRunner();
@@ -626,6 +700,9 @@ interface HeldJob {
   attempts: number;
   max_attempts: number;
 }
+
+/** At most this many idle workers are woken by one wake-up (each process wakes its own idle ones). */
+const NUDGE_LIMIT = 1000;
 
 /** Whether `promise` settles within `ms` of real time. */
 async function finishesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {

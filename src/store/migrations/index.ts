@@ -6,6 +6,7 @@ import * as queue from "./0004-queue.ts";
 import * as engine from "./0005-engine.ts";
 import * as queueWorkers from "./0006-queue-workers.ts";
 import * as integrations from "./0007-integrations.ts";
+import * as digest from "./0008-digest.ts";
 import type { ColumnTypes } from "./column-types.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations see the database as it was, untyped.
@@ -20,6 +21,7 @@ const steps: Record<string, Step> = {
   "0005-engine": engine,
   "0006-queue-workers": queueWorkers,
   "0007-integrations": integrations,
+  "0008-digest": digest,
 };
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {

@@ -1,0 +1,189 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { test } from "node:test";
+import { createWorkflow, uniqueName } from "../../test/factories.ts";
+import { forEachBackend, type Client as TestClient } from "../../test/harness.ts";
+import { ManualClock } from "../clock.ts";
+import { addUnits } from "./time-units.ts";
+
+// Delay steps (ENGINE.md part 4), on both backends with the clock moved by hand: every unit, a
+// scheduled date from the payload, what fails a delay (and sends nothing), and a cancel racing the
+// delay's timer.
+
+const START = Date.UTC(2026, 0, 31, 12);
+const hexId = () => randomBytes(12).toString("hex");
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface JobView {
+  type: string;
+  status: string;
+  runAt: string;
+  executionDetails: { detail: string; status: string }[];
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  let value = await read();
+  for (const start = Date.now(); !done(value); value = await read()) {
+    if (Date.now() - start > 15_000) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
+    await sleep(10);
+  }
+  return value;
+}
+
+const settled = (jobs: JobView[]) =>
+  jobs.length > 0 &&
+  jobs.every((j) => !["queued", "running"].includes(j.status)) &&
+  jobs[0]?.status !== "pending";
+
+forEachBackend(
+  "delay steps",
+  (ctx) => {
+    async function setup(delayMetadata: Record<string, unknown>) {
+      const tenant = await ctx.tenant();
+      const api = ctx.client(tenant.dev.apiKey);
+      const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+        name: uniqueName("Delay workflow"),
+        active: true,
+        steps: [
+          { template: { type: "delay" }, metadata: delayMetadata },
+          { template: { type: "in_app", content: "Delivered {{n}}" } },
+        ],
+      });
+      return { api, name: workflow.triggers[0].identifier as string };
+    }
+
+    async function fire(api: TestClient, name: string, payload: Record<string, unknown> = {}, more = {}) {
+      const transactionId = hexId();
+      const res = await api.post("/v1/events/trigger", {
+        name,
+        to: hexId(),
+        payload,
+        transactionId,
+        ...more,
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      return transactionId;
+    }
+
+    async function jobsOf(api: TestClient, transactionId: string): Promise<JobView[]> {
+      const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().data.flatMap((n: { jobs: JobView[] }) => n.jobs);
+    }
+
+    async function messagesOf(api: TestClient, transactionId: string) {
+      const res = await api.get(`/v1/messages?transactionId=${transactionId}`);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().data as { content: string; createdAt: string }[];
+    }
+
+    test("a regular delay waits amount × unit, seconds to months (months by the calendar)", async () => {
+      const units = ["seconds", "minutes", "hours", "days", "weeks", "months"] as const;
+      for (const unit of units) {
+        const { api, name } = await setup({ type: "regular", amount: 2, unit });
+        const startedAt = ctx.clock.now();
+        const tx = await fire(api, name, { n: unit });
+        const [delay] = await until(() => jobsOf(api, tx), settled, `the ${unit} delay`);
+        const due = addUnits(startedAt, 2, unit);
+        assert.equal(delay?.status, "delayed", unit);
+        assert.equal(delay?.runAt, new Date(due).toISOString(), `2 ${unit} from now`);
+        ctx.clock.set(due - 1);
+        await sleep(30);
+        assert.equal((await messagesOf(api, tx)).length, 0, `nothing 1 ms before 2 ${unit}`);
+        ctx.clock.set(due);
+        const messages = await until(
+          () => messagesOf(api, tx),
+          (m) => m.length === 1,
+          `the message after 2 ${unit}`,
+        );
+        assert.equal(messages[0]?.content, `Delivered ${unit}`);
+        assert.equal(messages[0]?.createdAt, new Date(due).toISOString(), "delivered at the due moment");
+      }
+    });
+
+    test("a scheduled delay waits until the ISO date at delayPath, nested paths included", async () => {
+      const { api, name } = await setup({ type: "scheduled", delayPath: "meeting.startsAt" });
+      const at = ctx.clock.now() + 90 * 60_000;
+      const tx = await fire(api, name, { n: 1, meeting: { startsAt: new Date(at).toISOString() } });
+      const [delay] = await until(() => jobsOf(api, tx), settled, "the scheduled delay");
+      assert.equal(delay?.runAt, new Date(at).toISOString());
+      ctx.clock.advance(89 * 60_000);
+      await sleep(30);
+      assert.equal((await messagesOf(api, tx)).length, 0);
+      ctx.clock.advance(60_000);
+      await until(
+        () => messagesOf(api, tx),
+        (m) => m.length === 1,
+        "the message at the date",
+      );
+    });
+
+    test("overrides.delay replaces the step's delay for one trigger", async () => {
+      const { api, name } = await setup({ type: "scheduled", delayPath: "sendAt" });
+      const tx = await fire(api, name, { n: 2 }, { overrides: { delay: { amount: 3, unit: "days" } } });
+      const [delay] = await until(() => jobsOf(api, tx), settled, "the overridden delay");
+      assert.equal(delay?.runAt, new Date(ctx.clock.now() + 3 * 86_400_000).toISOString());
+    });
+
+    test("a date in the past, a value that is not a date, a bad override: that job fails with the reason, nothing is sent", async () => {
+      const { api, name } = await setup({ type: "scheduled", delayPath: "sendAt" });
+      const cases: [Record<string, unknown>, Record<string, unknown>, RegExp][] = [
+        [
+          { sendAt: new Date(ctx.clock.now() - 60_000).toISOString() },
+          {},
+          /payload\.sendAt \(.*\) is in the past: nothing is sent/,
+        ],
+        [{ sendAt: "next tuesday-ish" }, {}, /payload\.sendAt is not a date: nothing is sent/],
+        [{}, {}, /payload\.sendAt is not a date/],
+        [{ sendAt: 12 }, {}, /is not a date/],
+        [{}, { overrides: { delay: { amount: 2, unit: "fortnights" } } }, /overrides\.delay must be/],
+        [{}, { overrides: { delay: { amount: -2, unit: "days" } } }, /overrides\.delay must be/],
+      ];
+      // Another trigger of the same workflow, fine, goes on.
+      const good = await fire(api, name, { sendAt: new Date(ctx.clock.now() + 60_000).toISOString() });
+      for (const [payload, more, reason] of cases) {
+        const tx = await fire(api, name, payload, more);
+        const jobs = await until(() => jobsOf(api, tx), settled, "the failed delay");
+        assert.deepEqual(
+          jobs.map((j) => j.status),
+          ["failed", "canceled"],
+          JSON.stringify(payload),
+        );
+        const detail = jobs[0]?.executionDetails.find((d) => d.status === "Failed")?.detail ?? "";
+        assert.match(detail, reason);
+        assert.equal((await messagesOf(api, tx)).length, 0);
+      }
+      ctx.clock.advance(60_000);
+      await until(
+        () => messagesOf(api, good),
+        (m) => m.length === 1,
+        "the good trigger's message",
+      );
+    });
+
+    test("a cancel racing the delay's timer: the message is delivered or its job canceled, never both, never neither", async () => {
+      const { api, name } = await setup({ type: "regular", amount: 5, unit: "minutes" });
+      for (let round = 0; round < 8; round++) {
+        const tx = await fire(api, name, { n: round });
+        await until(() => jobsOf(api, tx), settled, "the delay");
+        const cancel = api.delete(`/v1/events/trigger/${tx}`);
+        ctx.clock.advance(5 * 60_000);
+        const answer = (await cancel).json().data as boolean;
+        const jobs = await until(
+          () => jobsOf(api, tx),
+          (all) => all.every((j) => !["pending", "queued", "running", "delayed"].includes(j.status)),
+          "the run to settle",
+        );
+        await sleep(30);
+        const delivered = (await messagesOf(api, tx)).length;
+        const inApp = jobs.find((j) => j.type === "in_app")?.status;
+        assert.ok(
+          (delivered === 1 && inApp === "completed" && !answer) ||
+            (delivered === 0 && inApp === "canceled" && answer),
+          `round ${round}: delivered ${delivered}, in_app ${inApp}, cancel answered ${answer}`,
+        );
+      }
+    });
+  },
+  { clock: () => new ManualClock(START) },
+);

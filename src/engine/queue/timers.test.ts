@@ -1,0 +1,89 @@
+// Timers on time: a task added for a future moment starts within 100 ms of it on an idle queue, on
+// both backends, with no polling to speak of (graphile-worker's poll is set to a minute here, so only
+// the queue's own wake-up can start the tasks on time), and tasks that were waiting before the
+// queue started (a restart) are timed too.
+import assert from "node:assert/strict";
+import { after, afterEach, before, describe, test } from "node:test";
+import { backends } from "../../../test/backends.ts";
+import { type QueueFixture, queueFixture, sleep, until } from "../../../test/queue-helpers.ts";
+import { systemClock } from "../../clock.ts";
+
+const LATE_MS = 100;
+
+/**
+ * How late a bare timer of this process fires at `at`: what the machine itself adds (a busy machine
+ * runs a process late), which the queue cannot help and is not judged on.
+ */
+function bareTimer(at: number): Promise<number> {
+  return new Promise((resolve) => setTimeout(() => resolve(Date.now() - at), Math.max(0, at - Date.now())));
+}
+
+for (const backend of backends) {
+  describe(`queue timers [${backend.name}]`, () => {
+    let fx: QueueFixture;
+    before(async () => {
+      fx = await queueFixture(backend, { clock: systemClock });
+    });
+    afterEach(() => fx.reset());
+    after(() => fx?.destroy());
+
+    /** A started queue that records when each task started, against the moment it asked for. */
+    async function timedQueue() {
+      const queue = await fx.open({ pollIntervalMs: 60_000 });
+      const lateness: number[] = [];
+      await queue.start({
+        timed: async (payload) => void lateness.push(Date.now() - Number(payload.at)),
+      });
+      return { queue, lateness };
+    }
+
+    const addAt = (queue: Awaited<ReturnType<typeof timedQueue>>["queue"], times: number[]) =>
+      fx.store.db.transaction().execute((trx) =>
+        queue.add(
+          trx,
+          times.map((at) => ({ task: "timed", payload: { at }, runAt: at })),
+        ),
+      );
+
+    test("idle: each future task starts within 100 ms of its moment, never before it", async () => {
+      const { queue, lateness } = await timedQueue();
+      // Let the worker settle into idleness first.
+      await sleep(100);
+      const now = Date.now();
+      const times = [now + 150, now + 300, now + 450, now + 600, now + 750];
+      await addAt(queue, times);
+      queue.wake();
+      const machine = await Promise.all(times.map(bareTimer));
+      await until(() => lateness.length === 5, "the five tasks ran", 3_000);
+      lateness.forEach((late, i) => {
+        assert.ok(late >= 0, `a task ran ${-late} ms early`);
+        const own = late - (machine[i] ?? 0);
+        assert.ok(
+          own < LATE_MS,
+          `a task ran ${late} ms late, ${own} ms later than a bare timer (${JSON.stringify({ lateness, machine })})`,
+        );
+      });
+    });
+
+    test("tasks waiting before the queue started are timed by it (a restart); overdue ones run at once", async () => {
+      const before = await fx.open({ pollIntervalMs: 60_000 });
+      const now = Date.now();
+      await addAt(before, [now - 1_000, now + 400]);
+      const machine = bareTimer(now + 400);
+      // The process that added them goes away before they are due.
+      await before.stop();
+      const { lateness } = await timedQueue();
+      await until(() => lateness.length === 2, "both tasks ran", 3_000);
+      const [overdue, onTime] = lateness as [number, number];
+      assert.ok(
+        overdue >= 1_000 && overdue < 1_000 + 500,
+        `the overdue task ran ${overdue - 1_000} ms after start`,
+      );
+      const own = onTime - (await machine);
+      assert.ok(
+        onTime >= 0 && own < LATE_MS,
+        `the waiting task ran ${onTime} ms late (a bare timer ${await machine})`,
+      );
+    });
+  });
+}

@@ -1,0 +1,219 @@
+// Delays and digest windows are rows in the database (ENGINE.md part 4), so a process that dies
+// during them delays nothing and delivers nothing twice. Real server processes, real time (a
+// 3-second delay and window, on purpose): on each backend, the server is killed (SIGKILL) during the
+// wait and started again; on PostgreSQL, two servers share a digest of 100 concurrent events and the
+// one that holds the window's timer dies before it closes.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { test } from "node:test";
+import { openStore } from "../src/store/store.ts";
+import {
+  type CallResult,
+  call,
+  forEachProcessBackend,
+  type ProcessDatabase,
+  type ServerProcess,
+  seedOrganization,
+  stopServer,
+} from "./processes.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const hexId = () => randomBytes(12).toString("hex");
+
+function ok(res: CallResult, status = 201) {
+  assert.equal(res.status, status, res.text);
+  return res.json();
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
+    await sleep(20);
+  }
+}
+
+/** The database's view: jobs of the given type by status, and the messages, read directly. */
+async function withStore<T>(
+  db: ProcessDatabase,
+  fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>,
+) {
+  const store = await openStore({ ...db.storeOptions, pgPoolSize: 1 });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+interface Message {
+  content: string;
+  transactionId: string;
+  createdAt: string;
+}
+
+forEachProcessBackend("timers across a restart", (suite) => {
+  test("killed during a 3-second delay and a 3-second digest window: after a restart, each delivered once, on time", async () => {
+    const db = await suite.database();
+    const seed = await seedOrganization(db);
+    const env = { ...db.env, RATE_LIMIT_RPS: "0" };
+    let server: ServerProcess = await suite.start(env);
+    const workflow = async (steps: unknown[]) =>
+      ok(
+        await call(server, "POST", "/v1/workflows", seed.apiKey, {
+          name: `Timer ${hexId()}`,
+          notificationGroupId: seed.generalGroupId,
+          active: true,
+          steps,
+        }),
+      ).data.triggers[0].identifier as string;
+    const delayed = await workflow([
+      { template: { type: "delay" }, metadata: { type: "regular", amount: 3, unit: "seconds" } },
+      { template: { type: "in_app", content: "Delayed {{n}}" } },
+    ]);
+    const digest = await workflow([
+      { template: { type: "digest" }, metadata: { amount: 3, unit: "seconds", digestKey: "thread" } },
+      { template: { type: "in_app", content: "{{step.total_count}} new comments" } },
+    ]);
+    const subscriberId = hexId();
+    const fire = (name: string, payload: Record<string, unknown>) =>
+      call(server, "POST", "/v1/events/trigger", seed.apiKey, { name, to: subscriberId, payload });
+    ok(await fire(delayed, { n: 1 }));
+    for (let i = 0; i < 3; i++) ok(await fire(digest, { thread: "t" }));
+
+    // Both timers are set (rows written), then the process dies.
+    const due = await until(
+      () =>
+        withStore(db, (store) =>
+          store.db
+            .selectFrom("jobs")
+            .select(["type", "status", "run_at"])
+            .where("status", "in", ["delayed", "merged"])
+            .execute(),
+        ),
+      (jobs) => jobs.length === 4,
+      "the delay and the window to be set",
+    );
+    const dueOf = (type: string) =>
+      new Date(due.find((j) => j.type === type && j.run_at !== null)?.run_at ?? 0).getTime();
+    const dues: Record<string, number> = { "Delayed 1": dueOf("delay"), "3 new comments": dueOf("digest") };
+    await stopServer(server, "SIGKILL");
+    server = await suite.start(env);
+    const readyAt = Date.now();
+
+    const messages = await until(
+      async () =>
+        ok(await call(server, "GET", `/v1/messages?subscriberId=${subscriberId}`, seed.apiKey), 200)
+          .data as Message[],
+      (m) => m.length >= 2,
+      "both messages after the restart",
+    );
+    // Time for a second delivery, were there one to come.
+    await sleep(1_000);
+    const after = ok(await call(server, "GET", `/v1/messages?subscriberId=${subscriberId}`, seed.apiKey), 200)
+      .data as Message[];
+    assert.deepEqual(
+      after.map((m) => m.content).sort(),
+      ["3 new comments", "Delayed 1"],
+      "each delivered once",
+    );
+    for (const message of messages) {
+      const dueAt = dues[message.content] ?? 0;
+      const at = Date.parse(message.createdAt);
+      assert.ok(at >= dueAt, `${message.content} came ${dueAt - at} ms early`);
+      const late = at - Math.max(dueAt, readyAt);
+      assert.ok(late < 1_000, `${message.content} came ${late} ms after it was due and the server was back`);
+    }
+  });
+
+  test("two servers on PostgreSQL: 100 concurrent events give one digest of 100, though the window's process dies", async (t) => {
+    if (suite.backend !== "postgres") {
+      t.skip("one process per SQLite file");
+      return;
+    }
+    const db = await suite.database();
+    const seed = await seedOrganization(db);
+    const env = { ...db.env, RATE_LIMIT_RPS: "0" };
+    const servers = [await suite.start(env), await suite.start(env)] as [ServerProcess, ServerProcess];
+    const created = ok(
+      await call(servers[0], "POST", "/v1/workflows", seed.apiKey, {
+        name: `Two servers ${hexId()}`,
+        notificationGroupId: seed.generalGroupId,
+        active: true,
+        steps: [
+          // Long enough for the 100 events to arrive on a busy machine before the kill.
+          { template: { type: "digest" }, metadata: { amount: 8, unit: "seconds", digestKey: "post" } },
+          {
+            template: {
+              type: "in_app",
+              content: "{{step.total_count}}|{{#each step.events}}{{n}},{{/each}}",
+            },
+          },
+        ],
+      }),
+    );
+    const name = created.data.triggers[0].identifier as string;
+    const subscriberId = hexId();
+    ok(await call(servers[0], "POST", "/v1/subscribers", seed.apiKey, { subscriberId }));
+    const txs = await Promise.all(
+      Array.from({ length: 100 }, async (_, n) => {
+        const res = ok(
+          await call(servers[n % 2] as ServerProcess, "POST", "/v1/events/trigger", seed.apiKey, {
+            name,
+            to: subscriberId,
+            payload: { post: "p", n },
+          }),
+        );
+        return res.data.transactionId as string;
+      }),
+    );
+    // Every event in the window; then one process dies (whichever ran the lead and added the close's
+    // task: the survivor has seen that task in its own scans and must close the window on time).
+    const lead = await until(
+      () =>
+        withStore(db, (store) =>
+          store.db
+            .selectFrom("jobs")
+            .select(["status", "updated_at"])
+            .where("transaction_id", "in", txs)
+            .where("type", "=", "digest")
+            .execute(),
+        ),
+      (jobs) => jobs.length === 100 && jobs.every((j) => j.status !== "queued" && j.status !== "running"),
+      "100 events in the window",
+    );
+    assert.equal(lead.filter((j) => j.status === "delayed").length, 1, "one window, still open");
+    assert.equal(lead.filter((j) => j.status === "merged").length, 99);
+    const window = await withStore(db, (store) =>
+      store.db.selectFrom("digest_windows").select(["closes_at"]).executeTakeFirstOrThrow(),
+    );
+    const closesAt = new Date(window.closes_at as string).getTime();
+    await stopServer(servers[0], "SIGKILL");
+    const survivor = servers[1];
+    const messages = await until(
+      async () =>
+        ok(await call(survivor, "GET", `/v1/messages?subscriberId=${subscriberId}`, seed.apiKey), 200)
+          .data as Message[],
+      (m) => m.length >= 1,
+      "the digest",
+    );
+    await sleep(1_000);
+    const all = ok(await call(survivor, "GET", `/v1/messages?subscriberId=${subscriberId}`, seed.apiKey), 200)
+      .data as Message[];
+    assert.equal(all.length, 1, "one digest");
+    const [count, list] = (all[0]?.content ?? "").split("|");
+    assert.equal(count, "100");
+    assert.deepEqual(
+      (list ?? "")
+        .split(",")
+        .filter(Boolean)
+        .map(Number)
+        .sort((a, b) => a - b),
+      Array.from({ length: 100 }, (_, n) => n),
+    );
+    const late = Date.parse(messages[0]?.createdAt ?? "") - closesAt;
+    assert.ok(late >= 0 && late < 1_000, `the digest came ${late} ms after its window closed`);
+  });
+});
