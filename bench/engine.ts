@@ -4,7 +4,7 @@
 // per backend, in the same run as the PUT status figures they are judged against.
 import { randomBytes } from "node:crypto";
 import type { LoadResult, LoadSpec } from "./load.ts";
-import { type Child, procStatusKb } from "./proc.ts";
+import { type Child, cpuMs, procStatusKb } from "./proc.ts";
 import type { FanOutFigures, Row, TriggerFigures } from "./report.ts";
 import {
   type BackendName,
@@ -29,6 +29,7 @@ export interface EngineSettings {
   fanOutSubscribers: number;
   /** How long to wait for the worker to deliver what was acknowledged, per wait. */
   drainTimeoutSeconds: number;
+  /** How long to wait for a fan-out's messages; 0: until they all exist. */
   fanOutTimeoutSeconds: number;
 }
 
@@ -191,6 +192,7 @@ export async function runTriggers(
     // (2) A fixed batch, from its first trigger until the worker has written its last message.
     ctx.log(`${backend}: a batch of ${s.triggerBatch} triggers until all are delivered`);
     const batchTag = `batch-${tag()}`;
+    const batchCpuBefore = cpuMs(service.child.pid);
     const batch = await ctx.triggerLoad(
       { name, subscribers, start: 0, tag: batchTag, mode: "batch", count: s.triggerBatch },
       service,
@@ -202,6 +204,7 @@ export async function runTriggers(
       s.drainTimeoutSeconds,
       100,
     );
+    const batchCpu = cpuMs(service.child.pid) - batchCpuBefore;
     const [lastBatch] = await reader.all<{ last: unknown }>(
       "select max(created_at) as last from messages where environment_id = ? and transaction_id like ?",
       [env.id, `${batchTag}-%`],
@@ -293,6 +296,7 @@ export async function runTriggers(
           answeredSeconds: round((batch.lastAnswerMs - batch.firstSendMs) / 1000),
           seconds: round(batchSeconds),
           rps: batchDone.reached && batchSeconds > 0 ? round(batchDone.value / batchSeconds, 0) : 0,
+          cpuUsPerTrigger: batchDone.value > 0 ? Math.round((batchCpu * 1000) / batchDone.value) : 0,
         },
         latency: {
           rate,
@@ -359,6 +363,7 @@ export async function runFanOut(
       sampledPeakKb = Math.max(sampledPeakKb, procStatusKb(pid, "VmRSS"));
     }, 50);
     ctx.log(`${backend}: one trigger to a topic of ${size.toLocaleString("en")} subscribers`);
+    const cpuBefore = cpuMs(pid);
     const sentAt = Date.now();
     const fan = await trigger(ctx, service, env, {
       name,
@@ -381,12 +386,13 @@ export async function runFanOut(
         return n;
       },
       size,
-      s.fanOutTimeoutSeconds,
+      s.fanOutTimeoutSeconds > 0 ? s.fanOutTimeoutSeconds : Number.POSITIVE_INFINITY,
       250,
     );
     clearInterval(sampler);
     sampler = undefined;
     const peakKb = procStatusKb(pid, "VmHWM");
+    const cpu = cpuMs(pid) - cpuBefore;
     const [notifications] = await reader.all<{ n: number | string; last: unknown }>(
       "select count(*) as n, max(created_at) as last from notifications where environment_id = ? and transaction_id = ?",
       [env.id, fan.transactionId],
@@ -395,7 +401,10 @@ export async function runFanOut(
       "select max(created_at) as last from messages where environment_id = ? and transaction_id = ?",
       [env.id, fan.transactionId],
     );
-    const messagesSeconds = messages?.last ? (epochMs(messages.last) - sentAt) / 1000 : done.seconds;
+    // Complete: to the last message's createdAt; cut short: to the last count.
+    const messagesSeconds =
+      done.reached && messages?.last ? (epochMs(messages.last) - sentAt) / 1000 : done.seconds;
+    const perSecond = messagesSeconds > 0 ? done.value / messagesSeconds : 0;
     const singleStats = single.summary();
     return {
       backend,
@@ -407,7 +416,13 @@ export async function runFanOut(
       messages: done.value,
       complete: done.reached,
       messagesSeconds: round(messagesSeconds),
-      messagesPerSecond: messagesSeconds > 0 ? round(done.value / messagesSeconds, 0) : 0,
+      messagesPerSecond: round(perSecond, 0),
+      projectedSeconds: done.reached
+        ? round(messagesSeconds)
+        : perSecond > 0
+          ? Math.round(size / perSecond)
+          : 0,
+      cpuUsPerMessage: done.value > 0 ? Math.round((cpu * 1000) / done.value) : 0,
       rssBeforeMb: Math.round(rssBeforeKb / 1024),
       sampledPeakRssMb: Math.round(sampledPeakKb / 1024),
       peakRssMb: Math.round(peakKb / 1024),

@@ -32,6 +32,8 @@ export interface TriggerFigures {
     answeredSeconds: number;
     seconds: number;
     rps: number;
+    /** The service process's CPU time over the batch (its triggers and their delivery), per message. */
+    cpuUsPerTrigger: number;
   };
   /**
    * Open loop at half the acknowledged rate. p50/p99/max: each message's createdAt minus the moment
@@ -70,6 +72,10 @@ export interface FanOutFigures {
   /** From the trigger sent to the last message's createdAt. */
   messagesSeconds: number;
   messagesPerSecond: number;
+  /** Cut short by BENCH_FANOUT_TIMEOUT_SECONDS: how long every message would take at messagesPerSecond. */
+  projectedSeconds: number;
+  /** The service process's CPU time (user + system) from the trigger to the last message, per message. */
+  cpuUsPerMessage: number;
   rssBeforeMb: number;
   /** VmRSS sampled every 50 ms during the fan-out. */
   sampledPeakRssMb: number;
@@ -239,6 +245,7 @@ function engineTables(engine: Engine): string[] {
           "batch",
           "delivered/s",
           "batch s",
+          "CPU µs/trigger",
           "½ rate/s",
           "→ feed p50",
           "→ feed p99",
@@ -256,6 +263,7 @@ function engineTables(engine: Engine): string[] {
           num(t.delivered.batch),
           t.delivered.complete ? num(t.delivered.rps) : `incomplete (${num(t.delivered.messages)})`,
           String(t.delivered.seconds),
+          num(t.delivered.cpuUsPerTrigger),
           num(t.latency.rate),
           ms(t.latency.p50),
           ms(t.latency.p99),
@@ -268,7 +276,8 @@ function engineTables(engine: Engine): string[] {
     );
     out.push(
       "acked/s: 32 connections, as PUT status; backlog: acknowledged but undelivered when that window closed. " +
-        "delivered/s: the batch's messages (counted in the database) over first trigger sent → last message's createdAt. " +
+        "delivered/s: the batch's messages (counted in the database) over first trigger sent → last message's createdAt; " +
+        "CPU µs/trigger: the service's CPU over the batch (accept and deliver) per message. " +
         "→ feed: open loop at half acked/s, message createdAt minus the moment the trigger was due to be sent " +
         "(createdAt is stamped before the message's transaction commits); in service: minus the trigger's own createdAt.",
     );
@@ -286,6 +295,7 @@ function engineTables(engine: Engine): string[] {
           "notifications s",
           "all messages s",
           "messages/s",
+          "CPU µs/message",
           "RSS before MB",
           "peak RSS MB",
         ],
@@ -297,8 +307,9 @@ function engineTables(engine: Engine): string[] {
           String(f.notificationsSeconds),
           f.complete
             ? String(f.messagesSeconds)
-            : `incomplete (${num(f.messages)} in ${f.messagesSeconds} s)`,
+            : `${num(f.messages)} in ${f.messagesSeconds} s: all in ~${num(f.projectedSeconds)} s`,
           num(f.messagesPerSecond),
+          num(f.cpuUsPerMessage),
           String(f.rssBeforeMb),
           `${f.peakRssMb} (sampled ${f.sampledPeakRssMb})`,
         ]),
