@@ -7,7 +7,13 @@ import autocannon from "autocannon";
 import { BULK_SIZE } from "./bulk.ts";
 import { Latencies, type Measurement, round } from "./stats.ts";
 
-export type LoadKind = "put-status" | "post-group" | "get" | "post-subscriber" | "post-subscriber-bulk";
+export type LoadKind =
+  | "put-status"
+  | "post-group"
+  | "get"
+  | "post-subscriber"
+  | "post-subscriber-bulk"
+  | "trigger";
 
 export interface LoadSpec {
   url: string;
@@ -18,8 +24,13 @@ export interface LoadSpec {
   overallRate?: number;
   apiKey: string;
   kind: LoadKind;
-  /** put-status: the workflows to switch, in turn; get: paths to read, in turn. */
+  /**
+   * put-status: the workflows to switch, in turn; get: paths to read, in turn; trigger: the
+   * subscriberIds to notify, one per trigger, in turn.
+   */
   targets: string[];
+  /** trigger: the workflow's trigger identifier. */
+  name?: string;
   /** Where the request counter starts, so a later run keeps alternating where the last one stopped. */
   start: number;
 }
@@ -64,6 +75,11 @@ function requestMaker(spec: LoadSpec) {
           );
         }
         req.body = `{"subscribers":[${entries.join(",")}]}`;
+      } else if (spec.kind === "trigger") {
+        // One subscriber per trigger, each trigger a transactionId of its own.
+        req.method = "POST";
+        req.path = "/v1/events/trigger";
+        req.body = `{"name":${JSON.stringify(spec.name ?? "")},"to":${JSON.stringify(targets[i % count])},"transactionId":"load-${tag}-${i}","payload":{"n":${i}}}`;
       } else if (spec.kind === "post-group") {
         req.method = "POST";
         req.path = "/v1/notification-groups";

@@ -14,6 +14,80 @@ export interface Row {
   note?: string;
 }
 
+/** The trigger engine's figures on one backend (bench/engine.ts). */
+export interface TriggerFigures {
+  backend: BackendName;
+  /** Pre-seeded subscribers the triggers go to in turn, one per trigger. */
+  subscribers: number;
+  acknowledged: { rps: number; triggers: number; failed: number };
+  /** What the measured window left for the worker: acknowledged, not yet delivered, and how long that took. */
+  backlog: { accepted: number; undelivered: number; drainSeconds: number; drained: boolean };
+  /** The fixed batch: from its first trigger sent to its last message's createdAt. */
+  delivered: {
+    batch: number;
+    acknowledged: number;
+    failed: number;
+    messages: number;
+    complete: boolean;
+    answeredSeconds: number;
+    seconds: number;
+    rps: number;
+    /** The service process's CPU time over the batch (its triggers and their delivery), per message. */
+    cpuUsPerTrigger: number;
+  };
+  /**
+   * Open loop at half the acknowledged rate. p50/p99/max: each message's createdAt minus the moment
+   * its trigger was due to be sent; server*: createdAt minus the trigger's own createdAt (its
+   * receive time, as the service stamps it); answer*: the trigger's HTTP answer.
+   */
+  latency: {
+    rate: number;
+    seconds: number;
+    triggers: number;
+    failed: number;
+    messages: number;
+    complete: boolean;
+    answerP50: number;
+    answerP99: number;
+    p50: number;
+    p99: number;
+    max: number;
+    serverP50: number;
+    serverP99: number;
+  };
+}
+
+/** One trigger to a topic (bench/engine.ts). */
+export interface FanOutFigures {
+  backend: BackendName;
+  subscribers: number;
+  answerMs: number;
+  /** Single-subscriber triggers on the same idle service, one at a time. */
+  singleAnswerMs: { p50: number; max: number; n: number };
+  notifications: number;
+  /** From the trigger sent to the last notification's createdAt (the fan-out's batches written). */
+  notificationsSeconds: number;
+  messages: number;
+  complete: boolean;
+  /** From the trigger sent to the last message's createdAt. */
+  messagesSeconds: number;
+  messagesPerSecond: number;
+  /** Cut short by BENCH_FANOUT_TIMEOUT_SECONDS: how long every message would take at messagesPerSecond. */
+  projectedSeconds: number;
+  /** The service process's CPU time (user + system) from the trigger to the last message, per message. */
+  cpuUsPerMessage: number;
+  rssBeforeMb: number;
+  /** VmRSS sampled every 50 ms during the fan-out. */
+  sampledPeakRssMb: number;
+  /** VmHWM at the end: the process's peak over its life (start, single triggers, fan-out). */
+  peakRssMb: number;
+}
+
+export interface Engine {
+  triggers?: TriggerFigures[];
+  fanOut?: FanOutFigures[];
+}
+
 export interface Target {
   name: string;
   measured: string;
@@ -25,6 +99,7 @@ export interface Report {
   settings: Record<string, unknown>;
   seedingSeconds: Record<string, number>;
   rows: Row[];
+  engine: Engine;
   totalSeconds: number;
   targets?: Target[];
 }
@@ -37,7 +112,7 @@ const ms = (value: number | undefined) => (value === undefined ? "" : value.toFi
 export const halfRateP99 = (row: Row) =>
   row.halfRate ? Math.max(row.halfRate.p99, row.halfRate.autocannonP99) : undefined;
 
-export function targets(rows: Row[]): Target[] {
+export function targets(rows: Row[], engine: Engine = {}): Target[] {
   const find = (scenario: string, backend: BackendName) =>
     rows.find((r) => r.scenario === scenario && r.backend === backend);
   const out: Target[] = [];
@@ -94,6 +169,41 @@ export function targets(rows: Row[]): Target[] {
       });
     }
   }
+  for (const t of engine.triggers ?? []) {
+    const put = find("put-status", t.backend)?.service?.rps;
+    const versus = (rps: number) =>
+      put ? `${num(rps)}/s against PUT status ${num(put)}/s (${pct(rps / put)})` : `${num(rps)}/s`;
+    out.push({
+      name: `${t.backend}: triggers acknowledged/s ≥ 0.5 × PUT status/s`,
+      measured: put ? versus(t.acknowledged.rps) : `${versus(t.acknowledged.rps)}; no PUT status in this run`,
+      pass: put !== undefined && t.acknowledged.rps >= 0.5 * put,
+    });
+    const d = t.delivered;
+    out.push({
+      name: `${t.backend}: messages delivered/s ≥ 0.5 × PUT status/s`,
+      measured: d.complete
+        ? `${versus(d.rps)}; ${num(d.messages)} messages in ${d.seconds} s`
+        : `incomplete: ${num(d.messages)} of ${num(d.acknowledged)} messages`,
+      pass: put !== undefined && d.complete && d.rps >= 0.5 * put,
+    });
+    const l = t.latency;
+    out.push({
+      name: `${t.backend}: p99 trigger → feed ≤ 50 ms at half the acknowledged rate`,
+      measured: `p99 ${ms(l.p99)} ms (p50 ${ms(l.p50)}) at ${num(l.rate)} triggers/s${
+        l.complete ? "" : `; only ${num(l.messages)} of ${num(l.triggers)} messages arrived`
+      }`,
+      pass: l.complete && l.p99 <= 50,
+    });
+  }
+  for (const f of engine.fanOut ?? []) {
+    out.push({
+      name: `${f.backend}: peak RSS ≤ 200 MB during a fan-out to ${num(f.subscribers)} subscribers`,
+      measured: `${f.peakRssMb} MB (VmHWM; sampled VmRSS peak ${f.sampledPeakRssMb} MB, ${f.rssBeforeMb} MB before)${
+        f.complete ? "" : `; the fan-out did not finish (${num(f.messages)} messages)`
+      }`,
+      pass: f.peakRssMb <= 200,
+    });
+  }
   const services = rows.filter((r) => r.service);
   if (services.length > 0) {
     const worst = services.reduce((a, b) =>
@@ -120,8 +230,97 @@ function table(header: string[], lines: string[][]): string {
   ].join("\n");
 }
 
+function engineTables(engine: Engine): string[] {
+  const out: string[] = [];
+  const triggers = engine.triggers ?? [];
+  if (triggers.length > 0) {
+    out.push(
+      table(
+        [
+          "trigger engine",
+          "backend",
+          "acked/s",
+          "backlog",
+          "drained in s",
+          "batch",
+          "delivered/s",
+          "batch s",
+          "CPU µs/trigger",
+          "½ rate/s",
+          "→ feed p50",
+          "→ feed p99",
+          "max",
+          "in service p50",
+          "p99",
+          "answer p99",
+        ],
+        triggers.map((t) => [
+          `1 in-app step, 1 of ${num(t.subscribers)} subscribers`,
+          t.backend,
+          `${num(t.acknowledged.rps)}${t.acknowledged.failed > 0 ? ` (${num(t.acknowledged.failed)} failed)` : ""}`,
+          num(t.backlog.undelivered),
+          `${t.backlog.drainSeconds}${t.backlog.drained ? "" : " (not drained)"}`,
+          num(t.delivered.batch),
+          t.delivered.complete ? num(t.delivered.rps) : `incomplete (${num(t.delivered.messages)})`,
+          String(t.delivered.seconds),
+          num(t.delivered.cpuUsPerTrigger),
+          num(t.latency.rate),
+          ms(t.latency.p50),
+          ms(t.latency.p99),
+          ms(t.latency.max),
+          ms(t.latency.serverP50),
+          ms(t.latency.serverP99),
+          ms(t.latency.answerP99),
+        ]),
+      ),
+    );
+    out.push(
+      "acked/s: 32 connections, as PUT status; backlog: acknowledged but undelivered when that window closed. " +
+        "delivered/s: the batch's messages (counted in the database) over first trigger sent → last message's createdAt; " +
+        "CPU µs/trigger: the service's CPU over the batch (accept and deliver) per message. " +
+        "→ feed: open loop at half acked/s, message createdAt minus the moment the trigger was due to be sent " +
+        "(createdAt is stamped before the message's transaction commits); in service: minus the trigger's own createdAt.",
+    );
+  }
+  const fan = engine.fanOut ?? [];
+  if (fan.length > 0) {
+    if (out.length > 0) out.push("");
+    out.push(
+      table(
+        [
+          "fan-out",
+          "backend",
+          "answer ms",
+          "1-subscriber ms (p50/max)",
+          "notifications s",
+          "all messages s",
+          "messages/s",
+          "CPU µs/message",
+          "RSS before MB",
+          "peak RSS MB",
+        ],
+        fan.map((f) => [
+          `1 trigger to a topic of ${num(f.subscribers)}`,
+          f.backend,
+          ms(f.answerMs),
+          `${ms(f.singleAnswerMs.p50)} / ${ms(f.singleAnswerMs.max)}`,
+          String(f.notificationsSeconds),
+          f.complete
+            ? String(f.messagesSeconds)
+            : `${num(f.messages)} in ${f.messagesSeconds} s: all in ~${num(f.projectedSeconds)} s`,
+          num(f.messagesPerSecond),
+          num(f.cpuUsPerMessage),
+          String(f.rssBeforeMb),
+          `${f.peakRssMb} (sampled ${f.sampledPeakRssMb})`,
+        ]),
+      ),
+    );
+  }
+  return out;
+}
+
 export function printReport(report: Report, json: boolean): void {
-  const withTargets = { ...report, targets: targets(report.rows) };
+  const withTargets = { ...report, targets: targets(report.rows, report.engine) };
   if (json) {
     process.stdout.write(`${JSON.stringify(withTargets, null, 2)}\n`);
     return;
@@ -198,6 +397,8 @@ export function printReport(report: Report, json: boolean): void {
     table(["ceiling", "backend", "ops/s", "p50 ms", "p99 ms", "peak RSS MB", "CPU µs/req"], ceilingLines),
   );
   out.push("");
+  const engineLines = engineTables(report.engine);
+  if (engineLines.length > 0) out.push(...engineLines, "");
   for (const target of withTargets.targets)
     out.push(`${target.pass ? "PASS" : "FAIL"}  ${target.name}: ${target.measured}`);
   for (const r of report.rows)

@@ -9,6 +9,7 @@ import { postgresAnswers, redactDatabaseUrl } from "../src/store/store.ts";
 import { BULK_SIZE } from "./bulk.ts";
 import type { DbCeilingSpec } from "./db-ceiling.ts";
 import { emailThroughput } from "./email.ts";
+import { type EngineContext, runFanOut, runTriggers } from "./engine.ts";
 import type { CapturedResponse } from "./http-ceiling.ts";
 import type { LoadKind, LoadResult, LoadSpec } from "./load.ts";
 import {
@@ -21,7 +22,7 @@ import {
   spawnNode,
   waitForHttp,
 } from "./proc.ts";
-import { printReport, type Report, type Row, targets } from "./report.ts";
+import { type Engine, printReport, type Report, type Row, targets } from "./report.ts";
 import {
   type BackendName,
   type BenchDatabase,
@@ -35,6 +36,7 @@ import {
 } from "./seed.ts";
 import type { Measurement } from "./stats.ts";
 import { printTimers, runTimersBench, timerSettings } from "./timers.ts";
+import type { TriggerLoadResult } from "./trigger-load.ts";
 
 function intEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -55,11 +57,15 @@ const SCENARIOS = [
   "post-subscriber-bulk",
   "get-subscriber-1m",
   "email",
+  "trigger",
+  "fan-out",
 ] as const;
 type ScenarioId = (typeof SCENARIOS)[number];
 
 /** The scenarios that run after the big seeding, against the big environment. */
 const BIG: readonly ScenarioId[] = ["put-status-1m", "get-subscriber-1m"];
+/** The trigger engine's scenarios (bench/engine.ts): environments and services of their own. */
+const ENGINE: readonly ScenarioId[] = ["trigger", "fan-out"];
 /** Scenarios that create subscribers: they write into an environment of their own. */
 const SUBSCRIBER_WRITES: readonly ScenarioId[] = ["post-subscriber", "post-subscriber-bulk"];
 /** Not an HTTP load: measured by bench/email.ts. */
@@ -76,6 +82,13 @@ const settings = {
   subscribers: intEnv("BENCH_SUBSCRIBERS", 1000),
   bigSubscribers: intEnv("BENCH_BIG_SUBSCRIBERS", 1_000_000),
   emails: intEnv("BENCH_EMAILS", 2000),
+  triggerSubscribers: intEnv("BENCH_TRIGGER_SUBSCRIBERS", 10_000),
+  triggerBatch: intEnv("BENCH_TRIGGER_BATCH", 5_000),
+  fanOutSubscribers: intEnv("BENCH_FANOUT_SUBSCRIBERS", 100_000),
+  drainTimeoutSeconds: intEnv("BENCH_DRAIN_TIMEOUT_SECONDS", 120),
+  // How long the fan-out may take to write every message (0: as long as it takes); past it, the
+  // report gives the messages so far and the time all of them would take at that rate.
+  fanOutTimeoutSeconds: intEnv("BENCH_FANOUT_TIMEOUT_SECONDS", 60),
   logLevel: process.env.BENCH_LOG_LEVEL ?? "info",
   databaseUrl: process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
   backends: (process.env.BENCH_BACKENDS ?? "sqlite,postgres")
@@ -98,6 +111,8 @@ const LABELS: Record<ScenarioId, string> = {
   "post-subscriber-bulk": `POST /v1/subscribers/bulk (${BULK_SIZE} each)`,
   "get-subscriber-1m": `GET /v1/subscribers/{id}, ${settings.bigSubscribers.toLocaleString("en")} subscribers`,
   email: `emails/s: ${settings.emails.toLocaleString("en")} triggers → local SMTP sink`,
+  trigger: "POST /v1/events/trigger (1 subscriber)",
+  "fan-out": `POST /v1/events/trigger to a topic of ${settings.fanOutSubscribers.toLocaleString("en")}`,
 };
 
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-bench-"));
@@ -208,6 +223,18 @@ async function load(spec: Omit<LoadSpec, "connections">): Promise<LoadResult> {
   const timeout = (spec.warmupSeconds + spec.seconds + 60) * 1000;
   const out = await runNode([...TSX, "bench/load.ts", file], childEnv({}), timeout);
   return JSON.parse(out.trim().split("\n").at(-1) as string) as LoadResult;
+}
+
+/** Triggers with their send times, from a process of their own (bench/trigger-load.ts). */
+async function triggerLoad(
+  spec: Parameters<EngineContext["triggerLoad"]>[0],
+  service: Service,
+  apiKey: string,
+): Promise<TriggerLoadResult> {
+  const file = writeSpec({ ...spec, url: service.url, apiKey, connections: settings.connections });
+  const timeout = ((spec.seconds ?? 0) + settings.drainTimeoutSeconds + 60) * 1000;
+  const out = await runNode([...TSX, "bench/trigger-load.ts", file], childEnv({}), timeout);
+  return JSON.parse(out.trim().split("\n").at(-1) as string) as TriggerLoadResult;
 }
 
 /**
@@ -442,7 +469,22 @@ async function templateWorkflow(service: Service, env: Environment, name: string
   return created.data._id;
 }
 
-async function runBackend(backend: BackendName, rows: Row[], seeding: Record<string, number>) {
+const engineContext: EngineContext = {
+  settings,
+  log,
+  startService: (db) => startService(db),
+  environmentOf,
+  request,
+  measure,
+  triggerLoad,
+};
+
+async function runBackend(
+  backend: BackendName,
+  rows: Row[],
+  engine: Required<Engine>,
+  seeding: Record<string, number>,
+) {
   log(`${backend}: fresh database`);
   const db = await createDatabase(backend, workDir, settings.databaseUrl);
   try {
@@ -498,7 +540,7 @@ async function runBackend(backend: BackendName, rows: Row[], seeding: Record<str
     }
     // Reads first: the writes below grow the table, and the small figure is for a small table.
     const smallScenarios = settings.scenarios
-      .filter((s) => !BIG.includes(s) && !SEPARATE.includes(s))
+      .filter((s) => !BIG.includes(s) && !SEPARATE.includes(s) && !ENGINE.includes(s))
       .sort((a, b) => Number(a !== "get-subscriber") - Number(b !== "get-subscriber"));
     const pending: [ScenarioId, ScenarioRun][] = [];
     for (const scenario of smallScenarios) {
@@ -610,6 +652,18 @@ async function runBackend(backend: BackendName, rows: Row[], seeding: Record<str
         await service.child.stop();
       }
     }
+    // The trigger engine last: a fan-out cut short by its time limit leaves queued work behind,
+    // which no later service of this database may find and run.
+    if (settings.scenarios.includes("trigger")) {
+      log(`${backend}: trigger`);
+      const { row, figures } = await runTriggers(engineContext, db, backend, seeding);
+      rows.push(row);
+      engine.triggers.push(figures);
+    }
+    if (settings.scenarios.includes("fan-out")) {
+      log(`${backend}: seeding a topic of ${settings.fanOutSubscribers} subscribers`);
+      engine.fanOut.push(await runFanOut(engineContext, db, backend, seeding));
+    }
   } finally {
     await db.drop();
   }
@@ -653,12 +707,14 @@ async function main() {
   const before = machine();
   const rows: Row[] = [];
   const seeding: Record<string, number> = {};
-  for (const backend of settings.backends) await runBackend(backend, rows, seeding);
+  const engine: Required<Engine> = { triggers: [], fanOut: [] };
+  for (const backend of settings.backends) await runBackend(backend, rows, engine, seeding);
   const report: Report = {
     machine: { ...before, loadAverageAfter: machine().loadAverage },
     settings: { ...settings },
     seedingSeconds: Object.fromEntries(Object.entries(seeding).map(([k, v]) => [k, Math.round(v * 10) / 10])),
     rows,
+    engine,
     totalSeconds: Math.round((performance.now() - started) / 1000),
   };
   printReport(report, json);
@@ -672,7 +728,7 @@ async function main() {
   if (process.env.BENCH_JSON_OUT)
     fs.writeFileSync(
       process.env.BENCH_JSON_OUT,
-      JSON.stringify({ ...report, targets: targets(report.rows), timers }, null, 2),
+      JSON.stringify({ ...report, targets: targets(report.rows, report.engine), timers }, null, 2),
     );
   fs.rmSync(workDir, { recursive: true, force: true });
 }

@@ -258,3 +258,105 @@ export async function keyIdOf(db: BenchDatabase, environmentId: string): Promise
     await sql.end();
   }
 }
+
+/**
+ * A topic holding every subscriber of the environment, inserted in SQL (the topic row, then its
+ * memberships in one statement), as the API's bulk membership calls would leave it. Returns the
+ * seconds it took.
+ */
+export async function seedTopic(db: BenchDatabase, environmentId: string, key: string): Promise<number> {
+  const started = performance.now();
+  const id = `${Math.floor(Date.now() / 1000)
+    .toString(16)
+    .padStart(8, "0")}${randomBytes(8).toString("hex")}`;
+  const now = new Date().toISOString();
+  if (db.backend === "sqlite") {
+    const raw = new SqliteDatabase(db.sqliteFile as string);
+    try {
+      raw.pragma("journal_mode = WAL");
+      raw.pragma("cache_size = -262144");
+      raw.transaction(() => {
+        raw
+          .prepare(
+            `insert into topics (id, organization_id, environment_id, key, name, created_at, updated_at)
+             select @id, e.organization_id, e.id, @key, @key, @now, @now from environments e where e.id = @env`,
+          )
+          .run({ id, key, now, env: environmentId });
+        raw
+          .prepare(
+            `insert into topic_subscribers (topic_id, subscriber_ref, environment_id, subscriber_id, created_at)
+             select @id, s.id, s.environment_id, s.subscriber_id, @now from subscribers s where s.environment_id = @env`,
+          )
+          .run({ id, now, env: environmentId });
+      })();
+      raw.pragma("wal_checkpoint(TRUNCATE)");
+    } finally {
+      raw.close();
+    }
+  } else {
+    const sql = postgres(db.databaseUrl as string, { max: 1, onnotice: () => {} });
+    try {
+      await sql.begin(async (trx) => {
+        await trx.unsafe(
+          `insert into topics (id, organization_id, environment_id, key, name, created_at, updated_at)
+           select $1, e.organization_id, e.id, $2, $2, $3::timestamptz, $3::timestamptz
+           from environments e where e.id = $4`,
+          [id, key, now, environmentId],
+        );
+        await trx.unsafe(
+          `insert into topic_subscribers (topic_id, subscriber_ref, environment_id, subscriber_id, created_at)
+           select $1, s.id, s.environment_id, s.subscriber_id, $2::timestamptz from subscribers s
+           where s.environment_id = $3`,
+          [id, now, environmentId],
+        );
+      });
+      await sql`analyze topic_subscribers`;
+      await sql`checkpoint`;
+    } finally {
+      await sql.end();
+    }
+  }
+  return (performance.now() - started) / 1000;
+}
+
+/**
+ * A read-only connection to the bench database, beside the service: for counting what the worker
+ * has written. Queries use `?` placeholders (turned into `$n` on PostgreSQL); timestamps come back
+ * as epoch milliseconds through `epochMs`.
+ */
+export interface DbReader {
+  all<T extends Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export function openReader(db: BenchDatabase): DbReader {
+  if (db.backend === "sqlite") {
+    const raw = new SqliteDatabase(db.sqliteFile as string, { readonly: true });
+    raw.pragma("cache_size = -65536");
+    return {
+      async all<T>(query: string, params: unknown[] = []) {
+        return raw.prepare(query).all(...params) as T[];
+      },
+      async close() {
+        raw.close();
+      },
+    };
+  }
+  const sql = postgres(db.databaseUrl as string, { max: 1, onnotice: () => {} });
+  return {
+    async all<T>(query: string, params: unknown[] = []) {
+      let n = 0;
+      const text = query.replace(/\?/g, () => `$${++n}`);
+      return (await sql.unsafe(text, params as never[])) as unknown as T[];
+    },
+    async close() {
+      await sql.end();
+    },
+  };
+}
+
+/** A stored timestamp (ISO text on SQLite, a Date on PostgreSQL) as epoch milliseconds. */
+export function epochMs(value: unknown): number {
+  if (value instanceof Date) return value.getTime();
+  return Date.parse(String(value));
+}
