@@ -143,14 +143,19 @@ forEachBackend(
       const good = await fire(api, name, { sendAt: new Date(ctx.clock.now() + 60_000).toISOString() });
       for (const [payload, more, reason] of cases) {
         const tx = await fire(api, name, payload, more);
-        const jobs = await until(() => jobsOf(api, tx), settled, "the failed delay");
+        // Settled, and its reason readable (the job's row and its detail are one commit).
+        const jobs = await until(
+          () => jobsOf(api, tx),
+          (js) => settled(js) && (js[0]?.executionDetails.some((d) => d.status === "Failed") ?? false),
+          "the failed delay and its reason",
+        );
         assert.deepEqual(
           jobs.map((j) => j.status),
           ["failed", "canceled"],
           JSON.stringify(payload),
         );
         const detail = jobs[0]?.executionDetails.find((d) => d.status === "Failed")?.detail ?? "";
-        assert.match(detail, reason);
+        assert.match(detail, reason, JSON.stringify(jobs[0]?.executionDetails));
         assert.equal((await messagesOf(api, tx)).length, 0);
       }
       ctx.clock.advance(60_000);
