@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { systemClock } from "./clock.ts";
 import { loadConfig } from "./config.ts";
 import { openQueue } from "./engine/queue/index.ts";
+import { MissingSecretKeyError, resolveSecretKey, SecretBox } from "./integrations/service.ts";
 import { createOrganization } from "./onboarding/service.ts";
 import { createLogger } from "./ops/logging.ts";
 import { openStore, type Store } from "./store/store.ts";
@@ -29,6 +30,29 @@ The database is the server's: DATABASE_URL (PostgreSQL) or DATA_DIR (SQLite, def
 Use "npm run -s cli -- ..." to get the JSON alone, without npm's header.`;
 
 class UsageError extends Error {}
+
+/**
+ * The box that keeps new keys, encrypted, for the inbox widget's HMAC: the server's own secret key
+ * (TIDINGS_SECRET_KEY, or DATA_DIR/secret.key on SQLite). Without one (PostgreSQL and no
+ * TIDINGS_SECRET_KEY), keys are made all the same, but cannot check a widget session's HMAC.
+ */
+function keySealer(): SecretBox | undefined {
+  const config = loadConfig();
+  try {
+    const { key } = resolveSecretKey({
+      configured: config.secretKey,
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+    });
+    return new SecretBox(key);
+  } catch (error) {
+    if (!(error instanceof MissingSecretKeyError)) throw error;
+    process.stderr.write(
+      "tidings: TIDINGS_SECRET_KEY is not set, so the new keys cannot check inbox widget HMACs\n",
+    );
+    return undefined;
+  }
+}
 
 /** The CLI acts now, by the system clock, on the store it opened. */
 const depsOf = (store: Store) => ({ db: store.db, clock: systemClock });
@@ -75,7 +99,7 @@ export async function run(argv: string[]): Promise<number> {
   switch (command) {
     case "init":
       return withStore(async (store) => {
-        const org = await createOrganization(depsOf(store), values.name ?? "My organization");
+        const org = await createOrganization(depsOf(store), values.name ?? "My organization", keySealer());
         print(json, org, () =>
           [
             `Organization ${org.organizationId}`,
@@ -121,7 +145,7 @@ async function keys(
     case "create": {
       if (!environment) throw new UsageError("keys create needs --environment <environmentId>");
       return withStore(async (store) => {
-        const key = await tenancy.createApiKey(depsOf(store), environment);
+        const key = await tenancy.createApiKey(depsOf(store), environment, keySealer());
         if (!key) {
           process.stderr.write(`tidings: no environment ${environment}\n`);
           return 1;

@@ -26,7 +26,8 @@ forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
   test("the catalog lists every /v1 route the OpenAPI document describes", async () => {
     const paths = (ctx.app.swagger() as { paths: Record<string, Record<string, unknown>> }).paths;
     const documented = Object.entries(paths)
-      .filter(([path]) => path.startsWith("/v1/"))
+      // The widget's routes take a session token, not an API key: src/widgets/widgets.test.ts has their cases.
+      .filter(([path]) => path.startsWith("/v1/") && !path.startsWith("/v1/widgets/"))
       .flatMap(([path, ops]) =>
         Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`),
       );

@@ -13,7 +13,7 @@ import type { CreateIntegrationInput, UpdateIntegrationInput } from "./schemas.t
 import { smtpSettingsOf } from "./smtp-settings.ts";
 import { type IntegrationTools, sealing } from "./tools.ts";
 
-export { MissingSecretKeyError, resolveSecretKey, SecretBox } from "./secret-box.ts";
+export { MissingSecretKeyError, resolveSecretKey, SecretBox } from "../store/secret-box.ts";
 export { channelSenders } from "./senders.ts";
 export { type IntegrationTools, openIntegrationTools } from "./tools.ts";
 

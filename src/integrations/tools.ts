@@ -1,7 +1,7 @@
 import { SmtpPools } from "../providers/index.ts";
+import { SecretBox } from "../store/secret-box.ts";
 import type { Credentials } from "./domain.ts";
 import type { Seal, Unseal } from "./repository.ts";
-import { SecretBox } from "./secret-box.ts";
 
 /**
  * What integrations need beyond the database: the box that seals credentials, the SMTP pools (to

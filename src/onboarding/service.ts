@@ -5,6 +5,7 @@ import {
   createEnvironment,
   createOrganizationRecord,
   issueApiKey,
+  type KeySealer,
   lockOrganizations,
 } from "../tenancy/service.ts";
 
@@ -22,8 +23,12 @@ export interface CreatedOrganization {
  * A new organization with its Development and Production environments (Production's parent is
  * Development), each with a `General` group and one API key. One transaction: all or nothing.
  */
-export async function createOrganization(deps: Deps, name = "My organization"): Promise<CreatedOrganization> {
-  return deps.db.transaction().execute((trx) => createOrganizationTree(within(deps, trx), name));
+export async function createOrganization(
+  deps: Deps,
+  name = "My organization",
+  sealer?: KeySealer,
+): Promise<CreatedOrganization> {
+  return deps.db.transaction().execute((trx) => createOrganizationTree(within(deps, trx), name, sealer));
 }
 
 /**
@@ -34,16 +39,22 @@ export async function createOrganization(deps: Deps, name = "My organization"): 
 export async function bootstrapOrganization(
   deps: Deps,
   backend: "sqlite" | "postgres",
+  sealer?: KeySealer,
 ): Promise<CreatedOrganization | undefined> {
   return deps.db.transaction().execute(async (trx) => {
     const inTrx = within(deps, trx);
     await lockOrganizations(inTrx, backend);
     if ((await countOrganizations(inTrx)) > 0) return undefined;
-    return createOrganizationTree(inTrx, "My organization");
+    return createOrganizationTree(inTrx, "My organization", sealer);
   });
 }
 
-async function createOrganizationTree(deps: Deps, name: string): Promise<CreatedOrganization> {
+/** `sealer` keeps the keys, encrypted, for the inbox widget's HMAC (see tenancy's issueApiKey). */
+async function createOrganizationTree(
+  deps: Deps,
+  name: string,
+  sealer: KeySealer | undefined,
+): Promise<CreatedOrganization> {
   const organizationId = await createOrganizationRecord(deps, name);
   const environments: CreatedOrganization["environments"] = [];
   let parent: { environmentId: string; groupId: string } | undefined;
@@ -55,7 +66,7 @@ async function createOrganizationTree(deps: Deps, name: string): Promise<Created
     });
     const group = await createGeneralGroup(deps, { organizationId, environmentId }, parent?.groupId ?? "");
     if (!group) throw new Error(`the new environment ${environmentId} already had a General group`);
-    const apiKey = await issueApiKey(deps, organizationId, environmentId);
+    const apiKey = await issueApiKey(deps, organizationId, environmentId, sealer);
     environments.push({ name: envName, _id: environmentId, apiKey: apiKey.key });
     parent ??= { environmentId, groupId: group.id };
   }

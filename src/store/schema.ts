@@ -38,6 +38,8 @@ export interface ApiKeysTable {
   key_hash: string;
   /** The key's last characters, so a listing can tell keys apart (migration 0003); "" for older keys. */
   key_hint: ColumnType<string, string | undefined, string>;
+  /** The key sealed with the secret key, for the widget's HMAC (migration 0009); null when unknown. */
+  key_sealed: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   revoked_at: NullableTimestamp;
 }

@@ -19,3 +19,13 @@ export interface KeyOwner {
   organizationId: string;
   environmentId: string;
 }
+
+/**
+ * Seals an API key for storage and opens it again (the service's secret key, AES-256-GCM; see
+ * src/store/secret-box.ts): the inbox widget's HMAC is keyed with the API key itself, which is
+ * otherwise kept only as a hash. `open` throws when the value was sealed with another key.
+ */
+export interface KeySealer {
+  seal(plaintext: string, boundTo: string): string;
+  open(sealed: string, boundTo: string): string;
+}

@@ -1,11 +1,15 @@
 import { Type } from "typebox";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
-import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import type { KeySealer } from "./domain.ts";
 import { presentApiKey } from "./presenter.ts";
 import { ApiKeyResource } from "./schemas.ts";
 import { regenerateApiKey } from "./service.ts";
 
-export const regenerateApiKeyRoute: RoutePlugin = async (app) => {
+export const regenerateApiKeyRoute: RoutePluginWith<{ sealer?: KeySealer | undefined }> = async (
+  app,
+  options,
+) => {
   app.post(
     "/environments/api-keys/regenerate",
     {
@@ -27,7 +31,7 @@ export const regenerateApiKeyRoute: RoutePlugin = async (app) => {
       },
     },
     async (request, reply) => {
-      const created = await regenerateApiKey(depsOf(app), request.tenant);
+      const created = await regenerateApiKey(depsOf(app), request.tenant, options.sealer);
       reply.code(201);
       return { data: [presentApiKey(created)] };
     },

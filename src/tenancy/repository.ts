@@ -38,7 +38,15 @@ export async function insertEnvironment(
 
 export async function insertApiKey(
   db: Db,
-  key: { id: string; organizationId: string; environmentId: string; hash: string; hint: string; now: string },
+  key: {
+    id: string;
+    organizationId: string;
+    environmentId: string;
+    hash: string;
+    hint: string;
+    sealed: string | null;
+    now: string;
+  },
 ) {
   await db
     .insertInto("api_keys")
@@ -48,6 +56,7 @@ export async function insertApiKey(
       environment_id: key.environmentId,
       key_hash: key.hash,
       key_hint: key.hint,
+      key_sealed: key.sealed,
       created_at: key.now,
       revoked_at: null,
     })
@@ -219,4 +228,35 @@ export async function listLiveKeys(db: Db, environmentId: string) {
     hint: row.key_hint,
     createdAt: readTimestamp(row.created_at),
   }));
+}
+
+/** The environment's live keys as stored for the widget's HMAC: sealed, or null when not kept. */
+export async function listSealedKeys(db: Db, environmentId: string) {
+  return db
+    .selectFrom("api_keys")
+    .select(["id", "key_sealed as sealed"])
+    .where("environment_id", "=", environmentId)
+    .where("revoked_at", "is", null)
+    .orderBy("created_at", "desc")
+    .execute();
+}
+
+/** The environment with this application identifier, and its organization's name. */
+export async function findEnvironmentByIdentifier(db: Db, identifier: string) {
+  const row = await db
+    .selectFrom("environments")
+    .innerJoin("organizations", "organizations.id", "environments.organization_id")
+    .select([
+      ...environmentColumns.map((c) => `environments.${c}` as const),
+      "organizations.name as organization_name",
+    ])
+    .where("environments.identifier", "=", identifier)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { organization_name, ...environment } = row;
+  return { environment: toEnvironment(environment), organizationName: organization_name };
+}
+
+export async function findOrganization(db: Db, id: string) {
+  return db.selectFrom("organizations").select(["id", "name"]).where("id", "=", id).executeTakeFirst();
 }

@@ -6,11 +6,11 @@ import { notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import type { Database } from "../store/schema.ts";
 import { generateApiKey, hashApiKey, keyHint } from "./api-keys.ts";
-import type { Environment, KeyOwner } from "./domain.ts";
+import type { Environment, KeyOwner, KeySealer } from "./domain.ts";
 import * as tenancy from "./repository.ts";
 import type { Tenant } from "./tenant.ts";
 
-export type { KeyOwner } from "./domain.ts";
+export type { KeyOwner, KeySealer } from "./domain.ts";
 
 /** A new organization row; its environments come with createEnvironment. */
 export async function createOrganizationRecord(deps: Deps, name: string): Promise<string> {
@@ -53,8 +53,16 @@ export async function lockOrganizations(deps: Deps, backend: "sqlite" | "postgre
     await sql`lock table organizations in share row exclusive mode`.execute(deps.db);
 }
 
-/** A new key for the environment; the plaintext is returned once and never stored. */
-export async function issueApiKey(deps: Deps, organizationId: string, environmentId: string) {
+/**
+ * A new key for the environment; the plaintext is returned once and stored only as a hash, and,
+ * given a sealer, encrypted for the inbox widget's HMAC (never returned again by any route).
+ */
+export async function issueApiKey(
+  deps: Deps,
+  organizationId: string,
+  environmentId: string,
+  sealer?: KeySealer,
+) {
   const key = generateApiKey();
   const id = newObjectId();
   const now = isoNow(deps.clock);
@@ -64,16 +72,17 @@ export async function issueApiKey(deps: Deps, organizationId: string, environmen
     environmentId,
     hash: hashApiKey(key),
     hint: keyHint(key),
+    sealed: sealer ? sealer.seal(key, id) : null,
     now,
   });
   return { id, key, createdAt: now };
 }
 
 /** A new key for an environment named by id; undefined when there is no such environment. */
-export async function createApiKey(deps: Deps, environmentId: string) {
+export async function createApiKey(deps: Deps, environmentId: string, sealer?: KeySealer) {
   const env = await tenancy.findEnvironment(deps.db, environmentId);
   if (!env) return undefined;
-  const { id, key, createdAt } = await issueApiKey(deps, env.organization_id, env.id);
+  const { id, key, createdAt } = await issueApiKey(deps, env.organization_id, env.id, sealer);
   return {
     id,
     apiKey: key,
@@ -149,10 +158,10 @@ export async function listEnvironmentKeys(deps: Deps, tenant: Tenant) {
  * A new key for the caller's environment, returned in plaintext this once, and the calling key
  * revoked in the same transaction: its next request is refused. Other keys of the environment stay.
  */
-export async function regenerateApiKey(deps: Deps, tenant: Tenant) {
+export async function regenerateApiKey(deps: Deps, tenant: Tenant, sealer?: KeySealer) {
   return inTransaction(deps, async (d) => {
     const now = isoNow(d.clock);
-    const { id, key } = await issueApiKey(d, tenant.organizationId, tenant.environmentId);
+    const { id, key } = await issueApiKey(d, tenant.organizationId, tenant.environmentId, sealer);
     await tenancy.revokeApiKey(d.db, tenant.actorId, now);
     return {
       id,
@@ -162,4 +171,39 @@ export async function regenerateApiKey(deps: Deps, tenant: Tenant) {
       createdAt: now,
     };
   });
+}
+
+/** The environment whose public application identifier this is, with its organization's name. */
+export function findEnvironmentByIdentifier(deps: Deps, identifier: string) {
+  return tenancy.findEnvironmentByIdentifier(deps.db, identifier);
+}
+
+/**
+ * The environment's live API keys in plaintext, for checking a widget session's HMAC: those stored
+ * sealed that this sealer opens. `unsealable` counts the live keys it cannot (made before sealing,
+ * or without the secret key, or sealed with another one).
+ */
+export async function openEnvironmentKeys(
+  deps: Deps,
+  environmentId: string,
+  sealer: KeySealer | undefined,
+): Promise<{ keys: string[]; unsealable: number }> {
+  const rows = await tenancy.listSealedKeys(deps.db, environmentId);
+  const keys: string[] = [];
+  for (const row of rows) {
+    if (row.sealed === null || !sealer) continue;
+    try {
+      keys.push(sealer.open(row.sealed, row.id));
+    } catch {
+      // Sealed with another secret key: cannot be used, counted below.
+    }
+  }
+  return { keys, unsealable: rows.length - keys.length };
+}
+
+/** The tenant's organization: its id and name. */
+export async function getOrganization(deps: Deps, tenant: Tenant): Promise<{ id: string; name: string }> {
+  const organization = await tenancy.findOrganization(deps.db, tenant.organizationId);
+  if (!organization) throw notFound(`Organization ${tenant.organizationId} was not found`);
+  return organization;
 }

@@ -7,6 +7,7 @@ import * as engine from "./0005-engine.ts";
 import * as queueWorkers from "./0006-queue-workers.ts";
 import * as integrations from "./0007-integrations.ts";
 import * as digest from "./0008-digest.ts";
+import * as sealedKeys from "./0009-sealed-keys.ts";
 import type { ColumnTypes } from "./column-types.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations see the database as it was, untyped.
@@ -22,6 +23,7 @@ const steps: Record<string, Step> = {
   "0006-queue-workers": queueWorkers,
   "0007-integrations": integrations,
   "0008-digest": digest,
+  "0009-sealed-keys": sealedKeys,
 };
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
