@@ -22,7 +22,7 @@ import {
 import { type Clock, systemClock } from "./clock.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { type JobQueue, openQueue } from "./engine/queue/index.ts";
-import { engineSubscriberErasure } from "./engine/service.ts";
+import { engineSubscriberErasure, type InboxChange } from "./engine/service.ts";
 import { errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
@@ -46,6 +46,8 @@ import { subscriberRoutes } from "./subscribers/routes.ts";
 import { environmentRoutes } from "./tenancy/routes.ts";
 import { findKeyOwner } from "./tenancy/service.ts";
 import { topicRoutes } from "./topics/routes.ts";
+import { InboxRealtime, type RealtimeCluster, widgetRoutes } from "./widgets/routes.ts";
+import { SessionTokens } from "./widgets/service.ts";
 import { workerRegistry } from "./worker.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 import { workflowGroupReferences } from "./workflows/service.ts";
@@ -84,6 +86,46 @@ export interface AppOptions {
    * the app closes. main.ts passes its own (the worker role shares them) and closes them itself.
    */
   integrations?: IntegrationTools;
+  /**
+   * The inbox's sockets and how changes reach them; default: made here (with the cluster adapter
+   * of the store's backend) and closed when the app closes.
+   */
+  realtime?: InboxRealtime;
+  /**
+   * false: this process's inbox events stay in it (no cluster adapter), as for one process on its
+   * own; tests that build the app in-process use it. Default: realtimeCluster(store, config).
+   */
+  realtimeCluster?: false;
+}
+
+/** How inbox events cross processes: Redis when REDIS_URL is set, else PostgreSQL; none on SQLite. */
+export function realtimeCluster(store: Store, config: Config): RealtimeCluster | undefined {
+  if (store.backend !== "postgres" || !store.postgres) return undefined;
+  const schema = store.postgres.schema;
+  if (config.redisUrl)
+    return { kind: "redis", url: config.redisUrl, prefix: `tidings:${schema ?? "public"}` };
+  return { kind: "postgres", url: store.postgres.url, schema };
+}
+
+/** The inbox's sockets for a process (main.ts makes the worker role's, which only publishes). */
+export async function openRealtime(options: {
+  store: Store;
+  config: Config;
+  clock: Clock;
+  logger: pino.Logger;
+  secretKey: Buffer | undefined;
+  cluster?: false;
+}): Promise<InboxRealtime> {
+  const { store, config, clock } = options;
+  const realtime = new InboxRealtime({
+    deps: { db: store.db, clock },
+    tokens: new SessionTokens({ secretKey: options.secretKey, ttlSeconds: config.widgetSessionTtlS, clock }),
+    logger: options.logger,
+    cluster: options.cluster === false ? undefined : realtimeCluster(store, config),
+    socketsPerSubscriber: config.widgetSocketsPerSubscriber,
+  });
+  await realtime.connectCluster();
+  return realtime;
 }
 
 const REQUEST_ID = /^[\w.:@-]{1,128}$/;
@@ -184,11 +226,29 @@ export async function buildApp(options: AppOptions): Promise<App> {
       return unavailableQueue(error);
     }));
   app.decorate("queue", queue);
+  const logger = (options.logger || pino({ enabled: false })) as pino.Logger;
+  const secretKey = options.secretKey ?? config.secretKey;
+  const ownRealtime = options.realtime === undefined;
+  const realtime =
+    options.realtime ??
+    (await openRealtime({
+      store,
+      config,
+      clock,
+      logger,
+      secretKey,
+      ...(options.realtimeCluster === false ? { cluster: false as const } : {}),
+    }));
+  realtime.attach(app.server);
+  app.decorate("inboxSockets", () => realtime.sockets);
+  // Sockets would hold the HTTP server open: they go before it closes.
+  app.addHook("preClose", async () => realtime.disconnectAll());
+  const onInboxChange = (change: InboxChange) => realtime.publish(change);
   const ownIntegrations = options.integrations === undefined;
   const integrations =
     options.integrations ??
     openIntegrationTools({
-      secretKey: options.secretKey ?? config.secretKey,
+      secretKey,
       webhookTimeoutMs: config.webhookTimeoutMs,
       smtpTimeoutMs: config.smtpTimeoutMs,
     });
@@ -196,10 +256,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook("onClose", async () => {
     if (ownQueue) await queue.stop();
     if (ownIntegrations) integrations.close();
+    if (ownRealtime) await realtime.close();
   });
   if (options.runWorker ?? true) {
     const senders = channelSenders({ db: store.db, clock }, integrations);
-    const { handlers, ...startOptions } = workerRegistry({ db: store.db, clock, queue, senders });
+    const { handlers, ...startOptions } = workerRegistry(
+      { db: store.db, clock, queue, senders },
+      onInboxChange,
+    );
     await queue.start(handlers, startOptions);
   }
   app.decorateRequest("tenant", undefined as never);
@@ -240,6 +304,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
       components: {
         securitySchemes: {
           ApiKey: { type: "apiKey", in: "header", name: "Authorization", description: "ApiKey <key>" },
+          WidgetSession: {
+            type: "http",
+            scheme: "bearer",
+            description: "The token of an inbox widget session (POST /v1/widgets/session/initialize)",
+          },
         },
       },
     },
@@ -271,14 +340,20 @@ export async function buildApp(options: AppOptions): Promise<App> {
       await v1.register(notificationGroupRoutes, { references: workflowGroupReferences });
       await v1.register(subscriberRoutes, { erasure: engineSubscriberErasure });
       await v1.register(topicRoutes);
-      await v1.register(environmentRoutes);
+      await v1.register(environmentRoutes, { sealer: integrations.box });
       await v1.register(eventRoutes);
-      await v1.register(inboxRoutes);
+      await v1.register(inboxRoutes, { onChange: onInboxChange });
       await v1.register(activityRoutes);
       await v1.register(integrationRoutes, { tools: integrations });
     },
     { prefix: "/v1" },
   );
+  await app.register(widgetRoutes, {
+    prefix: "/v1/widgets",
+    tools: { sealer: integrations.box, tokens: realtime.tokens },
+    onChange: onInboxChange,
+    onUsage: (name: string) => app.widgetUsage?.(name),
+  });
 
   return app;
 }

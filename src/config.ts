@@ -47,6 +47,10 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** How long an SMTP server may take to accept a connection, and then to greet (SMTP_TIMEOUT_MS). */
   readonly smtpTimeoutMs: number;
+  /** How long an inbox widget session's token is good for (WIDGET_SESSION_TTL_S, 7 days). */
+  readonly widgetSessionTtlS: number;
+  /** How many inbox sockets one subscriber may hold open on one process (WIDGET_SOCKETS_PER_SUBSCRIBER). */
+  readonly widgetSocketsPerSubscriber: number;
 }
 
 export const ROLES = ["all", "api", "worker"] as const;
@@ -160,5 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: secretKey === undefined ? undefined : decodeSecretKey(secretKey),
     webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 50, 600_000),
     smtpTimeoutMs: integer(env, "SMTP_TIMEOUT_MS", 10_000, 50, 600_000),
+    widgetSessionTtlS: integer(env, "WIDGET_SESSION_TTL_S", 7 * 86_400, 60, 365 * 86_400),
+    widgetSocketsPerSubscriber: integer(env, "WIDGET_SOCKETS_PER_SUBSCRIBER", 10, 1, 10_000),
   });
 }

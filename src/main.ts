@@ -1,5 +1,5 @@
 import closeWithGrace from "close-with-grace";
-import { buildApp } from "./app.ts";
+import { buildApp, openRealtime } from "./app.ts";
 import { firstRunBanner } from "./banner.ts";
 import { systemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -72,7 +72,11 @@ export async function main(): Promise<void> {
   const queue = await openQueue({ store, clock, config, logger });
   if (config.role === "worker") {
     const senders = channelSenders({ db: store.db, clock }, integrations);
-    const { handlers, ...options } = workerRegistry({ db: store.db, clock, queue, senders });
+    // No sockets here: new messages are announced to the API processes that hold them.
+    const realtime = await openRealtime({ store, config, clock, logger, secretKey: secret.key });
+    const { handlers, ...options } = workerRegistry({ db: store.db, clock, queue, senders }, (change) =>
+      realtime.publish(change),
+    );
     await queue.start(handlers, options);
     // No listener: keep the process alive until a signal stops the worker.
     const keepAlive = setInterval(() => {}, 1 << 30);
@@ -81,6 +85,7 @@ export async function main(): Promise<void> {
       else logger.info({ signal }, "shutting down: finishing running tasks");
       clearInterval(keepAlive);
       await queue.stop();
+      await realtime.close();
       integrations.close();
       await store.close();
       logger.info("stopped");
@@ -89,7 +94,7 @@ export async function main(): Promise<void> {
     return;
   }
 
-  const created = await bootstrapOrganization({ db: store.db, clock }, store.backend);
+  const created = await bootstrapOrganization({ db: store.db, clock }, store.backend, integrations.box);
   // The app runs the worker in this process unless TIDINGS_ROLE=api (and stops it when it closes).
   const app = await buildApp({
     store,

@@ -5,6 +5,7 @@ import { type Clock, systemClock } from "../src/clock.ts";
 import type { App } from "../src/http/types.ts";
 import { listGroups } from "../src/notification-groups/repository.ts";
 import { createOrganization } from "../src/onboarding/service.ts";
+import { SecretBox } from "../src/store/secret-box.ts";
 import type { Store } from "../src/store/store.ts";
 import { type Backend, type BackendName, describeEachBackend, orDestroy } from "./backends.ts";
 
@@ -86,7 +87,12 @@ function client(app: App, apiKey: string | undefined): Client {
 }
 
 async function newTenant(store: Store): Promise<TestTenant> {
-  const org = await createOrganization({ db: store.db, clock: systemClock }, "Test organization");
+  // Keys sealed as the app seals them, so the inbox widget's HMAC can be checked against them.
+  const org = await createOrganization(
+    { db: store.db, clock: systemClock },
+    "Test organization",
+    new SecretBox(TEST_SECRET_KEY),
+  );
   const keysOf = async (name: string): Promise<EnvironmentKeys> => {
     const env = org.environments.find((e) => e.name === name);
     if (!env) throw new Error(`no ${name} environment`);
@@ -124,7 +130,15 @@ async function contextFor<C extends Clock>(
     await destroy();
   };
   const app = await orDestroy(destroyAll, async () => {
-    const built = await buildApp({ secretKey: TEST_SECRET_KEY, ...options.app?.(store), store, clock });
+    // One process: its inbox events need no cluster adapter (test/widget-processes.test.ts runs
+    // several), which would hold a PostgreSQL connection per app the suite builds.
+    const built = await buildApp({
+      secretKey: TEST_SECRET_KEY,
+      realtimeCluster: false,
+      ...options.app?.(store),
+      store,
+      clock,
+    });
     await built.ready();
     return built;
   });

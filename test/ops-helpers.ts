@@ -14,7 +14,7 @@ export async function appWith(
 ): Promise<{ app: App; config: Config }> {
   const config = loadConfig(env);
   const logger = logLines ? createLogger("info", { write: (line: string) => logLines.push(line) }) : false;
-  const app = await buildApp({ store, config, logger, secretKey: TEST_SECRET_KEY });
+  const app = await buildApp({ store, config, logger, secretKey: TEST_SECRET_KEY, realtimeCluster: false });
   await app.ready();
   return { app, config };
 }

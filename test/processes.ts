@@ -11,6 +11,7 @@ import postgres from "postgres";
 import { SERVICE_NODE_FLAGS } from "../scripts/service-node-flags.ts";
 import { systemClock } from "../src/clock.ts";
 import { createOrganization } from "../src/onboarding/service.ts";
+import { SecretBox } from "../src/store/secret-box.ts";
 import { openStore } from "../src/store/store.ts";
 import { type BackendName, describeEachBackend, postgresUrl } from "./backends.ts";
 
@@ -76,7 +77,11 @@ export async function seedOrganization(db: ProcessDatabase) {
   const store = await openStore({ ...db.storeOptions, pgPoolSize: 2 });
   try {
     await store.migrate();
-    const org = await createOrganization({ db: store.db, clock: systemClock }, "Process test");
+    const org = await createOrganization(
+      { db: store.db, clock: systemClock },
+      "Process test",
+      new SecretBox(Buffer.alloc(32, 7)),
+    );
     const dev = org.environments.find((e) => e.name === "Development");
     if (!dev) throw new Error("no Development environment");
     const group = await store.db

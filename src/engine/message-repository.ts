@@ -284,10 +284,12 @@ export async function listMessages(
 export async function deleteMessages(
   db: Db,
   environmentId: string,
-  where: { id?: string; transactionId?: string; subscriberRef?: string },
+  where: { id?: string; ids?: string[]; transactionId?: string; subscriberRef?: string; channel?: Channel },
 ): Promise<Message[]> {
   let query = db.deleteFrom("messages").where("environment_id", "=", environmentId);
   if (where.id !== undefined) query = query.where("id", "=", where.id);
+  if (where.ids !== undefined) query = query.where("id", "in", where.ids);
+  if (where.channel !== undefined) query = query.where("channel", "=", where.channel);
   if (where.transactionId !== undefined) query = query.where("transaction_id", "=", where.transactionId);
   if (where.subscriberRef !== undefined) query = query.where("subscriber_ref", "=", where.subscriberRef);
   const rows = await query.returningAll().execute();

@@ -11,7 +11,7 @@ import { type Channel, TIME_UNITS } from "../workflows/domain.ts";
 import { type EngineDeps, runJobTask, withDb } from "./accept.ts";
 import { deliverChat, deliverEmail } from "./delivery.ts";
 import { arriveAtDigest, digestedEvents, mergeFollowingSteps } from "./digest.ts";
-import type { ExecutionDetail, ExecutionStatus, Job, JobStatus, Notification } from "./domain.ts";
+import type { ExecutionDetail, ExecutionStatus, Job, Notification } from "./domain.ts";
 import { stepPasses } from "./filters.ts";
 import { insertMessage } from "./message-repository.ts";
 import type { FailedTask, NewTask } from "./queue/port.ts";

@@ -127,6 +127,59 @@ export async function countSubscriberMessages(
   return messages.countMessages(deps.db, subscriber.id, "in_app", filter);
 }
 
+/**
+ * A change to a subscriber's in-app feed: a message created (`messageId`), marked or deleted. The
+ * inbox's real-time side (src/widgets) is told of each one after it is committed, and tells the
+ * subscriber's sockets; features below it are handed the listener through app.ts.
+ */
+export interface InboxChange {
+  environmentId: string;
+  subscriberRef: string;
+  messageId?: string;
+}
+export type InboxListener = (change: InboxChange) => void;
+
+/** Tells `listener` of each subscriber whose in-app messages are among `changed`. */
+export function announceInboxChanges(
+  listener: InboxListener | undefined,
+  changed: readonly Pick<Message, "environmentId" | "subscriberRef" | "channel">[],
+): void {
+  if (!listener) return;
+  const seen = new Set<string>();
+  for (const message of changed) {
+    if (message.channel !== "in_app" || seen.has(message.subscriberRef)) continue;
+    seen.add(message.subscriberRef);
+    listener({ environmentId: message.environmentId, subscriberRef: message.subscriberRef });
+  }
+}
+
+/** One of the subscriber's in-app messages, with the subscriber; undefined when either is gone. */
+export async function findSubscriberMessage(
+  deps: Deps,
+  tenant: Tenant,
+  subscriberRef: string,
+  messageId: string,
+): Promise<{ message: Message; subscriber: Subscriber } | undefined> {
+  const [message, subscriber] = await Promise.all([
+    messages.findMessage(deps.db, tenant.environmentId, messageId),
+    getSubscriberByRef(deps, tenant, subscriberRef),
+  ]);
+  if (!message || !subscriber || message.subscriberRef !== subscriberRef) return undefined;
+  return { message, subscriber };
+}
+
+/** The subscriber's unseen and unread in-app message counts, by our id for the subscriber. */
+export async function inboxCounts(
+  deps: Deps,
+  subscriberRef: string,
+): Promise<{ unseenCount: number; unreadCount: number }> {
+  const [unseenCount, unreadCount] = await Promise.all([
+    messages.countMessages(deps.db, subscriberRef, "in_app", { seen: false }),
+    messages.countMessages(deps.db, subscriberRef, "in_app", { read: false }),
+  ]);
+  return { unseenCount, unreadCount };
+}
+
 export type MarkAs = "read" | "seen" | "unread" | "unseen";
 
 export function changesFor(markAs: MarkAs): messages.MarkChanges {
@@ -220,6 +273,24 @@ export async function deleteMessage(deps: Deps, tenant: Tenant, messageId: strin
   const [deleted] = await messages.deleteMessages(deps.db, tenant.environmentId, { id: messageId });
   if (!deleted) throw notFound(`Message ${mention(messageId, "with this id")} was not found`);
   return deleted;
+}
+
+/**
+ * Deletes the subscriber's in-app messages: those among `messageIds`, or all of them; others' ids
+ * match nothing. Returns those deleted.
+ */
+export async function deleteSubscriberMessages(
+  deps: Deps,
+  tenant: Tenant,
+  subscriberRef: string,
+  messageIds?: string[],
+): Promise<Message[]> {
+  if (messageIds !== undefined && messageIds.length === 0) return [];
+  return messages.deleteMessages(deps.db, tenant.environmentId, {
+    subscriberRef,
+    channel: "in_app",
+    ...(messageIds !== undefined ? { ids: messageIds } : {}),
+  });
 }
 
 export async function deleteTransactionMessages(deps: Deps, tenant: Tenant, transactionId: string) {

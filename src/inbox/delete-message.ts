@@ -1,9 +1,10 @@
-import { deleteMessage } from "../engine/service.ts";
+import { announceInboxChanges, deleteMessage } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
-import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import type { InboxRouteOptions } from "./options.ts";
 import { Deleted, deletedBody, MessageParams } from "./schemas.ts";
 
-export const deleteMessageRoute: RoutePlugin = async (app) => {
+export const deleteMessageRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
   app.delete(
     "/messages/:messageId",
     {
@@ -19,7 +20,8 @@ export const deleteMessageRoute: RoutePlugin = async (app) => {
       },
     },
     async (request) => {
-      await deleteMessage(depsOf(app), request.tenant, request.params.messageId);
+      const deleted = await deleteMessage(depsOf(app), request.tenant, request.params.messageId);
+      announceInboxChanges(options.onChange, [deleted]);
       return deletedBody;
     },
   );

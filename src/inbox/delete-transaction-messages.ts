@@ -1,9 +1,10 @@
-import { deleteTransactionMessages } from "../engine/service.ts";
+import { announceInboxChanges, deleteTransactionMessages } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
-import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import type { InboxRouteOptions } from "./options.ts";
 import { Deleted, deletedBody, TransactionParams } from "./schemas.ts";
 
-export const deleteTransactionMessagesRoute: RoutePlugin = async (app) => {
+export const deleteTransactionMessagesRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
   app.delete(
     "/messages/transaction/:transactionId",
     {
@@ -19,7 +20,12 @@ export const deleteTransactionMessagesRoute: RoutePlugin = async (app) => {
       },
     },
     async (request) => {
-      await deleteTransactionMessages(depsOf(app), request.tenant, request.params.transactionId);
+      const deleted = await deleteTransactionMessages(
+        depsOf(app),
+        request.tenant,
+        request.params.transactionId,
+      );
+      announceInboxChanges(options.onChange, deleted);
       return deletedBody;
     },
   );

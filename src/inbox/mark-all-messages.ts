@@ -1,9 +1,10 @@
 import { markAllSubscriberMessages } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
-import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import type { InboxRouteOptions } from "./options.ts";
 import { MarkAllBody, MarkAllResponse, SubscriberIdParams } from "./schemas.ts";
 
-export const markAllMessagesRoute: RoutePlugin = async (app) => {
+export const markAllMessagesRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
   app.post(
     "/subscribers/:subscriberId/messages/mark-all",
     {
@@ -20,12 +21,13 @@ export const markAllMessagesRoute: RoutePlugin = async (app) => {
       },
     },
     async (request, reply) => {
-      const { count } = await markAllSubscriberMessages(
+      const { count, subscriber } = await markAllSubscriberMessages(
         depsOf(app),
         request.tenant,
         request.params.subscriberId,
         request.body.markAs,
       );
+      options.onChange?.({ environmentId: request.tenant.environmentId, subscriberRef: subscriber.id });
       return reply.code(201).send({ data: count });
     },
   );

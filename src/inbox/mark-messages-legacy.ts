@@ -2,10 +2,11 @@ import { presentMessage } from "../engine/presenter.ts";
 import { markSubscriberMessages } from "../engine/service.ts";
 import { badRequest } from "../errors.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
-import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import type { InboxRouteOptions } from "./options.ts";
 import { LegacyMarkBody, MessagesResponse, SubscriberIdParams } from "./schemas.ts";
 
-export const markMessagesLegacyRoute: RoutePlugin = async (app) => {
+export const markMessagesLegacyRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
   app.post(
     "/subscribers/:subscriberId/messages/markAs",
     {
@@ -37,6 +38,7 @@ export const markMessagesLegacyRoute: RoutePlugin = async (app) => {
           ...(mark.read !== undefined ? { read: mark.read } : {}),
         },
       );
+      options.onChange?.({ environmentId: request.tenant.environmentId, subscriberRef: subscriber.id });
       return reply.code(201).send({ data: messages.map((m) => presentMessage(m, subscriber)) });
     },
   );

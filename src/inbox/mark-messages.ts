@@ -1,10 +1,11 @@
 import { presentMessage } from "../engine/presenter.ts";
 import { changesFor, markSubscriberMessages } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
-import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import type { InboxRouteOptions } from "./options.ts";
 import { MarkAsBody, MessagesResponse, SubscriberIdParams } from "./schemas.ts";
 
-export const markMessagesRoute: RoutePlugin = async (app) => {
+export const markMessagesRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
   app.post(
     "/subscribers/:subscriberId/messages/mark-as",
     {
@@ -28,6 +29,7 @@ export const markMessagesRoute: RoutePlugin = async (app) => {
         [request.body.messageId].flat(),
         changesFor(request.body.markAs),
       );
+      options.onChange?.({ environmentId: request.tenant.environmentId, subscriberRef: subscriber.id });
       return reply.code(201).send({ data: messages.map((m) => presentMessage(m, subscriber)) });
     },
   );

@@ -1,4 +1,4 @@
-import type { RoutePlugin } from "../http/types.ts";
+import type { RoutePluginWith } from "../http/types.ts";
 import { deleteMessageRoute } from "./delete-message.ts";
 import { deleteTransactionMessagesRoute } from "./delete-transaction-messages.ts";
 import { getSubscriberFeedRoute } from "./get-subscriber-feed.ts";
@@ -7,20 +7,21 @@ import { listMessagesRoute } from "./list-messages.ts";
 import { markAllMessagesRoute } from "./mark-all-messages.ts";
 import { markMessagesRoute } from "./mark-messages.ts";
 import { markMessagesLegacyRoute } from "./mark-messages-legacy.ts";
+import type { InboxRouteOptions } from "./options.ts";
 import { updateMessageActionRoute } from "./update-message-action.ts";
 
 /**
  * The subscriber's in-app feed and what the API key side of Novu's inbox does with it, and the
  * environment's messages, every channel (ENGINE.md part 5).
  */
-export const inboxRoutes: RoutePlugin = async (app) => {
+export const inboxRoutes: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
   await app.register(getSubscriberFeedRoute);
   await app.register(getUnseenCountRoute);
-  await app.register(markMessagesRoute);
-  await app.register(markMessagesLegacyRoute);
-  await app.register(markAllMessagesRoute);
+  await app.register(markMessagesRoute, options);
+  await app.register(markMessagesLegacyRoute, options);
+  await app.register(markAllMessagesRoute, options);
   await app.register(updateMessageActionRoute);
   await app.register(listMessagesRoute);
-  await app.register(deleteMessageRoute);
-  await app.register(deleteTransactionMessagesRoute);
+  await app.register(deleteMessageRoute, options);
+  await app.register(deleteTransactionMessagesRoute, options);
 };

@@ -11,8 +11,15 @@ declare module "fastify" {
   interface FastifyInstance {
     /** Counts a refused request (set when metrics are on). */
     rateLimited?: (key: string) => void;
+    /** Counts an inbox widget usage event by its name (set when metrics are on). */
+    widgetUsage?: (name: string) => void;
+    /** How many inbox sockets this process holds (set by app.ts). */
+    inboxSockets?: () => number;
   }
 }
+
+/** How many distinct widget usage names get their own label. */
+const WIDGET_USAGE_NAMES = 50;
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
 
@@ -92,6 +99,29 @@ export function registerMetrics(app: App, store: Store, config: Config): void {
   });
 
   app.decorate("rateLimited", (key: string) => limited.inc({ bucket: key.slice(0, key.indexOf(":")) }));
+
+  new Gauge({
+    name: "tidings_inbox_sockets",
+    help: "Inbox widget sockets this process holds",
+    registers: [registry],
+    collect() {
+      this.set(app.inboxSockets?.() ?? 0);
+    },
+  });
+  // The widget names its events; a client could send any name, so the label takes the first
+  // WIDGET_USAGE_NAMES distinct ones it sees and counts the rest as "other".
+  const usage = new Counter({
+    name: "tidings_widget_usage_total",
+    help: "Usage events the inbox widget logged (POST /v1/widgets/usage/log), by name",
+    labelNames: ["name"],
+    registers: [registry],
+  });
+  const usageNames = new Set<string>();
+  app.decorate("widgetUsage", (name: string) => {
+    const label = name.slice(0, 80);
+    if (!usageNames.has(label) && usageNames.size < WIDGET_USAGE_NAMES) usageNames.add(label);
+    usage.inc({ name: usageNames.has(label) ? label : "other" });
+  });
 
   app.addHook("onRequest", async () => {
     inFlight.inc();

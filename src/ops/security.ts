@@ -30,7 +30,8 @@ export function helmetHeaders(options: HelmetOptions): Record<string, string> {
 
 /**
  * Security headers on every response, and CORS only for the origins CORS_ORIGINS names (none by
- * default: a browser page on another origin cannot call the API).
+ * default: a browser page on another origin cannot call the API), but for the inbox widget's routes,
+ * which any page may call.
  *
  * The API answers JSON, so its policy is the strictest (`default-src 'none'`). The docs page brings
  * its own policy from @fastify/swagger-ui (`staticCSP`, hashes of its inline scripts), which replaces
@@ -56,11 +57,8 @@ export async function registerSecurity(app: App, config: Config): Promise<void> 
     done();
   });
 
-  if (config.corsOrigins.length === 0) return;
-  await app.register(cors, {
-    origin: [...config.corsOrigins],
+  const shared = {
     methods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
-    allowedHeaders: ["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"],
     exposedHeaders: [
       "X-Request-Id",
       "Retry-After",
@@ -72,6 +70,24 @@ export async function registerSecurity(app: App, config: Config): Promise<void> 
     maxAge: 600,
     // A bare OPTIONS (no Origin) gets the same empty answer instead of a text/plain 400.
     strictPreflight: false,
+  };
+  const api = {
+    ...shared,
+    origin: config.corsOrigins.length > 0 ? [...config.corsOrigins] : false,
+    allowedHeaders: ["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"],
+  };
+  // The inbox widget runs in the customer's pages, wherever they are: its routes answer any origin.
+  // Safe because they read no cookie: a session token (or the environment's public identifier and
+  // an HMAC, to start one) says who asks, and Access-Control-Allow-Credentials is never sent.
+  const widget = {
+    ...shared,
+    origin: true,
+    allowedHeaders: ["Authorization", "Content-Type", "User-Agent", "X-Request-Id"],
+  };
+  await app.register(cors, {
+    delegator: (request, callback) => {
+      callback(null, (request.url ?? "").startsWith("/v1/widgets/") ? widget : api);
+    },
   });
 }
 

@@ -1,0 +1,39 @@
+import { markAllSubscriberMessages } from "../engine/service.ts";
+import { described, errorResponsesOf } from "../http/schema-helpers.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import { MarkAllResponse } from "../inbox/schemas.ts";
+import { refuseFeeds } from "./get-feed.ts";
+import { changeOf, type WidgetRouteOptions } from "./options.ts";
+import { WidgetMarkAllBody } from "./schemas.ts";
+
+/** Marks every message of the subscriber read (`/read`) or seen (`/seen`). */
+export const markAllMessagesRoute: RoutePluginWith<WidgetRouteOptions> = async (app, options) => {
+  for (const markAs of ["read", "seen"] as const) {
+    app.post(
+      `/messages/${markAs}`,
+      {
+        schema: {
+          operationId: markAs === "read" ? "markAllWidgetMessagesRead" : "markAllWidgetMessagesSeen",
+          tags: ["Widget"],
+          summary: `Mark all the subscriber's messages ${markAs}`,
+          body: WidgetMarkAllBody,
+          response: {
+            201: described(MarkAllResponse, "How many messages changed"),
+            ...errorResponsesOf({ 400: "Invalid body, or a feedId" }),
+          },
+        },
+      },
+      async (request, reply) => {
+        refuseFeeds(request.body?.feedId ?? undefined);
+        const { count } = await markAllSubscriberMessages(
+          depsOf(app),
+          request.tenant,
+          request.widget.subscriber.subscriberId,
+          markAs,
+        );
+        if (count > 0) options.onChange?.(changeOf(request));
+        return reply.code(201).send({ data: count });
+      },
+    );
+  }
+};
