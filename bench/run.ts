@@ -22,6 +22,7 @@ import {
   spawnNode,
   waitForHttp,
 } from "./proc.ts";
+import { printRealtime, realtimeSettings, runRealtimeBench } from "./realtime.ts";
 import { type Engine, printReport, type Report, type Row, targets } from "./report.ts";
 import {
   type BackendName,
@@ -724,11 +725,17 @@ async function main() {
       ? []
       : await runTimersBench({ ...timerSettings(), backends: settings.backends });
   if (!json) printTimers(timers);
+  // The inbox's sockets (bench/realtime.ts); BENCH_REALTIME=0 leaves them out.
+  const realtime =
+    process.env.BENCH_REALTIME === "0"
+      ? []
+      : await runRealtimeBench({ ...realtimeSettings(), backends: settings.backends });
+  if (!json) printRealtime(realtime);
   // BENCH_JSON_OUT: the JSON report as well, to a file (the table still on stdout).
   if (process.env.BENCH_JSON_OUT)
     fs.writeFileSync(
       process.env.BENCH_JSON_OUT,
-      JSON.stringify({ ...report, targets: targets(report.rows, report.engine), timers }, null, 2),
+      JSON.stringify({ ...report, targets: targets(report.rows, report.engine), timers, realtime }, null, 2),
     );
   fs.rmSync(workDir, { recursive: true, force: true });
 }
