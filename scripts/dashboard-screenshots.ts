@@ -3,6 +3,7 @@
 // (npm run build first) and Debian's Chromium. Not part of the tests.
 //
 //   npm run build && npm run dashboard:screenshots
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -18,7 +19,8 @@ if (!existsSync(path.join(repo, "dist/dashboard/index.html"))) throw new Error("
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "tidings-shots-"));
 const store = await openStore({ dataDir });
 await store.migrate();
-const app = await buildApp({ store });
+// A throwaway key for the integrations' credentials (the database is thrown away too).
+const app = await buildApp({ store, secretKey: randomBytes(32) });
 const base = await app.listen({ port: 0, host: "127.0.0.1" });
 const org = await createOrganization({ db: store.db, clock: app.clock }, "Acme");
 const key = org.environments.find((e) => e.name === "Development")?.apiKey ?? "";
@@ -62,6 +64,25 @@ for (const [id, first, last] of [
     email: `${id}@example.com`,
   });
 }
+await call("POST", "/v1/integrations", {
+  providerId: "nodemailer",
+  channel: "email",
+  name: "Mail relay",
+  active: true,
+  credentials: {
+    host: "smtp.example.com",
+    port: "587",
+    user: "mailer",
+    password: "not-shown",
+    from: "hello@example.com",
+  },
+});
+await call("POST", "/v1/integrations", {
+  providerId: "slack",
+  channel: "chat",
+  name: "Team Slack",
+  active: false,
+});
 const { transactionId } = await call("POST", "/v1/events/trigger", {
   name: welcome.triggers[0].identifier,
   to: { subscriberId: "ada" },
@@ -97,6 +118,7 @@ try {
   await shot("subscriber", "#/subscribers/ada", "Subscriber ada");
   await shot("activity", "#/activity", "Activity");
   await shot("notification", `#/activity/${notification._id}`, "Notification of Welcome");
+  await shot("integrations", "#/integrations", "Integrations");
 } finally {
   await browser.close();
   await app.close();

@@ -265,6 +265,184 @@ forEachBackend(
         await assertAccessible("subscribers");
       });
 
+      test("subscribers: the search asks the API (beyond the page shown); a subscriber's page shows its fields, feed and preferences", async () => {
+        const client = ctx.client(tenant.dev.apiKey);
+        // More subscribers than one page (20) holds, the one sought made last: the list is oldest
+        // first, so it is not on the first page, and only the API's search can find it.
+        for (let i = 0; i < 22; i++) await createSubscriber(ctx, tenant.dev.apiKey, { firstName: "Filler" });
+        const sought = await createSubscriber(ctx, tenant.dev.apiKey, {
+          subscriberId: `needle-${Date.now()}`,
+          firstName: "Grace",
+          lastName: "Hopper",
+          email: "grace@navy.example",
+        });
+        await page.getByRole("link", { name: "Subscribers", exact: true }).click();
+        await page.reload();
+        await page.getByRole("heading", { name: "Subscribers" }).waitFor();
+        await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 20);
+        assert.equal(await page.getByRole("link", { name: sought.subscriberId }).count(), 0, "not on page 1");
+        await page.getByRole("searchbox", { name: "Search subscribers" }).fill("HOPPER");
+        const rows = page.getByRole("table").getByRole("row");
+        await page.getByRole("link", { name: sought.subscriberId }).waitFor();
+        await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 1);
+        assert.equal(await rows.count(), 2, "the header and the one match");
+        await assertAccessible("subscribers, searched");
+
+        // Its page: fields, feed and preferences, with a workflow that reached it.
+        const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+          name: uniqueName("Search workflow"),
+          active: true,
+          steps: [{ template: { type: "in_app", content: "Welcome aboard, {{subscriber.firstName}}" } }],
+        });
+        await client.post("/v1/events/trigger", {
+          name: workflow.triggers[0].identifier,
+          to: sought.subscriberId,
+        });
+        await page.getByRole("link", { name: sought.subscriberId }).click();
+        await page.getByRole("heading", { name: `Subscriber ${sought.subscriberId}` }).waitFor();
+        await page.getByText("grace@navy.example").waitFor();
+        await page.reload();
+        await page.getByText("Welcome aboard, Grace").waitFor();
+        await page.getByRole("heading", { name: "Preferences" }).waitFor();
+        await page.getByRole("cell", { name: workflow.name }).waitFor();
+        await assertAccessible("subscriber page");
+      });
+
+      test("activity: filters by workflow and by subscriber narrow the list", async () => {
+        const client = ctx.client(tenant.dev.apiKey);
+        const make = (name: string) =>
+          createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+            name: uniqueName(name),
+            active: true,
+            steps: [{ template: { type: "in_app", content: name } }],
+          });
+        const [first, second] = [await make("Filter one"), await make("Filter two")];
+        const ada = await createSubscriber(ctx, tenant.dev.apiKey, { firstName: "Ada" });
+        const bob = await createSubscriber(ctx, tenant.dev.apiKey, { firstName: "Bob" });
+        const sent: Record<string, string> = {};
+        for (const [workflow, subscriber] of [
+          [first, ada],
+          [second, ada],
+          [first, bob],
+        ] as const) {
+          const res = await client.post("/v1/events/trigger", {
+            name: workflow.triggers[0].identifier,
+            to: subscriber.subscriberId,
+          });
+          sent[`${workflow.name}|${subscriber.subscriberId}`] = res.json().data.transactionId;
+        }
+        await page.getByRole("link", { name: "Activity", exact: true }).click();
+        await page.getByRole("heading", { name: "Activity" }).waitFor();
+        const filter = async (workflow: string, subscriber: string) => {
+          await page
+            .getByRole("combobox", { name: "Workflow" })
+            .selectOption({ label: workflow || "Any workflow" });
+          await page.getByRole("textbox", { name: "Subscriber id" }).fill(subscriber);
+          await page.getByRole("textbox", { name: "Transaction id" }).fill("");
+          await page.getByRole("button", { name: "Filter" }).click();
+        };
+        const shown = async (expected: string[]) => {
+          await page.waitForFunction((txs) => {
+            const text = document.querySelector("tbody")?.textContent ?? "";
+            return (
+              txs.every((tx) => text.includes(tx)) &&
+              document.querySelectorAll("tbody tr").length === txs.length
+            );
+          }, expected);
+        };
+        await page.reload();
+        await filter(first.name, "");
+        await shown([
+          sent[`${first.name}|${ada.subscriberId}`],
+          sent[`${first.name}|${bob.subscriberId}`],
+        ] as string[]);
+        await filter("", ada.subscriberId);
+        await shown([
+          sent[`${first.name}|${ada.subscriberId}`],
+          sent[`${second.name}|${ada.subscriberId}`],
+        ] as string[]);
+        await filter(second.name, ada.subscriberId);
+        await shown([sent[`${second.name}|${ada.subscriberId}`]] as string[]);
+        await assertAccessible("activity, filtered");
+      });
+
+      test("integrations: add an SMTP one, switch it off and on with the API agreeing; its password is never in the page", async () => {
+        const secret = `s3cret-${Date.now()}`;
+        const name = uniqueName("Mail relay");
+        await page.getByRole("link", { name: "Integrations", exact: true }).click();
+        await page.getByRole("heading", { name: "Integrations" }).waitFor();
+        await assertAccessible("integrations");
+        await page.getByRole("combobox", { name: "Provider" }).selectOption("nodemailer");
+        await page.getByRole("textbox", { name: "Integration name" }).fill(name);
+        await page.getByRole("textbox", { name: "SMTP host" }).fill("smtp.example.com");
+        await page.getByRole("textbox", { name: "SMTP user" }).fill("mailer");
+        await page.getByLabel("SMTP password").fill(secret);
+        await page.getByRole("textbox", { name: "From address" }).fill("hello@example.com");
+        await page.getByRole("button", { name: "Add integration" }).click();
+        const toggle = page.getByRole("switch", { name: `${name} active` });
+        await toggle.waitFor();
+        assert.equal(await toggle.getAttribute("aria-checked"), "true");
+        const find = async () => {
+          const list = (await ctx.client(tenant.dev.apiKey).get("/v1/integrations")).json().data;
+          return list.find((i: { name: string }) => i.name === name) as {
+            _id: string;
+            active: boolean;
+            credentials: Record<string, unknown>;
+          };
+        };
+        const created = await find();
+        assert.equal(created.active, true);
+        assert.equal(created.credentials.host, "smtp.example.com");
+        assert.equal(created.credentials.password, "********");
+        await toggle.click();
+        await page.getByRole("switch", { name: `${name} active`, checked: false }).waitFor();
+        assert.equal((await find()).active, false);
+        await toggle.focus();
+        await page.keyboard.press("Space");
+        await page.getByRole("switch", { name: `${name} active`, checked: true }).waitFor();
+        assert.equal((await find()).active, true);
+        await page.reload();
+        await toggle.waitFor();
+        assert.ok(!(await page.content()).includes(secret), "the password is nowhere in the page");
+        await assertAccessible("integrations, with one");
+      });
+
+      test("groups: rename one", async () => {
+        const group = await createGroup(ctx, tenant.dev.apiKey);
+        const renamed = uniqueName("Renamed group");
+        await page.getByRole("link", { name: "Groups", exact: true }).click();
+        await page.getByRole("button", { name: `Rename ${group.name}` }).click();
+        await page.getByRole("textbox", { name: `New name for ${group.name}` }).fill(renamed);
+        await page.getByRole("button", { name: "Save name" }).click();
+        await page.getByRole("button", { name: `Rename ${renamed}` }).waitFor();
+        const read = await ctx.client(tenant.dev.apiKey).get(`/v1/notification-groups/${group._id}`);
+        assert.equal(read.json().data.name, renamed);
+      });
+
+      test("workflows: edit one's name and content, then delete it", async () => {
+        const client = ctx.client(tenant.dev.apiKey);
+        const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+          name: uniqueName("Editable"),
+          steps: [{ template: { type: "in_app", content: "Before" } }],
+        });
+        const renamed = uniqueName("Edited");
+        await page.goto(`${base}/dashboard/#/workflows/${workflow._id}`);
+        await page.getByRole("heading", { name: `Edit workflow ${workflow.name}` }).waitFor();
+        await page.getByRole("textbox", { name: "Name" }).fill(renamed);
+        await page.getByRole("textbox", { name: "Content" }).fill("After {{n}}");
+        await page.getByRole("button", { name: "Save" }).click();
+        await page.getByRole("status").filter({ hasText: "Workflow saved." }).waitFor();
+        const read = (await client.get(`/v1/workflows/${workflow._id}`)).json().data;
+        assert.equal(read.name, renamed);
+        assert.equal(read.steps[0].template.content, "After {{n}}");
+
+        await page.getByRole("link", { name: "Workflows", exact: true }).click();
+        page.once("dialog", (dialog) => dialog.accept());
+        await page.getByRole("button", { name: `Delete ${renamed}` }).click();
+        await page.getByRole("button", { name: `Delete ${renamed}` }).waitFor({ state: "detached" });
+        assert.equal((await client.get(`/v1/workflows/${workflow._id}`)).statusCode, 404);
+      });
+
       test("no console errors on any view", () => {
         assert.deepEqual(unexpected(), []);
       });

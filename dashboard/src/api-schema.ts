@@ -232,7 +232,7 @@ export interface paths {
     get: operations["getNotification"];
   };
   "/v1/subscribers": {
-    /** List subscribers, oldest first */
+    /** List subscribers, oldest first; `search` narrows them */
     get: operations["listSubscribers"];
     /**
      * Create or update a subscriber (by subscriberId)
@@ -380,6 +380,83 @@ export interface paths {
      * @description subscriberIds that are not in the topic, or have no subscriber, are ignored.
      */
     post: operations["removeTopicSubscribers"];
+  };
+  "/v1/widgets/messages": {
+    /** Delete all the subscriber's in-app messages */
+    delete: operations["deleteAllWidgetMessages"];
+  };
+  "/v1/widgets/messages/{messageId}": {
+    /** Delete one of the subscriber's messages */
+    delete: operations["deleteWidgetMessage"];
+  };
+  "/v1/widgets/messages/{messageId}/actions/{type}": {
+    /** Record the subscriber's action on a message (a button of the inbox) */
+    post: operations["updateWidgetMessageAction"];
+  };
+  "/v1/widgets/messages/bulk/delete": {
+    /** Delete several of the subscriber's messages (others' ids delete nothing) */
+    post: operations["deleteWidgetMessages"];
+  };
+  "/v1/widgets/messages/mark-as": {
+    /** Mark messages read, seen, unread or unseen */
+    post: operations["markWidgetMessagesAs"];
+  };
+  "/v1/widgets/messages/markAs": {
+    /** Mark messages seen or read (the older body) */
+    post: operations["markWidgetMessagesLegacy"];
+  };
+  "/v1/widgets/messages/read": {
+    /** Mark all the subscriber's messages read */
+    post: operations["markAllWidgetMessagesRead"];
+  };
+  "/v1/widgets/messages/seen": {
+    /** Mark all the subscriber's messages seen */
+    post: operations["markAllWidgetMessagesSeen"];
+  };
+  "/v1/widgets/notifications/count": {
+    /** How many messages match seen and read */
+    get: operations["getWidgetMessageCount"];
+  };
+  "/v1/widgets/notifications/feed": {
+    /** The session's subscriber's in-app messages, newest first */
+    get: operations["getWidgetFeed"];
+  };
+  "/v1/widgets/notifications/unread": {
+    /** How many messages are unread */
+    get: operations["getWidgetUnreadCount"];
+  };
+  "/v1/widgets/notifications/unseen": {
+    /** How many messages are unseen */
+    get: operations["getWidgetUnseenCount"];
+  };
+  "/v1/widgets/organization": {
+    /** The organization the inbox belongs to (its name; no branding is kept) */
+    get: operations["getWidgetOrganization"];
+  };
+  "/v1/widgets/preferences": {
+    /** The subscriber's preference for each active workflow */
+    get: operations["getWidgetPreferences"];
+    /** Change the subscriber's global preference */
+    patch: operations["updateWidgetGlobalPreference"];
+  };
+  "/v1/widgets/preferences/{level}": {
+    /** The subscriber's global preference, or its workflows' (`template`) */
+    get: operations["getWidgetPreferencesByLevel"];
+  };
+  "/v1/widgets/preferences/{templateId}": {
+    /** Change the subscriber's preference for one workflow */
+    patch: operations["updateWidgetWorkflowPreference"];
+  };
+  "/v1/widgets/session/initialize": {
+    /**
+     * Start a subscriber's inbox session (no API key: the browser calls this)
+     * @description Creates or updates the subscriber and returns a token for its inbox alone. When the environment has `hmac: true` (Production starts so), `hmacHash` must be the hex HMAC-SHA256 of the subscriberId keyed with the environment's API key, computed on your server.
+     */
+    post: operations["initializeWidgetSession"];
+  };
+  "/v1/widgets/usage/log": {
+    /** Record a widget usage event (counted by name in /metrics) */
+    post: operations["logWidgetUsage"];
   };
   "/v1/workflows": {
     /**
@@ -7338,7 +7415,7 @@ export interface operations {
       };
     };
   };
-  /** List subscribers, oldest first */
+  /** List subscribers, oldest first; `search` narrows them */
   listSubscribers: {
     parameters: {
       query?: {
@@ -7346,6 +7423,8 @@ export interface operations {
         page?: number;
         /** @description Page size, 1–100; default 10 */
         limit?: number;
+        /** @description Only subscribers whose subscriberId, firstName, lastName, email or phone contains this text (any case) */
+        search?: string;
       };
     };
     responses: {
@@ -7457,7 +7536,7 @@ export interface operations {
           };
         };
       };
-      /** @description page or limit out of range (limit 1–100) */
+      /** @description page or limit out of range (limit 1–100), or search over 200 characters */
       400: {
         content: {
           "application/json": {
@@ -13596,6 +13675,3180 @@ export interface operations {
       };
       /** @description This Idempotency-Key was used for a different request */
       422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Delete all the subscriber's in-app messages */
+  deleteAllWidgetMessages: {
+    parameters: {
+      query?: {
+        feedId?: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Deleted */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @enum {boolean} */
+              acknowledged: true;
+              /** @enum {string} */
+              status: "deleted";
+            };
+          };
+        };
+      };
+      /** @description A feedId */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Delete one of the subscriber's messages */
+  deleteWidgetMessage: {
+    parameters: {
+      path: {
+        /**
+         * @description The message
+         * @example 65f1c0ffee0123456789abcd
+         */
+        messageId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Deleted */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @enum {boolean} */
+              acknowledged: true;
+              /** @enum {string} */
+              status: "deleted";
+            };
+          };
+        };
+      };
+      /** @description Invalid message id */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such message of this subscriber */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Record the subscriber's action on a message (a button of the inbox) */
+  updateWidgetMessageAction: {
+    parameters: {
+      path: {
+        /**
+         * @description The message
+         * @example 65f1c0ffee0123456789abcd
+         */
+        messageId: string;
+        type: "primary" | "secondary";
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          executedType?: "primary" | "secondary";
+          payload?: {
+            [key: string]: unknown;
+          };
+          /** @enum {string} */
+          status: "pending" | "done";
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The message */
+      201: {
+        content: {
+          "application/json": {
+            /** WidgetMessage */
+            data: {
+              /** @description The environment */
+              _environmentId: string;
+              /** @description The message's id */
+              _id: string;
+              /** @description The job that wrote it */
+              _jobId: string;
+              /** @description The workflow (Novu's step template id) */
+              _messageTemplateId: string;
+              /** @description The notification it delivers */
+              _notificationId: string;
+              /** @description The organization */
+              _organizationId: string;
+              /** @description The subscriber's _id */
+              _subscriberId: string;
+              /** @description The workflow */
+              _templateId: string;
+              channel: string;
+              /** @description Rendered */
+              content: string;
+              /** Format: date-time */
+              createdAt: string;
+              cta: {
+                /** @description The message action's status and result, once one was taken */
+                action?: {
+                  [key: string]: unknown;
+                };
+                data: {
+                  url?: string;
+                };
+                /** @description redirect */
+                type: string;
+              };
+              deleted: boolean;
+              /** @description The provider's id for the message; empty for in-app */
+              identifier: string;
+              /** @description When it was last marked read; empty until then */
+              lastReadDate: string;
+              /** @description When it was last marked seen; empty until then */
+              lastSeenDate: string;
+              /** @description The trigger's payload */
+              payload: {
+                [key: string]: unknown;
+              };
+              providerId: string;
+              read: boolean;
+              seen: boolean;
+              status: string;
+              subject: string;
+              /** WidgetProfile */
+              subscriber?: {
+                /** @description The subscriber's _id */
+                _id: string;
+                avatar: string;
+                email: string;
+                firstName: string;
+                lastName: string;
+                phone: string;
+                subscriberId: string;
+              };
+              /** @description Your subscriberId */
+              subscriberId: string;
+              /** @description The workflow's trigger identifier */
+              templateIdentifier: string;
+              transactionId: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such message of this subscriber */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Delete several of the subscriber's messages (others' ids delete nothing) */
+  deleteWidgetMessages: {
+    requestBody: {
+      content: {
+        "application/json": {
+          messageIds: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Deleted */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @enum {boolean} */
+              acknowledged: true;
+              /** @enum {string} */
+              status: "deleted";
+            };
+          };
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Mark messages read, seen, unread or unseen */
+  markWidgetMessagesAs: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          markAs: "read" | "seen" | "unread" | "unseen";
+          messageId: string | string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The messages as changed (ids of other subscribers' messages change nothing) */
+      201: {
+        content: {
+          "application/json": {
+            data: {
+                /** @description The environment */
+                _environmentId: string;
+                /** @description The message's id */
+                _id: string;
+                /** @description The job that wrote it */
+                _jobId: string;
+                /** @description The workflow (Novu's step template id) */
+                _messageTemplateId: string;
+                /** @description The notification it delivers */
+                _notificationId: string;
+                /** @description The organization */
+                _organizationId: string;
+                /** @description The subscriber's _id */
+                _subscriberId: string;
+                /** @description The workflow */
+                _templateId: string;
+                channel: string;
+                /** @description Rendered */
+                content: string;
+                /** Format: date-time */
+                createdAt: string;
+                cta: {
+                  /** @description The message action's status and result, once one was taken */
+                  action?: {
+                    [key: string]: unknown;
+                  };
+                  data: {
+                    url?: string;
+                  };
+                  /** @description redirect */
+                  type: string;
+                };
+                deleted: boolean;
+                /** @description The provider's id for the message; empty for in-app */
+                identifier: string;
+                /** @description When it was last marked read; empty until then */
+                lastReadDate: string;
+                /** @description When it was last marked seen; empty until then */
+                lastSeenDate: string;
+                /** @description The trigger's payload */
+                payload: {
+                  [key: string]: unknown;
+                };
+                providerId: string;
+                read: boolean;
+                seen: boolean;
+                status: string;
+                subject: string;
+                /** WidgetProfile */
+                subscriber?: {
+                  /** @description The subscriber's _id */
+                  _id: string;
+                  avatar: string;
+                  email: string;
+                  firstName: string;
+                  lastName: string;
+                  phone: string;
+                  subscriberId: string;
+                };
+                /** @description Your subscriberId */
+                subscriberId: string;
+                /** @description The workflow's trigger identifier */
+                templateIdentifier: string;
+                transactionId: string;
+                /** Format: date-time */
+                updatedAt: string;
+              }[];
+          };
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Mark messages seen or read (the older body) */
+  markWidgetMessagesLegacy: {
+    requestBody: {
+      content: {
+        "application/json": {
+          mark: {
+            read?: boolean;
+            seen?: boolean;
+          };
+          messageId: string | string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The messages as changed (ids of other subscribers' messages change nothing) */
+      201: {
+        content: {
+          "application/json": {
+            data: {
+                /** @description The environment */
+                _environmentId: string;
+                /** @description The message's id */
+                _id: string;
+                /** @description The job that wrote it */
+                _jobId: string;
+                /** @description The workflow (Novu's step template id) */
+                _messageTemplateId: string;
+                /** @description The notification it delivers */
+                _notificationId: string;
+                /** @description The organization */
+                _organizationId: string;
+                /** @description The subscriber's _id */
+                _subscriberId: string;
+                /** @description The workflow */
+                _templateId: string;
+                channel: string;
+                /** @description Rendered */
+                content: string;
+                /** Format: date-time */
+                createdAt: string;
+                cta: {
+                  /** @description The message action's status and result, once one was taken */
+                  action?: {
+                    [key: string]: unknown;
+                  };
+                  data: {
+                    url?: string;
+                  };
+                  /** @description redirect */
+                  type: string;
+                };
+                deleted: boolean;
+                /** @description The provider's id for the message; empty for in-app */
+                identifier: string;
+                /** @description When it was last marked read; empty until then */
+                lastReadDate: string;
+                /** @description When it was last marked seen; empty until then */
+                lastSeenDate: string;
+                /** @description The trigger's payload */
+                payload: {
+                  [key: string]: unknown;
+                };
+                providerId: string;
+                read: boolean;
+                seen: boolean;
+                status: string;
+                subject: string;
+                /** WidgetProfile */
+                subscriber?: {
+                  /** @description The subscriber's _id */
+                  _id: string;
+                  avatar: string;
+                  email: string;
+                  firstName: string;
+                  lastName: string;
+                  phone: string;
+                  subscriberId: string;
+                };
+                /** @description Your subscriberId */
+                subscriberId: string;
+                /** @description The workflow's trigger identifier */
+                templateIdentifier: string;
+                transactionId: string;
+                /** Format: date-time */
+                updatedAt: string;
+              }[];
+          };
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Mark all the subscriber's messages read */
+  markAllWidgetMessagesRead: {
+    requestBody: {
+      content: {
+        "application/json": {
+          feedId?: string | string[] | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description How many messages changed */
+      201: {
+        content: {
+          "application/json": {
+            /** @description How many messages changed */
+            data: number;
+          };
+        };
+      };
+      /** @description Invalid body, or a feedId */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Mark all the subscriber's messages seen */
+  markAllWidgetMessagesSeen: {
+    requestBody: {
+      content: {
+        "application/json": {
+          feedId?: string | string[] | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description How many messages changed */
+      201: {
+        content: {
+          "application/json": {
+            /** @description How many messages changed */
+            data: number;
+          };
+        };
+      };
+      /** @description Invalid body, or a feedId */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** How many messages match seen and read */
+  getWidgetMessageCount: {
+    parameters: {
+      query?: {
+        seen?: boolean;
+        read?: boolean;
+        /** @description Count up to this many */
+        limit?: number;
+        /** @description Novu's feeds; Tidings has one feed per subscriber, so this must be left out */
+        feedIdentifier?: string | string[];
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The count */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              count: number;
+            };
+          };
+        };
+      };
+      /** @description A query value out of range, or a feedIdentifier */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** The session's subscriber's in-app messages, newest first */
+  getWidgetFeed: {
+    parameters: {
+      query?: {
+        page?: number;
+        limit?: number;
+        seen?: boolean;
+        read?: boolean;
+        /** @description Base64 of a JSON object the messages' payload must contain */
+        payload?: string;
+        /** @description Novu's feeds; Tidings has one feed per subscriber, so this must be left out */
+        feedIdentifier?: string | string[];
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description One page of the feed */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first */
+            data: {
+                /** @description The environment */
+                _environmentId: string;
+                /** @description The message's id */
+                _id: string;
+                /** @description The job that wrote it */
+                _jobId: string;
+                /** @description The workflow (Novu's step template id) */
+                _messageTemplateId: string;
+                /** @description The notification it delivers */
+                _notificationId: string;
+                /** @description The organization */
+                _organizationId: string;
+                /** @description The subscriber's _id */
+                _subscriberId: string;
+                /** @description The workflow */
+                _templateId: string;
+                channel: string;
+                /** @description Rendered */
+                content: string;
+                /** Format: date-time */
+                createdAt: string;
+                cta: {
+                  /** @description The message action's status and result, once one was taken */
+                  action?: {
+                    [key: string]: unknown;
+                  };
+                  data: {
+                    url?: string;
+                  };
+                  /** @description redirect */
+                  type: string;
+                };
+                deleted: boolean;
+                /** @description The provider's id for the message; empty for in-app */
+                identifier: string;
+                /** @description When it was last marked read; empty until then */
+                lastReadDate: string;
+                /** @description When it was last marked seen; empty until then */
+                lastSeenDate: string;
+                /** @description The trigger's payload */
+                payload: {
+                  [key: string]: unknown;
+                };
+                providerId: string;
+                read: boolean;
+                seen: boolean;
+                status: string;
+                subject: string;
+                /** WidgetProfile */
+                subscriber?: {
+                  /** @description The subscriber's _id */
+                  _id: string;
+                  avatar: string;
+                  email: string;
+                  firstName: string;
+                  lastName: string;
+                  phone: string;
+                  subscriberId: string;
+                };
+                /** @description Your subscriberId */
+                subscriberId: string;
+                /** @description The workflow's trigger identifier */
+                templateIdentifier: string;
+                transactionId: string;
+                /** Format: date-time */
+                updatedAt: string;
+              }[];
+            /** @description Whether a later page has messages */
+            hasMore: boolean;
+            /** @description The page returned (zero-based) */
+            page: number;
+            /** @description The page size asked for */
+            pageSize: number;
+            /** @description How many messages match, on all pages */
+            totalCount: number;
+          };
+        };
+      };
+      /** @description A query value out of range, payload not base64 JSON, or a feedIdentifier */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** How many messages are unread */
+  getWidgetUnreadCount: {
+    parameters: {
+      query?: {
+        seen?: boolean;
+        read?: boolean;
+        /** @description Count up to this many */
+        limit?: number;
+        /** @description Novu's feeds; Tidings has one feed per subscriber, so this must be left out */
+        feedIdentifier?: string | string[];
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The count */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              count: number;
+            };
+          };
+        };
+      };
+      /** @description A query value out of range, or a feedIdentifier */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** How many messages are unseen */
+  getWidgetUnseenCount: {
+    parameters: {
+      query?: {
+        seen?: boolean;
+        read?: boolean;
+        /** @description Count up to this many */
+        limit?: number;
+        /** @description Novu's feeds; Tidings has one feed per subscriber, so this must be left out */
+        feedIdentifier?: string | string[];
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The count */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              count: number;
+            };
+          };
+        };
+      };
+      /** @description A query value out of range, or a feedIdentifier */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** The organization the inbox belongs to (its name; no branding is kept) */
+  getWidgetOrganization: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The organization */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @description The organization */
+              _id: string;
+              branding: Record<string, never>;
+              name: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** The subscriber's preference for each active workflow */
+  getWidgetPreferences: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description One entry per active workflow */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                preference: {
+                  channels: {
+                    chat: boolean;
+                    email: boolean;
+                    in_app: boolean;
+                    push: boolean;
+                    sms: boolean;
+                  };
+                  enabled: boolean;
+                };
+                template: {
+                  /** @description The workflow's id */
+                  _id: string;
+                  /** @description A critical workflow is always delivered and cannot be turned off */
+                  critical: boolean;
+                  name: string;
+                  tags: string[];
+                  triggers: {
+                      identifier: string;
+                      subscriberVariables: {
+                          name: string;
+                        }[];
+                      type: string;
+                      variables: {
+                          name: string;
+                        }[];
+                    }[];
+                };
+              }[];
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Change the subscriber's global preference */
+  updateWidgetGlobalPreference: {
+    requestBody: {
+      content: {
+        "application/json": {
+          enabled?: boolean;
+          preferences?: ({
+              /** @enum {string} */
+              channelType?: "email" | "sms" | "in_app" | "chat" | "push";
+              enabled: boolean;
+              /** @enum {string} */
+              type: "email" | "sms" | "in_app" | "chat" | "push";
+            })[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The global preference after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** SubscriberGlobalPreference */
+            data: {
+              preference: {
+                channels: {
+                  chat: boolean;
+                  email: boolean;
+                  in_app: boolean;
+                  push: boolean;
+                  sms: boolean;
+                };
+                enabled: boolean;
+              };
+            };
+          };
+        };
+      };
+      /** @description Invalid body, or nothing to change */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** The subscriber's global preference, or its workflows' (`template`) */
+  getWidgetPreferencesByLevel: {
+    parameters: {
+      path: {
+        /** @description `global`: the subscriber's global preference; `template`: one per active workflow */
+        level: "global" | "template";
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The preferences at that level */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                preference: {
+                  channels: {
+                    chat: boolean;
+                    email: boolean;
+                    in_app: boolean;
+                    push: boolean;
+                    sms: boolean;
+                  };
+                  enabled: boolean;
+                };
+              } | {
+                preference: {
+                  channels: {
+                    chat: boolean;
+                    email: boolean;
+                    in_app: boolean;
+                    push: boolean;
+                    sms: boolean;
+                  };
+                  enabled: boolean;
+                };
+                template: {
+                  /** @description The workflow's id */
+                  _id: string;
+                  /** @description A critical workflow is always delivered and cannot be turned off */
+                  critical: boolean;
+                  name: string;
+                  tags: string[];
+                  triggers: {
+                      identifier: string;
+                      subscriberVariables: {
+                          name: string;
+                        }[];
+                      type: string;
+                      variables: {
+                          name: string;
+                        }[];
+                    }[];
+                };
+              })[];
+          };
+        };
+      };
+      /** @description level is neither global nor template */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Change the subscriber's preference for one workflow */
+  updateWidgetWorkflowPreference: {
+    parameters: {
+      path: {
+        /** @description The workflow's _id or its trigger identifier */
+        templateId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          channel?: {
+            enabled: boolean;
+            /** @enum {string} */
+            type: "email" | "sms" | "in_app" | "chat" | "push";
+          };
+          /** @description The whole workflow on or off for the subscriber */
+          enabled?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The workflow and the effective preference */
+      200: {
+        content: {
+          "application/json": {
+            /** SubscriberWorkflowPreference */
+            data: {
+              preference: {
+                channels: {
+                  chat: boolean;
+                  email: boolean;
+                  in_app: boolean;
+                  push: boolean;
+                  sms: boolean;
+                };
+                enabled: boolean;
+              };
+              template: {
+                /** @description The workflow's id */
+                _id: string;
+                /** @description A critical workflow is always delivered and cannot be turned off */
+                critical: boolean;
+                name: string;
+                tags: string[];
+                triggers: {
+                    identifier: string;
+                    subscriberVariables: {
+                        name: string;
+                      }[];
+                    type: string;
+                    variables: {
+                        name: string;
+                      }[];
+                  }[];
+              };
+            };
+          };
+        };
+      };
+      /** @description Invalid body, or nothing to change */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such workflow */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Start a subscriber's inbox session (no API key: the browser calls this)
+   * @description Creates or updates the subscriber and returns a token for its inbox alone. When the environment has `hmac: true` (Production starts so), `hmacHash` must be the hex HMAC-SHA256 of the subscriberId keyed with the environment's API key, computed on your server.
+   */
+  initializeWidgetSession: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The environment's public identifier (GET /v1/environments/me) */
+          applicationIdentifier: string;
+          email?: string;
+          firstName?: string;
+          hmacHash?: string | null;
+          lastName?: string;
+          phone?: string;
+          /** @description Your id for the subscriber */
+          subscriberId: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The session */
+      201: {
+        content: {
+          "application/json": {
+            data: {
+              /** Format: date-time */
+              expiresAt: string;
+              /** WidgetProfile */
+              profile: {
+                /** @description The subscriber's _id */
+                _id: string;
+                avatar: string;
+                email: string;
+                firstName: string;
+                lastName: string;
+                phone: string;
+                subscriberId: string;
+              };
+              /** @description The session's token: send it as "Bearer <token>" and to the socket */
+              token: string;
+            };
+          };
+        };
+      };
+      /** @description Unknown applicationIdentifier, or a missing or wrong hmacHash with HMAC on */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Record a widget usage event (counted by name in /metrics) */
+  logWidgetUsage: {
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          payload?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Recorded */
+      201: {
+        content: {
+          "application/json": {
+            data: {
+              /** @enum {boolean} */
+              success: true;
+            };
+          };
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */

@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiError, api, forgetKey, ok, storedKey, storeKey } from "./api.ts";
 import { Activity, NotificationView } from "./views/activity.tsx";
 import { Groups } from "./views/groups.tsx";
+import { Integrations } from "./views/integrations.tsx";
 import { Subscribers, SubscriberView } from "./views/subscribers.tsx";
 import { WorkflowEditor, Workflows } from "./views/workflows.tsx";
 import "./style.css";
@@ -24,6 +25,7 @@ const SECTIONS = [
   ["groups", "Groups"],
   ["subscribers", "Subscribers"],
   ["activity", "Activity"],
+  ["integrations", "Integrations"],
 ] as const;
 
 function SignIn({ onSignedIn }: { onSignedIn: (environment: string) => void }) {
@@ -94,6 +96,7 @@ function App() {
   else if (section === "groups") view = <Groups />;
   else if (section === "subscribers") view = id ? <SubscriberView id={id} /> : <Subscribers />;
   else if (section === "activity") view = id ? <NotificationView id={id} /> : <Activity />;
+  else if (section === "integrations") view = <Integrations />;
 
   return (
     <>

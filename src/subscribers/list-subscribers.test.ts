@@ -35,6 +35,46 @@ forEachBackend("GET /v1/subscribers", (ctx) => {
     assert.deepEqual(created, [...created].sort(), "oldest first");
   });
 
+  test("search narrows the list to subscribers whose id, names, email or phone contain the text, in any case", async () => {
+    const { dev, prod } = await ctx.tenant();
+    const make = (subscriberId: string, fields: Record<string, string> = {}) =>
+      createSubscriber(ctx, dev.apiKey, { subscriberId, ...fields });
+    await make("ada-1", { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com" });
+    await make("grace-2", { firstName: "Grace", lastName: "Hopper", phone: "+15550100" });
+    await make("alan-3", { firstName: "Alan", email: "turing@EXAMPLE.org" });
+    await make("pct%_x", { firstName: "Literal" });
+    await make("pctAAx", { firstName: "Wildcard bait" });
+    await make("back\\slash", { firstName: "Escaped" });
+    await createSubscriber(ctx, prod.apiKey, { subscriberId: "ada-elsewhere", firstName: "Ada" });
+    const api = ctx.client(dev.apiKey);
+    const found = async (search: string, query = "") => {
+      const res = await api.get(`/v1/subscribers?search=${encodeURIComponent(search)}${query}`);
+      assert.equal(res.statusCode, 200, res.body);
+      const body = res.json();
+      return {
+        ids: body.data.map((s: { subscriberId: string }) => s.subscriberId).sort(),
+        total: body.totalCount,
+      };
+    };
+    assert.deepEqual((await found("ada")).ids, ["ada-1"], "another environment's Ada is not listed");
+    assert.deepEqual((await found("LOVE")).ids, ["ada-1"]);
+    assert.deepEqual((await found("example")).ids, ["ada-1", "alan-3"]);
+    assert.deepEqual((await found("5550")).ids, ["grace-2"]);
+    assert.deepEqual((await found("hopper")).ids, ["grace-2"]);
+    assert.deepEqual((await found("%_")).ids, ["pct%_x"], "% and _ are matched literally");
+    assert.deepEqual((await found("_")).ids, ["pct%_x"]);
+    assert.deepEqual((await found("\\")).ids, ["back\\slash"]);
+    assert.deepEqual((await found("nobody")).ids, []);
+    // Paging applies to the matches, and the total counts them.
+    const page = await found("a", "&limit=2&page=0");
+    assert.equal(page.ids.length, 2);
+    assert.ok(page.total >= 4, `total ${page.total}`);
+    assertErrorBody(await api.get(`/v1/subscribers?search=${"x".repeat(201)}`), 400, {
+      path: "/v1/subscribers",
+      fields: ["search"],
+    });
+  });
+
   test("defaults to page 0 of 10; an empty environment is an empty page", async () => {
     const { dev } = await ctx.tenant();
     const res = await ctx.client(dev.apiKey).get("/v1/subscribers");

@@ -11,11 +11,13 @@ export const listSubscribersRoute: RoutePlugin = async (app) => {
       schema: {
         operationId: "listSubscribers",
         tags: ["Subscribers"],
-        summary: "List subscribers, oldest first",
+        summary: "List subscribers, oldest first; `search` narrows them",
         querystring: ListSubscribersQuery,
         response: {
           200: described(SubscriberPage, "One page of subscribers, the total and whether more follow"),
-          ...errorResponsesOf({ 400: "page or limit out of range (limit 1–100)" }),
+          ...errorResponsesOf({
+            400: "page or limit out of range (limit 1–100), or search over 200 characters",
+          }),
         },
       },
     },

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Updateable } from "kysely";
+import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { Database, SubscriberPreferencesTable, SubscribersTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type {
@@ -195,8 +195,29 @@ export async function findSubscriberRefs(
   return refs;
 }
 
-export async function listSubscribers(db: Db, environmentId: string, offset: number, limit: number) {
-  const base = db.selectFrom("subscribers").where("environment_id", "=", environmentId);
+/**
+ * One page of the environment's subscribers, oldest first; with `search`, only those whose
+ * subscriberId, first or last name, email or phone contains it, in any case (ASCII letters: both
+ * backends fold those alike). The text is matched literally: `%`, `_` and `\\` are escaped.
+ */
+export async function listSubscribers(
+  db: Db,
+  environmentId: string,
+  offset: number,
+  limit: number,
+  search?: string,
+) {
+  let base = db.selectFrom("subscribers").where("environment_id", "=", environmentId);
+  if (search !== undefined && search !== "") {
+    const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    base = base.where((eb) =>
+      eb.or(
+        (["subscriber_id", "first_name", "last_name", "email", "phone"] as const).map(
+          (column) => sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`,
+        ),
+      ),
+    );
+  }
   const [rows, totalCount] = await Promise.all([
     base.selectAll().orderBy("created_at").orderBy("id").limit(limit).offset(offset).execute(),
     countRows(base),

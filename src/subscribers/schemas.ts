@@ -289,4 +289,11 @@ export const ListSubscribersQuery = Type.Object({
   limit: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 100, description: "Page size, 1–100; default 10" }),
   ),
+  search: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description:
+        "Only subscribers whose subscriberId, firstName, lastName, email or phone contains this text (any case)",
+    }),
+  ),
 });

@@ -191,7 +191,7 @@ export const DEFAULT_PAGE_SIZE = 10;
 export async function listSubscribers(
   deps: Deps,
   tenant: Tenant,
-  input: { page?: number | undefined; limit?: number | undefined },
+  input: { page?: number | undefined; limit?: number | undefined; search?: string | undefined },
 ) {
   const page = input.page ?? 0;
   const limit = input.limit ?? DEFAULT_PAGE_SIZE;
@@ -200,6 +200,7 @@ export async function listSubscribers(
     tenant.environmentId,
     page * limit,
     limit,
+    input.search?.trim(),
   );
   return { page, pageSize: limit, totalCount, hasMore: (page + 1) * limit < totalCount, data };
 }

@@ -1,28 +1,36 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, ok } from "../api.ts";
 import { Pager, Problem, useLoad, when } from "../common.tsx";
 
 const PAGE_SIZE = 20;
 
 /**
- * One page of subscribers. The API lists by page without a text filter, so the search box narrows
- * the page shown and, given an exact subscriberId, opens that subscriber.
+ * The environment's subscribers, a page at a time; the search box asks the API for those whose id,
+ * names, email or phone contain the text (as you type, after a short pause), and, given an exact
+ * subscriberId, opens that subscriber.
  */
 export function Subscribers() {
   const [page, setPage] = useState(0);
   const [search, setSearch] = useState("");
+  const [query, setQuery] = useState("");
+  // The API is asked once typing pauses, not on every key.
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      setQuery(search.trim());
+      setPage(0);
+    }, 250);
+    return () => clearTimeout(timer);
+  }, [search]);
   const { data, error, setError } = useLoad(
-    () => ok(api.GET("/v1/subscribers", { params: { query: { page, limit: PAGE_SIZE } } })),
-    [page],
-  );
-  const needle = search.trim().toLowerCase();
-  const rows = (data?.data ?? []).filter(
-    (s) =>
-      !needle ||
-      [s.subscriberId, s.email, s.firstName, s.lastName, s.phone].some((v) =>
-        v?.toLowerCase().includes(needle),
+    () =>
+      ok(
+        api.GET("/v1/subscribers", {
+          params: { query: { page, limit: PAGE_SIZE, ...(query ? { search: query } : {}) } },
+        }),
       ),
+    [page, query],
   );
+  const rows = data?.data ?? [];
   async function open(event: Event) {
     event.preventDefault();
     if (!search.trim()) return;
@@ -52,7 +60,9 @@ export function Subscribers() {
       </search>
       <Problem message={error} />
       <table>
-        <caption class="visually-hidden">Subscribers on this page</caption>
+        <caption class="visually-hidden">
+          {query ? `Subscribers matching “${query}”` : "Subscribers"}, page {page + 1}
+        </caption>
         <thead>
           <tr>
             <th scope="col">subscriberId</th>
@@ -74,7 +84,7 @@ export function Subscribers() {
           ))}
         </tbody>
       </table>
-      {data && rows.length === 0 && <p>No subscribers{needle ? " on this page match" : ""}.</p>}
+      {data && rows.length === 0 && <p>No subscribers{query ? " match" : ""}.</p>}
       {data && <Pager label="Subscriber" page={page} hasMore={data.hasMore} onPage={setPage} />}
     </section>
   );

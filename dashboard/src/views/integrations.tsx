@@ -1,0 +1,223 @@
+import { useState } from "preact/hooks";
+import { api, ok } from "../api.ts";
+import { Problem, useLoad, when } from "../common.tsx";
+
+/** The providers Tidings delivers through (src/providers): SMTP for email, webhooks for chat. */
+const PROVIDERS = [
+  { id: "nodemailer", channel: "email", label: "Custom SMTP (email)" },
+  { id: "slack", channel: "chat", label: "Slack (chat)" },
+  { id: "discord", channel: "chat", label: "Discord (chat)" },
+  { id: "msteams", channel: "chat", label: "Microsoft Teams (chat)" },
+  { id: "mattermost", channel: "chat", label: "Mattermost (chat)" },
+] as const;
+
+/** The SMTP credentials the form asks for; the password is typed in and never shown again. */
+const SMTP_FIELDS = [
+  ["host", "SMTP host", "text"],
+  ["port", "SMTP port", "text"],
+  ["user", "SMTP user", "text"],
+  ["password", "SMTP password", "password"],
+  ["from", "From address", "email"],
+  ["senderName", "Sender name", "text"],
+] as const;
+
+type SmtpField = (typeof SMTP_FIELDS)[number][0];
+
+function NewIntegration({ onCreated }: { onCreated: () => void }) {
+  const [providerId, setProviderId] = useState<(typeof PROVIDERS)[number]["id"]>("nodemailer");
+  const [name, setName] = useState("");
+  const [active, setActive] = useState(true);
+  const [secure, setSecure] = useState(false);
+  const [fields, setFields] = useState<Record<SmtpField, string>>({
+    host: "",
+    port: "587",
+    user: "",
+    password: "",
+    from: "",
+    senderName: "",
+  });
+  const [error, setError] = useState<string | null>(null);
+  const provider = PROVIDERS.find((p) => p.id === providerId) ?? PROVIDERS[0];
+  async function create(event: Event) {
+    event.preventDefault();
+    setError(null);
+    const credentials =
+      provider.channel === "email"
+        ? {
+            ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value.trim() !== "")),
+            secure,
+          }
+        : undefined;
+    try {
+      await ok(
+        api.POST("/v1/integrations", {
+          body: {
+            providerId,
+            channel: provider.channel,
+            active,
+            ...(name.trim() ? { name: name.trim() } : {}),
+            ...(credentials ? { credentials } : {}),
+          },
+        }),
+      );
+      setName("");
+      setFields((f) => ({ ...f, password: "" }));
+      onCreated();
+    } catch (failure) {
+      setError((failure as Error).message);
+    }
+  }
+  return (
+    <form class="stack" onSubmit={create} aria-labelledby="new-integration-title">
+      <h2 id="new-integration-title">Add an integration</h2>
+      <div class="field">
+        <label for="integration-provider">Provider</label>
+        <select
+          id="integration-provider"
+          value={providerId}
+          onChange={(e) => setProviderId(e.currentTarget.value as typeof providerId)}
+        >
+          {PROVIDERS.map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="integration-name">Integration name</label>
+        <input
+          id="integration-name"
+          type="text"
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+      </div>
+      {provider.channel === "email" ? (
+        <>
+          {SMTP_FIELDS.map(([field, label, type]) => (
+            <div key={field} class="field">
+              <label for={`smtp-${field}`}>{label}</label>
+              <input
+                id={`smtp-${field}`}
+                type={type}
+                autocomplete={type === "password" ? "new-password" : "off"}
+                required={field === "host" || field === "from"}
+                value={fields[field]}
+                onInput={(e) => {
+                  const value = e.currentTarget.value;
+                  setFields((f) => ({ ...f, [field]: value }));
+                }}
+              />
+            </div>
+          ))}
+          <label class="check">
+            <input type="checkbox" checked={secure} onChange={(e) => setSecure(e.currentTarget.checked)} />
+            TLS from the first byte (port 465)
+          </label>
+        </>
+      ) : (
+        <p>
+          Chat messages go to the webhook each subscriber registers for this provider: nothing to fill in.
+        </p>
+      )}
+      <label class="check">
+        <input type="checkbox" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />
+        Active
+      </label>
+      <button type="submit">Add integration</button>
+      <Problem message={error} />
+    </form>
+  );
+}
+
+/**
+ * The environment's integrations: list, add, switch on and off, delete. Secrets never come back from
+ * the API (it masks them) and are never shown here; the form's password field only sends one.
+ */
+export function Integrations() {
+  const { data, error, reload, setError } = useLoad(() => ok(api.GET("/v1/integrations")), []);
+  async function setActive(id: string, name: string, active: boolean) {
+    try {
+      await ok(
+        api.PUT("/v1/integrations/{integrationId}", {
+          params: { path: { integrationId: id } },
+          body: { active },
+        }),
+      );
+      await reload();
+    } catch (failure) {
+      setError(`“${name}” was not changed: ${(failure as Error).message}`);
+    }
+  }
+  async function remove(id: string, name: string) {
+    if (!confirm(`Delete the integration “${name}”?`)) return;
+    try {
+      await ok(api.DELETE("/v1/integrations/{integrationId}", { params: { path: { integrationId: id } } }));
+      await reload();
+    } catch (failure) {
+      setError(`“${name}” was not deleted: ${(failure as Error).message}`);
+    }
+  }
+  const rows = data?.data ?? [];
+  return (
+    <section aria-labelledby="integrations-title">
+      <h1 id="integrations-title">Integrations</h1>
+      <Problem message={error} />
+      <table>
+        <caption class="visually-hidden">Integrations of this environment</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Provider</th>
+            <th scope="col">Channel</th>
+            <th scope="col">Identifier</th>
+            <th scope="col">Primary</th>
+            <th scope="col">Created</th>
+            <th scope="col">Active</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((integration) => (
+            <tr key={integration._id}>
+              <td>{integration.name}</td>
+              <td>{integration.providerId}</td>
+              <td>{integration.channel}</td>
+              <td>
+                <code>{integration.identifier}</code>
+              </td>
+              <td>{integration.primary ? "Primary" : ""}</td>
+              <td>{when(integration.createdAt)}</td>
+              <td>
+                <button
+                  type="button"
+                  role="switch"
+                  aria-checked={integration.active}
+                  aria-label={`${integration.name} active`}
+                  class="switch"
+                  onClick={() => setActive(integration._id, integration.name, !integration.active)}
+                >
+                  {integration.active ? "On" : "Off"}
+                </button>
+              </td>
+              <td>
+                <button
+                  type="button"
+                  aria-label={`Delete ${integration.name}`}
+                  onClick={() => remove(integration._id, integration.name)}
+                >
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {data && rows.length === 0 && (
+        <p>No integrations yet: email and chat steps are skipped until one is active.</p>
+      )}
+      <NewIntegration onCreated={reload} />
+    </section>
+  );
+}
