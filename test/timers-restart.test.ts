@@ -1,6 +1,6 @@
 // Delays and digest windows are rows in the database (ENGINE.md part 4), so a process that dies
 // during them delays nothing and delivers nothing twice. Real server processes, real time (a
-// 3-second delay and window, on purpose): on each backend, the server is killed (SIGKILL) during the
+// 5-second delay and window, on purpose): on each backend, the server is killed (SIGKILL) during the
 // wait and started again; on PostgreSQL, two servers share a digest of 100 concurrent events and the
 // one that holds the window's timer dies before it closes.
 import assert from "node:assert/strict";
@@ -17,6 +17,8 @@ import {
   stopServer,
 } from "./processes.ts";
 
+const tallyOf = (values: string[]) =>
+  values.reduce<Record<string, number>>((tally, v) => ({ ...tally, [v]: (tally[v] ?? 0) + 1 }), {});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const hexId = () => randomBytes(12).toString("hex");
 
@@ -55,7 +57,7 @@ interface Message {
 }
 
 forEachProcessBackend("timers across a restart", (suite) => {
-  test("killed during a 3-second delay and a 3-second digest window: after a restart, each delivered once, on time", async () => {
+  test("killed during a 5-second delay and a 5-second digest window: after a restart, each delivered once, on time", async () => {
     const db = await suite.database();
     const seed = await seedOrganization(db);
     const env = { ...db.env, RATE_LIMIT_RPS: "0" };
@@ -70,11 +72,11 @@ forEachProcessBackend("timers across a restart", (suite) => {
         }),
       ).data.triggers[0].identifier as string;
     const delayed = await workflow([
-      { template: { type: "delay" }, metadata: { type: "regular", amount: 3, unit: "seconds" } },
+      { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "seconds" } },
       { template: { type: "in_app", content: "Delayed {{n}}" } },
     ]);
     const digest = await workflow([
-      { template: { type: "digest" }, metadata: { amount: 3, unit: "seconds", digestKey: "thread" } },
+      { template: { type: "digest" }, metadata: { amount: 5, unit: "seconds", digestKey: "thread" } },
       { template: { type: "in_app", content: "{{step.total_count}} new comments" } },
     ]);
     const subscriberId = hexId();
@@ -83,22 +85,29 @@ forEachProcessBackend("timers across a restart", (suite) => {
     ok(await fire(delayed, { n: 1 }));
     for (let i = 0; i < 3; i++) ok(await fire(digest, { thread: "t" }));
 
-    // Both timers are set (rows written), then the process dies.
+    // Both timers are set and all three events are in the window (rows written), then the process
+    // dies. Counted by step type: the steps after a merged event are `merged` too, so "four jobs
+    // delayed or merged" could be met with the third event still on its way (it would then, rightly,
+    // open a window of its own after the restart).
     const due = await until(
       () =>
         withStore(db, (store) =>
           store.db
             .selectFrom("jobs")
             .select(["type", "status", "run_at"])
-            .where("status", "in", ["delayed", "merged"])
+            .where("type", "in", ["delay", "digest"])
             .execute(),
         ),
-      (jobs) => jobs.length === 4,
-      "the delay and the window to be set",
+      (jobs) =>
+        jobs.filter((j) => j.type === "delay" && j.status === "delayed").length === 1 &&
+        jobs.filter((j) => j.type === "digest" && j.status === "delayed").length === 1 &&
+        jobs.filter((j) => j.type === "digest" && j.status === "merged").length === 2,
+      "the delay set, and the three events in the window",
     );
     const dueOf = (type: string) =>
       new Date(due.find((j) => j.type === type && j.run_at !== null)?.run_at ?? 0).getTime();
     const dues: Record<string, number> = { "Delayed 1": dueOf("delay"), "3 new comments": dueOf("digest") };
+    const killedAt = Date.now();
     await stopServer(server, "SIGKILL");
     server = await suite.start(env);
     const readyAt = Date.now();
@@ -123,8 +132,16 @@ forEachProcessBackend("timers across a restart", (suite) => {
       const dueAt = dues[message.content] ?? 0;
       const at = Date.parse(message.createdAt);
       assert.ok(at >= dueAt, `${message.content} came ${dueAt - at} ms early`);
+      // Killed before the timer was due (the case this test is for, 5 s ahead of a loaded machine),
+      // the new process times it: within a second. Killed after, the dead process may have been
+      // running the timer's task: on PostgreSQL that task is handed back once the dead workers are
+      // presumed dead (WORKER_DEAD_AFTER_MS, 30 s by default), so up to that and a heartbeat more.
+      const allowed = killedAt < dueAt ? 1_000 : 36_000;
       const late = at - Math.max(dueAt, readyAt);
-      assert.ok(late < 1_000, `${message.content} came ${late} ms after it was due and the server was back`);
+      assert.ok(
+        late < allowed,
+        `${message.content} came ${late} ms after it was due and the server was back (killed ${dueAt - killedAt} ms before it was due)`,
+      );
     }
   });
 
@@ -143,8 +160,9 @@ forEachProcessBackend("timers across a restart", (suite) => {
         notificationGroupId: seed.generalGroupId,
         active: true,
         steps: [
-          // Long enough for the 100 events to arrive on a busy machine before the kill.
-          { template: { type: "digest" }, metadata: { amount: 8, unit: "seconds", digestKey: "post" } },
+          // Long enough for the 100 events to reach the digest before it closes: under CI's three test
+          // files at once, two loaded servers took more than 8 s to run 100 digest jobs.
+          { template: { type: "digest" }, metadata: { amount: 20, unit: "seconds", digestKey: "post" } },
           {
             template: {
               type: "in_app",
@@ -157,6 +175,7 @@ forEachProcessBackend("timers across a restart", (suite) => {
     const name = created.data.triggers[0].identifier as string;
     const subscriberId = hexId();
     ok(await call(servers[0], "POST", "/v1/subscribers", seed.apiKey, { subscriberId }));
+    const triggeredAt = Date.now();
     const txs = await Promise.all(
       Array.from({ length: 100 }, async (_, n) => {
         const res = ok(
@@ -184,8 +203,9 @@ forEachProcessBackend("timers across a restart", (suite) => {
       (jobs) => jobs.length === 100 && jobs.every((j) => j.status !== "queued" && j.status !== "running"),
       "100 events in the window",
     );
-    assert.equal(lead.filter((j) => j.status === "delayed").length, 1, "one window, still open");
-    assert.equal(lead.filter((j) => j.status === "merged").length, 99);
+    const statuses = `${JSON.stringify(tallyOf(lead.map((j) => j.status)))} ${Date.now() - triggeredAt} ms after the triggers`;
+    assert.equal(lead.filter((j) => j.status === "delayed").length, 1, `one window, still open: ${statuses}`);
+    assert.equal(lead.filter((j) => j.status === "merged").length, 99, `the others merged: ${statuses}`);
     const window = await withStore(db, (store) =>
       store.db.selectFrom("digest_windows").select(["closes_at"]).executeTakeFirstOrThrow(),
     );
@@ -214,6 +234,8 @@ forEachProcessBackend("timers across a restart", (suite) => {
       Array.from({ length: 100 }, (_, n) => n),
     );
     const late = Date.parse(messages[0]?.createdAt ?? "") - closesAt;
-    assert.ok(late >= 0 && late < 1_000, `the digest came ${late} ms after its window closed`);
+    // What this catches is the close waiting for the dead process's task to be handed back (30 s):
+    // the lateness an idle machine shows is the bench's to report, a loaded CI here took 4.5 s.
+    assert.ok(late >= 0 && late < 10_000, `the digest came ${late} ms after its window closed`);
   });
 });
