@@ -72,6 +72,11 @@ function openSqlite(options: StoreOptions): Store {
   raw.pragma("foreign_keys = ON");
   // The CLI may write while the server runs; wait for its lock instead of failing.
   raw.pragma("busy_timeout = 5000");
+  // SQLite's lower() folds A-Z only; PostgreSQL's folds every letter its UTF-8 locale knows. Searches
+  // call this one instead, so that "émile" finds "Émile" on both backends.
+  raw.function("unicode_lower", { deterministic: true }, (value: unknown) =>
+    typeof value === "string" ? value.toLowerCase() : value,
+  );
   const groupCommit = new GroupCommitSqlite(raw);
   const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(groupCommit) });
   const checkpointer =

@@ -45,6 +45,8 @@ forEachBackend("GET /v1/subscribers", (ctx) => {
     await make("pct%_x", { firstName: "Literal" });
     await make("pctAAx", { firstName: "Wildcard bait" });
     await make("back\\slash", { firstName: "Escaped" });
+    await make("emile-4", { firstName: "Émile", lastName: "Zola" });
+    await make("sven-5", { firstName: "Sven", lastName: "ÅSTRÖM" });
     await createSubscriber(ctx, prod.apiKey, { subscriberId: "ada-elsewhere", firstName: "Ada" });
     const api = ctx.client(dev.apiKey);
     const found = async (search: string, query = "") => {
@@ -65,6 +67,11 @@ forEachBackend("GET /v1/subscribers", (ctx) => {
     assert.deepEqual((await found("_")).ids, ["pct%_x"]);
     assert.deepEqual((await found("\\")).ids, ["back\\slash"]);
     assert.deepEqual((await found("nobody")).ids, []);
+    // Accented letters fold on both backends, whichever case the search and the profile use.
+    assert.deepEqual((await found("émile")).ids, ["emile-4"]);
+    assert.deepEqual((await found("ÉMILE")).ids, ["emile-4"]);
+    assert.deepEqual((await found("åström")).ids, ["sven-5"]);
+    assert.deepEqual((await found("ström")).ids, ["sven-5"]);
     // Paging applies to the matches, and the total counts them.
     const page = await found("a", "&limit=2&page=0");
     assert.equal(page.ids.length, 2);

@@ -197,8 +197,9 @@ export async function findSubscriberRefs(
 
 /**
  * One page of the environment's subscribers, oldest first; with `search`, only those whose
- * subscriberId, first or last name, email or phone contains it, in any case (ASCII letters: both
- * backends fold those alike). The text is matched literally: `%`, `_` and `\\` are escaped.
+ * subscriberId, first or last name, email or phone contains it, in any case (accented letters too:
+ * SQLite folds through the store's `unicode_lower`). The text is matched literally: `%`, `_` and
+ * `\\` are escaped.
  */
 export async function listSubscribers(
   db: Db,
@@ -210,10 +211,11 @@ export async function listSubscribers(
   let base = db.selectFrom("subscribers").where("environment_id", "=", environmentId);
   if (search !== undefined && search !== "") {
     const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const lower = sql.raw(dialectOf(db) === "sqlite" ? "unicode_lower" : "lower");
     base = base.where((eb) =>
       eb.or(
         (["subscriber_id", "first_name", "last_name", "email", "phone"] as const).map(
-          (column) => sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`,
+          (column) => sql<boolean>`${lower}(${sql.ref(column)}) like ${pattern} escape '\\'`,
         ),
       ),
     );
