@@ -281,11 +281,43 @@ forEachBackend(
         await page.getByRole("heading", { name: "Subscribers" }).waitFor();
         await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 20);
         assert.equal(await page.getByRole("link", { name: sought.subscriberId }).count(), 0, "not on page 1");
-        await page.getByRole("searchbox", { name: "Search subscribers" }).fill("HOPPER");
+        // A first search whose answer the network holds back until the second one has been shown:
+        // arriving last, the older answer must not replace the newer one.
+        const isHeld = (url: URL) =>
+          url.pathname === "/v1/subscribers" && url.searchParams.get("search") === "Filler";
+        let release = () => {};
+        const released = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let held = () => {};
+        const heldSeen = new Promise<void>((resolve) => {
+          held = resolve;
+        });
+        await page.route(isHeld, async (route) => {
+          held();
+          await released;
+          await route.continue();
+        });
+        const searchbox = page.getByRole("searchbox", { name: "Search subscribers" });
+        await searchbox.fill("Filler");
+        await heldSeen;
+        await searchbox.fill("HOPPER");
         const rows = page.getByRole("table").getByRole("row");
         await page.getByRole("link", { name: sought.subscriberId }).waitFor();
         await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 1);
+        const lateAnswer = page.waitForResponse((res) => isHeld(new URL(res.url())));
+        release();
+        await (await lateAnswer).finished();
+        const replaced = await page
+          .waitForFunction(() => document.querySelectorAll("tbody tr").length !== 1, null, { timeout: 1_000 })
+          .then(
+            () => true,
+            () => false,
+          );
+        await page.unroute(isHeld);
+        assert.equal(replaced, false, "the older search's answer, arriving last, replaced the newer one");
         assert.equal(await rows.count(), 2, "the header and the one match");
+        assert.equal(await page.getByRole("link", { name: sought.subscriberId }).count(), 1);
         await assertAccessible("subscribers, searched");
 
         // Its page: fields, feed and preferences, with a workflow that reached it.

@@ -1,12 +1,25 @@
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 
-/** Loads with `load` whenever `deps` change; `reload` runs it again. */
+/**
+ * Loads with `load` whenever `deps` change; `reload` runs it again. Only the latest request's answer
+ * is shown: a search sends one request per pause in typing, and an older answer arriving last must
+ * not replace the newer one.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
+  const latest = useRef(0);
   const reload = useCallback(() => {
+    const request = ++latest.current;
     setError(null);
-    return load().then(setData, (failure: Error) => setError(failure.message));
+    return load().then(
+      (answer) => {
+        if (request === latest.current) setData(answer);
+      },
+      (failure: Error) => {
+        if (request === latest.current) setError(failure.message);
+      },
+    );
   }, deps);
   useEffect(() => {
     reload();
