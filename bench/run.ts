@@ -146,7 +146,13 @@ interface Service {
 async function startService(db: BenchDatabase, extra: Record<string, string> = {}): Promise<Service> {
   const port = await freePort();
   const child = spawnNode(
-    [...SERVICE_NODE_FLAGS, "dist/main.js"],
+    // BENCH_SERVICE_NODE_FLAGS: more node flags for the services, e.g. "--cpu-prof --cpu-prof-dir=DIR"
+    // to see where a scenario's CPU goes (bench/cpu-profile.ts reads the files).
+    [
+      ...SERVICE_NODE_FLAGS,
+      ...(process.env.BENCH_SERVICE_NODE_FLAGS ?? "").split(" ").filter(Boolean),
+      "dist/main.js",
+    ],
     childEnv({
       ...db.env,
       PORT: String(port),

@@ -25,10 +25,12 @@ type Outcome = StepOutcome;
 
 /**
  * An outcome that can only be decided inside the transaction that records it (a digest: joining a
- * window and being recorded as its member are one step).
+ * window and being recorded as its member are one step; an in-app message: written and recorded as
+ * delivered in one commit). `afterCommit` runs once that transaction has committed.
  */
 interface Deferred {
   inTransaction: (deps: EngineDeps) => Promise<Outcome>;
+  afterCommit?: () => void;
 }
 
 /** Thrown inside `finish` to roll back a deferred outcome whose job was settled meanwhile. */
@@ -100,9 +102,11 @@ export async function runJob(
   const notification = await engine.findNotification(deps.db, job.notificationId);
   if (!notification) return;
 
-  let outcome: Outcome | Deferred;
+  // A failure deciding the step or recording its outcome (an in-app message is written there) is
+  // recorded, and the task is retried.
   try {
-    outcome = await decide(deps, job, notification, loading, context.onMessage);
+    const outcome = await decide(deps, job, notification, loading, context.onMessage);
+    await finish(deps, job, notification, outcome);
   } catch (error) {
     await engine.insertDetails(deps.db, [
       detailOf(
@@ -118,7 +122,6 @@ export async function runJob(
     ]);
     throw error;
   }
-  await finish(deps, job, notification, outcome);
 }
 
 /** The job's subscriber and its preferences, as read when the job started. */
@@ -270,7 +273,7 @@ async function inApp(
   notification: Notification,
   subscriber: NonNullable<Awaited<ReturnType<typeof getSubscriberByRef>>>,
   onMessage: MessageListener | undefined,
-): Promise<Outcome> {
+): Promise<Deferred> {
   const template = job.step.template;
   const data = templateData({
     payload: notification.payload,
@@ -287,11 +290,18 @@ async function inApp(
   const cta = (template.cta ?? {}) as { type?: string; data?: { url?: unknown } };
   const url = render("cta.data.url", cta.data?.url);
   const now = isoNow(deps.clock);
-  // Written while the subscriber's row is held: a delete of the subscriber either waits for this
-  // message and removes it with the rest, or has happened and nothing is written.
-  const written = await deps.db.transaction().execute(async (trx) => {
-    if (!(await holdSubscriber(withDb(deps, trx), tenantOf(job), job.subscriberRef))) return undefined;
-    return insertMessage(trx, {
+  const problems = [...content.problems, ...url.problems];
+  let created: string | undefined;
+  // The message commits with the job's outcome (see `finish`): one commit a message, and a job
+  // settled meanwhile (a cancel won) rolls its message back with it. Written while the subscriber's
+  // row is held: a delete of the subscriber either waits for this message and removes it with the
+  // rest, or has happened and nothing is written.
+  const inTransaction = async (inTrx: EngineDeps): Promise<Outcome> => {
+    created = undefined;
+    if (!(await holdSubscriber(inTrx, tenantOf(job), job.subscriberRef))) {
+      return { status: "skipped", executionStatus: "Warning", detail: "The subscriber no longer exists" };
+    }
+    const written = await insertMessage(inTrx.db, {
       id: newObjectId(),
       organizationId: job.organizationId,
       environmentId: job.environmentId,
@@ -317,22 +327,24 @@ async function inApp(
       createdAt: now,
       updatedAt: now,
     });
-  });
-  if (!written)
-    return { status: "skipped", executionStatus: "Warning", detail: "The subscriber no longer exists" };
-  const { message, created } = written;
-  if (created)
-    onMessage?.({
-      environmentId: job.environmentId,
-      subscriberRef: job.subscriberRef,
-      messageId: message.id,
-    });
-  const problems = [...content.problems, ...url.problems];
+    if (written.created) created = written.message.id;
+    return {
+      status: "completed",
+      executionStatus: problems.length > 0 ? "Warning" : "Success",
+      detail: written.created ? "In-app message created" : "In-app message was already created",
+      raw: problems.join("; "),
+    };
+  };
   return {
-    status: "completed",
-    executionStatus: problems.length > 0 ? "Warning" : "Success",
-    detail: created ? "In-app message created" : "In-app message was already created",
-    raw: problems.join("; "),
+    inTransaction,
+    afterCommit: () => {
+      if (created !== undefined)
+        onMessage?.({
+          environmentId: job.environmentId,
+          subscriberRef: job.subscriberRef,
+          messageId: created,
+        });
+    },
   };
 }
 
@@ -397,6 +409,7 @@ async function finish(
     if (error instanceof Superseded) return;
     throw error;
   }
+  if ("inTransaction" in decision) decision.afterCommit?.();
   deps.queue.wake();
   // A queue that keeps real time (graphile-worker under a test's ManualClock) would run the task only
   // when the same delay has passed in real time: the business clock's timer enqueues it when due by
