@@ -97,9 +97,9 @@ function objectOr(value: unknown, identifierKey: string): Record<string, unknown
   return value as Record<string, unknown>;
 }
 
-async function workflowOf(deps: Deps, tenant: Tenant, name: string): Promise<Workflow> {
+async function workflowOf(deps: Deps, tenant: Tenant, name: string, keyGuarded: boolean): Promise<Workflow> {
   try {
-    return await getWorkflow(deps, tenant, name);
+    return await getWorkflow(deps, tenant, name, { keyGuarded });
   } catch (error) {
     if ((error as { statusCode?: number }).statusCode !== 404) throw error;
     throw unprocessable(
@@ -118,9 +118,10 @@ export async function acceptTrigger(
   deps: EngineDeps,
   tenant: Tenant,
   request: TriggerRequest,
-  options: { broadcast?: boolean } = {},
+  options: { broadcast?: boolean; keyGuarded?: boolean } = {},
 ): Promise<TriggerAck> {
-  const workflow = await workflowOf(deps, tenant, request.name);
+  // Key-guarded (the single trigger route): the workflow is the statement that proves the key live.
+  const workflow = await workflowOf(deps, tenant, request.name, options.keyGuarded === true);
   const transactionId = request.transactionId ?? randomUUID();
   const status = statusOf(workflow);
   if (status !== "processed") return { acknowledged: true, status, transactionId };

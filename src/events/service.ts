@@ -104,8 +104,12 @@ export function readTrigger(body: unknown, options: { broadcast?: boolean } = {}
   return body as unknown as TriggerRequest;
 }
 
+/**
+ * One trigger. Its route authenticates from memory: the workflow's lookup re-checks the API key,
+ * so a revoked key finds no workflow, and its 422 is turned into a 401 (src/auth/key-verifier.ts).
+ */
 export function trigger(deps: EngineDeps, tenant: Tenant, body: unknown): Promise<TriggerAck> {
-  return acceptTrigger(deps, tenant, readTrigger(body));
+  return acceptTrigger(deps, tenant, readTrigger(body), { keyGuarded: true });
 }
 
 export function broadcast(deps: EngineDeps, tenant: Tenant, body: unknown): Promise<TriggerAck> {

@@ -8,6 +8,8 @@ export const triggerEventRoute: RoutePlugin = async (app) => {
   app.post(
     "/events/trigger",
     {
+      // The workflow's lookup re-checks the key (src/events/service.ts `trigger`).
+      config: { keyGuarded: true },
       schema: {
         operationId: "triggerEvent",
         tags: ["Events"],

@@ -156,7 +156,7 @@ export async function findWorkflow(
   db: Db,
   environmentId: string,
   ref: WorkflowRef,
-  options: { forUpdate?: boolean } = {},
+  options: { forUpdate?: boolean; liveKeyId?: string } = {},
 ) {
   let query = db
     .selectFrom("workflows")
@@ -165,6 +165,8 @@ export async function findWorkflow(
     .where("workflows.environment_id", "=", environmentId)
     .where(live)
     .where(byRef(ref));
+  // Found only while this API key is live: the caller may then skip its own key lookup.
+  if (options.liveKeyId !== undefined) query = query.where(keyIsLive(options.liveKeyId));
   if (options.forUpdate && dialectOf(db) === "postgres") query = query.forUpdate("workflows");
   const row = await query.executeTakeFirst();
   return row ? toWorkflow(row as Row) : undefined;

@@ -134,8 +134,22 @@ export async function createWorkflow(
   throw new Error(`no free trigger identifier for "${name}" after ${MAX_IDENTIFIER_ATTEMPTS} attempts`);
 }
 
-export async function getWorkflow(deps: Deps, tenant: Tenant, workflowId: string): Promise<Workflow> {
-  const workflow = await workflows.findWorkflow(deps.db, tenant.environmentId, workflowRef(workflowId));
+/**
+ * `keyGuarded`: the workflow is found only while the acting API key is live, for a route that
+ * authenticates from memory (src/auth/key-verifier.ts); a revoked key finds nothing.
+ */
+export async function getWorkflow(
+  deps: Deps,
+  tenant: Tenant,
+  workflowId: string,
+  options: { keyGuarded?: boolean } = {},
+): Promise<Workflow> {
+  const workflow = await workflows.findWorkflow(
+    deps.db,
+    tenant.environmentId,
+    workflowRef(workflowId),
+    options.keyGuarded ? { liveKeyId: tenant.actorId } : {},
+  );
   if (!workflow) throw workflowNotFound(workflowId);
   return workflow;
 }
