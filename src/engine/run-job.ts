@@ -403,7 +403,8 @@ async function finish(
         await engine.cancelJobsAfter(trx, job.notificationId, job.stepIndex, now);
         return;
       }
-      await queueNext(inTrx, job, now);
+      // The run's last step has no next job to look for.
+      if (job.stepIndex + 1 < notification.channels.length) await queueNext(inTrx, job, now);
     });
   } catch (error) {
     if (error instanceof Superseded) return;
@@ -427,7 +428,6 @@ async function finish(
         });
     });
   }
-  void notification;
 }
 
 async function queueNext(deps: EngineDeps, job: Job, now: string): Promise<void> {
