@@ -6,6 +6,7 @@ import {
   type SqlBool,
   sql,
 } from "kysely";
+import { rowSlots, rowsShape, runPrepared } from "../store/prepared.ts";
 import type { Database, MessagesTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { Channel } from "../workflows/domain.ts";
@@ -52,9 +53,8 @@ export async function insertMessage(
   db: Db,
   message: Message,
 ): Promise<{ message: Message; created: boolean }> {
-  const row = await db
-    .insertInto("messages")
-    .values({
+  const slots = rowSlots([
+    {
       id: message.id,
       organization_id: message.organizationId,
       environment_id: message.environmentId,
@@ -79,10 +79,20 @@ export async function insertMessage(
       last_read_at: message.lastReadDate,
       created_at: message.createdAt,
       updated_at: message.updatedAt,
-    })
-    .onConflict((conflict) => conflict.columns(["job_id", "provider_id"]).doNothing())
-    .returningAll()
-    .executeTakeFirst();
+    },
+  ]);
+  const { placeholders, values } = slots;
+  const [row] = await runPrepared<Row>(
+    db,
+    rowsShape("insert message", slots),
+    () =>
+      db
+        .insertInto("messages")
+        .values(placeholders)
+        .onConflict((conflict) => conflict.columns(["job_id", "provider_id"]).doNothing())
+        .returningAll(),
+    values,
+  );
   if (row) return { message: toMessage(row), created: true };
   const existing = await db
     .selectFrom("messages")

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from "kysely";
+import { rowSlots, rowsShape, runPrepared, slot } from "../store/prepared.ts";
 import type { Database, JobsTable, NotificationsTable } from "../store/schema.ts";
 import { countRows, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { StepType } from "../workflows/domain.ts";
@@ -50,9 +51,8 @@ function toTrigger(row: Selectable<Database["triggers"]>): TriggerRecord {
  * for the first to commit, then do nothing).
  */
 export async function insertTrigger(db: Db, trigger: Omit<TriggerRecord, "fanoutCursor" | "fanoutDone">) {
-  const row = await db
-    .insertInto("triggers")
-    .values({
+  const slots = rowSlots([
+    {
       id: trigger.id,
       organization_id: trigger.organizationId,
       environment_id: trigger.environmentId,
@@ -63,10 +63,20 @@ export async function insertTrigger(db: Db, trigger: Omit<TriggerRecord, "fanout
       fanout_cursor: "",
       fanout_done: false,
       created_at: trigger.createdAt,
-    })
-    .onConflict((conflict) => conflict.doNothing())
-    .returningAll()
-    .executeTakeFirst();
+    },
+  ]);
+  const { placeholders, values } = slots;
+  const [row] = await runPrepared<Selectable<Database["triggers"]>>(
+    db,
+    rowsShape("insert trigger", slots),
+    () =>
+      db
+        .insertInto("triggers")
+        .values(placeholders)
+        .onConflict((conflict) => conflict.doNothing())
+        .returningAll(),
+    values,
+  );
   return row ? toTrigger(row) : undefined;
 }
 
@@ -125,38 +135,52 @@ function toNotification(row: NotificationRow): Notification {
  */
 export async function insertNotifications(db: Db, notifications: Notification[]): Promise<Notification[]> {
   if (notifications.length === 0) return [];
-  const rows = await db
-    .insertInto("notifications")
-    .values(
-      notifications.map((n) => ({
-        id: n.id,
-        organization_id: n.organizationId,
-        environment_id: n.environmentId,
-        trigger_id: n.triggerId,
-        transaction_id: n.transactionId,
-        workflow_id: n.workflowId,
-        workflow: writeJson(n.workflow),
-        subscriber_ref: n.subscriberRef,
-        payload: writeJson(n.payload),
-        overrides: writeJson(n.overrides),
-        actor: writeJson(n.actor),
-        tenant: writeJson(n.tenant),
-        to: writeJson(n.to),
-        channels: writeJson(n.channels),
-        created_at: n.createdAt,
-        updated_at: n.updatedAt,
-      })),
-    )
-    .onConflict((conflict) => conflict.columns(["trigger_id", "subscriber_ref"]).doNothing())
-    .returningAll()
-    .execute();
+  const slots = rowSlots(
+    notifications.map((n) => ({
+      id: n.id,
+      organization_id: n.organizationId,
+      environment_id: n.environmentId,
+      trigger_id: n.triggerId,
+      transaction_id: n.transactionId,
+      workflow_id: n.workflowId,
+      workflow: writeJson(n.workflow),
+      subscriber_ref: n.subscriberRef,
+      payload: writeJson(n.payload),
+      overrides: writeJson(n.overrides),
+      actor: writeJson(n.actor),
+      tenant: writeJson(n.tenant),
+      to: writeJson(n.to),
+      channels: writeJson(n.channels),
+      created_at: n.createdAt,
+      updated_at: n.updatedAt,
+    })),
+  );
+  const { placeholders, values } = slots;
+  const rows = await runPrepared<NotificationRow>(
+    db,
+    rowsShape("insert notifications", slots),
+    () =>
+      db
+        .insertInto("notifications")
+        .values(placeholders)
+        .onConflict((conflict) => conflict.columns(["trigger_id", "subscriber_ref"]).doNothing())
+        .returningAll(),
+    values,
+  );
   return rows.map(toNotification);
 }
 
 export async function findNotification(db: Db, id: string, environmentId?: string) {
-  let query = db.selectFrom("notifications").selectAll().where("id", "=", id);
-  if (environmentId !== undefined) query = query.where("environment_id", "=", environmentId);
-  const row = await query.executeTakeFirst();
+  const inEnvironment = environmentId !== undefined;
+  const [row] = await runPrepared<NotificationRow>(
+    db,
+    `find notification ${inEnvironment}`,
+    () => {
+      const query = db.selectFrom("notifications").selectAll().where("id", "=", slot("id"));
+      return inEnvironment ? query.where("environment_id", "=", slot("environmentId")) : query;
+    },
+    { id, environmentId },
+  );
   return row ? toNotification(row) : undefined;
 }
 
@@ -226,29 +250,34 @@ export async function insertJobs(db: Db, jobs: Job[]): Promise<void> {
   if (jobs.length === 0) return;
   // Several statements for a large batch: SQLite allows at most 32,766 parameters in one.
   for (let start = 0; start < jobs.length; start += 1000) {
-    await db
-      .insertInto("jobs")
-      .values(
-        jobs.slice(start, start + 1000).map((job) => ({
-          id: job.id,
-          organization_id: job.organizationId,
-          environment_id: job.environmentId,
-          notification_id: job.notificationId,
-          transaction_id: job.transactionId,
-          workflow_id: job.workflowId,
-          subscriber_ref: job.subscriberRef,
-          step_index: job.stepIndex,
-          step: writeJson(job.step),
-          type: job.type,
-          status: job.status,
-          run_at: job.runAt,
-          attempts: job.attempts,
-          digest: writeJson(job.digest),
-          created_at: job.createdAt,
-          updated_at: job.updatedAt,
-        })),
-      )
-      .execute();
+    const chunk = jobs.slice(start, start + 1000);
+    const slots = rowSlots(
+      chunk.map((job) => ({
+        id: job.id,
+        organization_id: job.organizationId,
+        environment_id: job.environmentId,
+        notification_id: job.notificationId,
+        transaction_id: job.transactionId,
+        workflow_id: job.workflowId,
+        subscriber_ref: job.subscriberRef,
+        step_index: job.stepIndex,
+        step: writeJson(job.step),
+        type: job.type,
+        status: job.status,
+        run_at: job.runAt,
+        attempts: job.attempts,
+        digest: writeJson(job.digest),
+        created_at: job.createdAt,
+        updated_at: job.updatedAt,
+      })),
+    );
+    const { placeholders, values } = slots;
+    await runPrepared(
+      db,
+      rowsShape("insert jobs", slots),
+      () => db.insertInto("jobs").values(placeholders),
+      values,
+    );
   }
 }
 
@@ -270,19 +299,38 @@ export async function moveJob(
   now: string,
   changes: { runAt?: string | null; countAttempt?: boolean; digest?: Record<string, unknown> } = {},
 ) {
-  const row = await db
-    .updateTable("jobs")
-    .set((eb) => ({
-      status: to,
-      updated_at: now,
-      ...(changes.runAt !== undefined ? { run_at: changes.runAt } : {}),
-      ...(changes.digest !== undefined ? { digest: writeJson(changes.digest) } : {}),
-      ...(changes.countAttempt ? { attempts: eb("attempts", "+", 1) } : {}),
-    }))
-    .where("id", "=", id)
-    .where("status", "in", [...from])
-    .returningAll()
-    .executeTakeFirst();
+  const setsRunAt = changes.runAt !== undefined;
+  const setsDigest = changes.digest !== undefined;
+  const countsAttempt = changes.countAttempt === true;
+  const fromSlots = from.map((_, i) => slot(`from${i}`));
+  const values: Record<string, unknown> = {
+    id,
+    to,
+    now,
+    runAt: changes.runAt,
+    digest: setsDigest ? writeJson(changes.digest) : undefined,
+  };
+  from.forEach((status, i) => {
+    values[`from${i}`] = status;
+  });
+  const [row] = await runPrepared<JobRow>(
+    db,
+    `move job ${from.length} ${setsRunAt} ${setsDigest} ${countsAttempt}`,
+    () =>
+      db
+        .updateTable("jobs")
+        .set((eb) => ({
+          status: slot("to"),
+          updated_at: slot("now"),
+          ...(setsRunAt ? { run_at: slot("runAt") } : {}),
+          ...(setsDigest ? { digest: slot("digest") } : {}),
+          ...(countsAttempt ? { attempts: eb("attempts", "+", 1) } : {}),
+        }))
+        .where("id", "=", slot("id"))
+        .where("status", "in", fromSlots)
+        .returningAll(),
+    values,
+  );
   return row ? toJob(row) : undefined;
 }
 
@@ -382,24 +430,29 @@ function toDetail(row: Selectable<Database["execution_details"]>): ExecutionDeta
 export async function insertDetails(db: Db, details: ExecutionDetail[]): Promise<void> {
   if (details.length === 0) return;
   for (let start = 0; start < details.length; start += 1000) {
-    await db
-      .insertInto("execution_details")
-      .values(
-        details.slice(start, start + 1000).map((d) => ({
-          id: d.id,
-          organization_id: d.organizationId,
-          environment_id: d.environmentId,
-          job_id: d.jobId,
-          notification_id: d.notificationId,
-          subscriber_ref: d.subscriberRef,
-          status: d.status,
-          detail: d.detail,
-          raw: d.raw,
-          is_retry: d.isRetry,
-          created_at: d.createdAt,
-        })),
-      )
-      .execute();
+    const chunk = details.slice(start, start + 1000);
+    const slots = rowSlots(
+      chunk.map((d) => ({
+        id: d.id,
+        organization_id: d.organizationId,
+        environment_id: d.environmentId,
+        job_id: d.jobId,
+        notification_id: d.notificationId,
+        subscriber_ref: d.subscriberRef,
+        status: d.status,
+        detail: d.detail,
+        raw: d.raw,
+        is_retry: d.isRetry,
+        created_at: d.createdAt,
+      })),
+    );
+    const { placeholders, values } = slots;
+    await runPrepared(
+      db,
+      rowsShape("insert details", slots),
+      () => db.insertInto("execution_details").values(placeholders),
+      values,
+    );
   }
 }
 

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import { rowSlots, rowsShape, runPrepared, slot } from "../store/prepared.ts";
 import type { Database, SubscriberPreferencesTable, SubscribersTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type {
@@ -92,22 +93,30 @@ export async function upsertSubscribers(
     created_at: now,
     updated_at: now,
   }));
-  const returned = await db
-    .insertInto("subscribers")
-    .values(rows as never)
-    .onConflict((conflict) =>
-      conflict.columns(["environment_id", "subscriber_id"]).doUpdateSet((eb) => {
-        if (fields.length === 0) {
-          // Nothing to change, but the row must come back: a no-op assignment.
-          return { subscriber_id: eb.ref("excluded.subscriber_id") };
-        }
-        const set: Record<string, unknown> = { updated_at: eb.ref("excluded.updated_at") };
-        for (const field of fields) set[COLUMN[field]] = eb.ref(`excluded.${COLUMN[field]}` as never);
-        return set;
-      }),
-    )
-    .returningAll()
-    .execute();
+  const slots = rowSlots(rows);
+  const { placeholders, values } = slots;
+  const returned = await runPrepared<Row>(
+    db,
+    // The SQL changes with the rows and their columns, and with the fields an update changes.
+    rowsShape(`upsert subscribers ${fields.join(",")}`, slots),
+    () =>
+      db
+        .insertInto("subscribers")
+        .values(placeholders as never)
+        .onConflict((conflict) =>
+          conflict.columns(["environment_id", "subscriber_id"]).doUpdateSet((eb) => {
+            if (fields.length === 0) {
+              // Nothing to change, but the row must come back: a no-op assignment.
+              return { subscriber_id: eb.ref("excluded.subscriber_id") };
+            }
+            const set: Record<string, unknown> = { updated_at: eb.ref("excluded.updated_at") };
+            for (const field of fields) set[COLUMN[field]] = eb.ref(`excluded.${COLUMN[field]}` as never);
+            return set;
+          }),
+        )
+        .returningAll(),
+    values,
+  );
   const proposed = new Set(entries.map((entry) => entry.id));
   return returned.map((row) => ({ subscriber: toSubscriber(row), created: proposed.has(row.id) }));
 }
@@ -134,23 +143,35 @@ export async function findSubscriber(db: Db, environmentId: string, subscriberId
  * waits, and updates of its fields do not.
  */
 export async function holdSubscriberRow(db: Db, environmentId: string, id: string): Promise<boolean> {
-  let query = db
-    .selectFrom("subscribers")
-    .select("id")
-    .where("environment_id", "=", environmentId)
-    .where("id", "=", id);
-  if (dialectOf(db) === "postgres") query = query.forKeyShare();
-  return (await query.executeTakeFirst()) !== undefined;
+  const rows = await runPrepared(
+    db,
+    "hold subscriber",
+    () => {
+      const query = db
+        .selectFrom("subscribers")
+        .select("id")
+        .where("environment_id", "=", slot("environmentId"))
+        .where("id", "=", slot("id"));
+      return dialectOf(db) === "postgres" ? query.forKeyShare() : query;
+    },
+    { environmentId, id },
+  );
+  return rows.length > 0;
 }
 
 /** The environment's subscriber with our id `id` (its `_id`). */
 export async function findSubscriberById(db: Db, environmentId: string, id: string) {
-  const row = await db
-    .selectFrom("subscribers")
-    .selectAll()
-    .where("environment_id", "=", environmentId)
-    .where("id", "=", id)
-    .executeTakeFirst();
+  const [row] = await runPrepared<Row>(
+    db,
+    "find subscriber by id",
+    () =>
+      db
+        .selectFrom("subscribers")
+        .selectAll()
+        .where("environment_id", "=", slot("environmentId"))
+        .where("id", "=", slot("id")),
+    { environmentId, id },
+  );
   return row ? toSubscriber(row) : undefined;
 }
 
@@ -297,13 +318,29 @@ export async function findPreferences(
   subscriberRef: string,
   workflowIds?: readonly string[],
 ) {
-  let query = db
-    .selectFrom("subscriber_preferences")
-    .selectAll()
-    .where("environment_id", "=", environmentId)
-    .where("subscriber_ref", "=", subscriberRef);
-  if (workflowIds) query = query.where("workflow_id", "in", workflowIds);
-  const rows = await query.execute();
+  const values: Record<string, unknown> = { environmentId, subscriberRef };
+  workflowIds?.forEach((workflowId, i) => {
+    values[`workflow${i}`] = workflowId;
+  });
+  const rows = await runPrepared<Selectable<Database["subscriber_preferences"]>>(
+    db,
+    `find preferences ${workflowIds?.length ?? "all"}`,
+    () => {
+      const query = db
+        .selectFrom("subscriber_preferences")
+        .selectAll()
+        .where("environment_id", "=", slot("environmentId"))
+        .where("subscriber_ref", "=", slot("subscriberRef"));
+      return workflowIds
+        ? query.where(
+            "workflow_id",
+            "in",
+            workflowIds.map((_, i) => slot(`workflow${i}`)),
+          )
+        : query;
+    },
+    values,
+  );
   return new Map(rows.map((row) => [row.workflow_id, toPreference(row)]));
 }
 

@@ -1,5 +1,6 @@
 import { CompiledQuery, type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
 import { keyIsLive } from "../auth/key-guard.ts";
+import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database, WorkflowsTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { PreferenceSettings, Step, Trigger, Workflow } from "./domain.ts";
@@ -158,18 +159,29 @@ export async function findWorkflow(
   ref: WorkflowRef,
   options: { forUpdate?: boolean; liveKeyId?: string } = {},
 ) {
-  let query = db
-    .selectFrom("workflows")
-    .selectAll("workflows")
-    .select(withGroup)
-    .where("workflows.environment_id", "=", environmentId)
-    .where(live)
-    .where(byRef(ref));
-  // Found only while this API key is live: the caller may then skip its own key lookup.
-  if (options.liveKeyId !== undefined) query = query.where(keyIsLive(options.liveKeyId));
-  if (options.forUpdate && dialectOf(db) === "postgres") query = query.forUpdate("workflows");
-  const row = await query.executeTakeFirst();
-  return row ? toWorkflow(row as Row) : undefined;
+  const byId = "id" in ref;
+  const keyGuarded = options.liveKeyId !== undefined;
+  const forUpdate = options.forUpdate === true && dialectOf(db) === "postgres";
+  // Built and compiled once per shape: a trigger reads its workflow this way (src/store/prepared.ts).
+  const [row] = await runPrepared<Row>(
+    db,
+    `find workflow ${byId} ${keyGuarded} ${forUpdate}`,
+    () => {
+      let query = db
+        .selectFrom("workflows")
+        .selectAll("workflows")
+        .select(withGroup)
+        .where("workflows.environment_id", "=", slot("environmentId"))
+        .where(live)
+        .where(byRef(byId ? { id: slot("ref") } : { identifier: slot("ref") }));
+      // Found only while this API key is live: the caller may then skip its own key lookup.
+      if (keyGuarded) query = query.where(keyIsLive(slot("keyId")));
+      if (forUpdate) query = query.forUpdate("workflows");
+      return query;
+    },
+    { environmentId, ref: "id" in ref ? ref.id : ref.identifier, keyId: options.liveKeyId },
+  );
+  return row ? toWorkflow(row) : undefined;
 }
 
 /** True when a live workflow of the environment other than `exceptId` holds the identifier. */

@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { Clock } from "../../clock.ts";
+import { rowSlots, rowsShape, runPrepared, slot } from "../../store/prepared.ts";
 import type { Database } from "../../store/schema.ts";
 import { reportGiveUp } from "./give-up.ts";
 import {
@@ -111,12 +112,20 @@ export class SqliteQueue implements JobQueue {
       created_at: now,
     }));
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-      await db
-        .insertInto("queue_tasks")
-        .values(rows.slice(i, i + INSERT_CHUNK))
-        // The key is unique while its task exists (waiting, running, retrying): a second one is dropped.
-        .onConflict((oc) => oc.column("key").doNothing())
-        .execute();
+      const chunk = rows.slice(i, i + INSERT_CHUNK);
+      const slots = rowSlots(chunk);
+      const { placeholders, values } = slots;
+      await runPrepared(
+        db,
+        rowsShape("add queue tasks", slots),
+        () =>
+          db
+            .insertInto("queue_tasks")
+            .values(placeholders)
+            // The key is unique while its task exists (waiting, running, retrying): a second one is dropped.
+            .onConflict((oc) => oc.column("key").doNothing()),
+        values,
+      );
     }
   }
 
@@ -327,7 +336,13 @@ export class SqliteQueue implements JobQueue {
     if (this.#abandoned) return;
     try {
       if (!failure) {
-        await this.#db.deleteFrom("queue_tasks").where("id", "=", row.id).execute();
+        const db = this.#db;
+        await runPrepared(
+          db,
+          "delete queue task",
+          () => db.deleteFrom("queue_tasks").where("id", "=", slot("id")),
+          { id: row.id },
+        );
       } else if (row.attempts >= row.max_attempts) {
         await this.#giveUp(row, failure.payload, failure.error);
       } else {

@@ -1,0 +1,158 @@
+import { type Compilable, CompiledQuery, type Kysely } from "kysely";
+import type { Database } from "./schema.ts";
+
+/**
+ * Hot statements, built and compiled by Kysely once per shape instead of on every call.
+ *
+ * Kysely builds an immutable tree for every query and compiles it to SQL each time: in the trigger
+ * benchmark's profile that was a sixth of the service's CPU, more than SQLite's own work for some of
+ * the statements. A prepared statement is built once per backend and shape with a placeholder
+ * (`slot(name)`) where each value goes; every call then only puts its values in the placeholders'
+ * places. The SQL is Kysely's own, so both backends keep one definition of the statement.
+ *
+ * A placeholder must reach the compiled statement as a bound parameter, unchanged: the first build
+ * checks that each one did, and that none ended up in the SQL text.
+ */
+
+const MARK = "\u0000slot:";
+
+/** The placeholder for the value called `name` (typed to fit any column). */
+export function slot(name: string): never {
+  return `${MARK}${name}` as never;
+}
+
+interface Template {
+  sql: string;
+  /** Per parameter: the name of the value that goes there, or the constant the build bound. */
+  parameters: ({ name: string } | { constant: unknown })[];
+}
+
+// Per backend (a transaction shares its database's adapter), then per statement and shape.
+const templates = new WeakMap<object, Map<string, Template>>();
+
+function compileTemplate(
+  shape: string,
+  build: () => Compilable<unknown>,
+  values: Record<string, unknown>,
+): Template {
+  const compiled = build().compile();
+  if (compiled.sql.includes(MARK))
+    throw new Error(`prepared statement ${shape}: a placeholder is in its SQL`);
+  const template: Template = {
+    sql: compiled.sql,
+    parameters: compiled.parameters.map((value) =>
+      typeof value === "string" && value.startsWith(MARK)
+        ? { name: value.slice(MARK.length) }
+        : { constant: value },
+    ),
+  };
+  // A value the statement has no place for would be dropped without a word: refuse it once, here
+  // (an undefined one is a value this shape does without).
+  const used = new Set(template.parameters.map((parameter) => ("name" in parameter ? parameter.name : "")));
+  for (const [name, value] of Object.entries(values))
+    if (!used.has(name) && value !== undefined)
+      throw new Error(`prepared statement ${shape}: nowhere to put ${name}`);
+  return template;
+}
+
+function templateOf(
+  db: Kysely<Database>,
+  shape: string | undefined,
+  build: () => Compilable<unknown>,
+  values: Record<string, unknown>,
+): Template {
+  // No shape: a one-off (a large batch), compiled for this call and not kept.
+  if (shape === undefined) return compileTemplate("(one-off)", build, values);
+  const adapter = db.getExecutor().adapter;
+  let shapes = templates.get(adapter);
+  if (!shapes) {
+    shapes = new Map();
+    templates.set(adapter, shapes);
+  }
+  let template = shapes.get(shape);
+  if (!template) {
+    template = compileTemplate(shape, build, values);
+    shapes.set(shape, template);
+  }
+  return template;
+}
+
+/**
+ * The statement `build` makes, for `values`: built and compiled on the first call for this backend
+ * and `shape` (a name that tells apart everything that changes the SQL, such as a row count).
+ */
+export function prepared(
+  db: Kysely<Database>,
+  shape: string | undefined,
+  build: () => Compilable<unknown>,
+  values: Record<string, unknown>,
+): CompiledQuery {
+  const template = templateOf(db, shape, build, values);
+  const parameters = template.parameters.map((parameter) => {
+    if ("constant" in parameter) return parameter.constant;
+    if (!(parameter.name in values))
+      throw new Error(`prepared statement ${shape}: no value for ${parameter.name}`);
+    return values[parameter.name];
+  });
+  return CompiledQuery.raw(template.sql, parameters);
+}
+
+/** Runs a prepared statement; its rows as the backend returns them. */
+export async function runPrepared<Row>(
+  db: Kysely<Database>,
+  shape: string | undefined,
+  build: () => Compilable<unknown>,
+  values: Record<string, unknown>,
+): Promise<Row[]> {
+  return (await db.executeQuery<Row>(prepared(db, shape, build, values))).rows;
+}
+
+/** Statements of up to this many rows are kept prepared; a larger batch is compiled for its call. */
+const MAX_PREPARED_ROWS = 32;
+
+export interface RowSlots<Row> {
+  /** The rows to build the INSERT from: a placeholder where each value goes. */
+  placeholders: Row[];
+  /** The values, by placeholder name. */
+  values: Record<string, unknown>;
+  /** The columns each row sets, which (with the row count) decide the INSERT's SQL. */
+  columns: string;
+}
+
+/**
+ * For a multi-row INSERT: the rows' placeholders (`column:index`) and their values. A column whose
+ * value is undefined is left out of its row, as Kysely leaves it out (the column's default applies),
+ * and `columns` says which columns each row sets, so that `rowsShape` tells such statements apart.
+ */
+export function rowSlots<Row extends Record<string, unknown>>(rows: readonly Row[]): RowSlots<Row> {
+  const placeholders: Row[] = [];
+  const values: Record<string, unknown> = {};
+  const signatures: string[] = [];
+  rows.forEach((row, index) => {
+    const placeholder: Record<string, unknown> = {};
+    let signature = "";
+    for (const column in row) {
+      const value = row[column];
+      if (value === undefined) continue;
+      placeholder[column] = slot(`${column}:${index}`);
+      values[`${column}:${index}`] = value;
+      signature += `${column},`;
+    }
+    placeholders.push(placeholder as Row);
+    if (signatures[signatures.length - 1] !== signature) signatures.push(signature);
+  });
+  return {
+    placeholders,
+    values,
+    columns: signatures.length === 1 ? (signatures[0] ?? "") : signatures.join("|"),
+  };
+}
+
+/**
+ * The shape of an INSERT of `slots` called `name`: its row count and the columns its rows set;
+ * undefined (compiled for its call, not kept) past MAX_PREPARED_ROWS rows.
+ */
+export const rowsShape = (name: string, slots: RowSlots<unknown & object>): string | undefined =>
+  slots.placeholders.length <= MAX_PREPARED_ROWS
+    ? `${name} ${slots.placeholders.length} ${slots.columns}`
+    : undefined;
