@@ -22,6 +22,8 @@ export interface Config {
   readonly keyCache: boolean;
   /** SQLite: checkpoint the write-ahead log from a worker thread (src/store/sqlite-checkpointer.ts). */
   readonly sqliteBackgroundCheckpoints: boolean;
+  /** SQLite: where a commit's fsync runs (see StoreOptions.sqliteSync). */
+  readonly sqliteSync: "fdatasync" | "full";
   /** Which parts this process runs: the API, the job-queue worker, or both. */
   readonly role: Role;
   /** How many queued tasks the worker runs at once. */
@@ -121,6 +123,10 @@ export function loadConfig(env: Env = process.env): Config {
   const metrics = optional(env, "METRICS") ?? "on";
   if (metrics !== "on" && metrics !== "off") throw new ConfigError(`METRICS must be "on" or "off"`);
   const rateLimitRps = integer(env, "RATE_LIMIT_RPS", 1000, 0, 10_000_000);
+  const sqliteSync = optional(env, "SQLITE_SYNC") ?? "fdatasync";
+  if (sqliteSync !== "fdatasync" && sqliteSync !== "full") {
+    throw new ConfigError(`SQLITE_SYNC must be fdatasync or full, got "${sqliteSync}"`);
+  }
   const role = optional(env, "TIDINGS_ROLE") ?? "all";
   const secretKey = optional(env, "TIDINGS_SECRET_KEY");
   if (!(ROLES as readonly string[]).includes(role)) {
@@ -157,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: optional(env, "METRICS_TOKEN"),
     keyCache: flag(env, "KEY_CACHE", true),
     sqliteBackgroundCheckpoints: flag(env, "SQLITE_BACKGROUND_CHECKPOINTS", true),
+    sqliteSync,
     role: role as Role,
     workerConcurrency: integer(env, "WORKER_CONCURRENCY", 10, 1, 1000),
     workerHeartbeatMs,

@@ -60,6 +60,7 @@ export async function main(): Promise<void> {
     pgPoolSize: config.pgPoolSize,
     pgStatementTimeoutMs: config.requestTimeoutMs,
     sqliteBackgroundCheckpoints: config.sqliteBackgroundCheckpoints,
+    sqliteSync: config.sqliteSync,
     onBackgroundError: (err) => logger.warn({ err }, "database background work failed; carrying on"),
   });
   await store.migrate();

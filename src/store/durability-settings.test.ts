@@ -10,10 +10,32 @@ import { openStore } from "./store.ts";
 // the store the service actually opens. Each backend has its own setting, so each run checks its own.
 
 forEachProcessBackend("durability settings", (suite) => {
-  if (suite.backend === "sqlite")
-    test("SQLite runs in WAL mode with synchronous=FULL", async () => {
+  if (suite.backend === "sqlite") {
+    test("SQLite runs in WAL mode at synchronous=NORMAL, each commit's log fdatasync'd before it is reported", async () => {
       const database = await suite.database();
       const store = await openStore(database.storeOptions);
+      try {
+        await store.migrate();
+        const groupCommit = store.groupCommit;
+        const raw = groupCommit?.raw;
+        assert.ok(raw, "the SQLite store exposes its connection");
+        assert.equal(raw.pragma("journal_mode", { simple: true }), "wal");
+        // 1 = NORMAL: COMMIT writes the log and returns; the WalSync makes it durable.
+        assert.equal(raw.pragma("synchronous", { simple: true }), 1);
+        const walSync = groupCommit?.walSync;
+        assert.ok(walSync, "a file store at NORMAL syncs its log itself");
+        const before = walSync.stats.syncs;
+        await sql`create table durability_probe (x integer)`.execute(store.db);
+        await sql`insert into durability_probe values (1)`.execute(store.db);
+        assert.ok(walSync.stats.syncs > before, "a write is answered only after an fdatasync of the log");
+      } finally {
+        await store.close();
+      }
+    });
+
+    test("SQLITE_SYNC=full: synchronous=FULL, the fsync inside COMMIT", async () => {
+      const database = await suite.database();
+      const store = await openStore({ ...database.storeOptions, sqliteSync: "full" });
       try {
         await store.migrate();
         const raw = store.groupCommit?.raw;
@@ -21,10 +43,12 @@ forEachProcessBackend("durability settings", (suite) => {
         assert.equal(raw.pragma("journal_mode", { simple: true }), "wal");
         // 2 = FULL: every commit waits for its fsync.
         assert.equal(raw.pragma("synchronous", { simple: true }), 2);
+        assert.equal(store.groupCommit?.walSync, undefined);
       } finally {
         await store.close();
       }
     });
+  }
 
   if (suite.backend === "postgres")
     test("PostgreSQL commits synchronously even where the database's default says otherwise", async () => {

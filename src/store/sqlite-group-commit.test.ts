@@ -6,7 +6,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import SqliteDatabase from "better-sqlite3";
 import { type ColumnType, type Generated, Kysely, sql } from "kysely";
-import { GroupCommitSqlite, GroupCommitSqliteDialect } from "./sqlite-group-commit.ts";
+import { GroupCommitSqlite, GroupCommitSqliteDialect, WalSync } from "./sqlite-group-commit.ts";
 
 interface Db {
   items: { id: Generated<number>; name: string; flag: ColumnType<number, boolean, boolean> };
@@ -156,5 +156,153 @@ describe("SQLite group commit", () => {
     } finally {
       reopened.close();
     }
+  });
+});
+
+describe("SQLite group commit at synchronous=NORMAL, the log synced off the event loop", () => {
+  let dir: string;
+  let file: string;
+  let groupCommit: GroupCommitSqlite;
+  let walSync: WalSync;
+  let db: Kysely<Db>;
+  /** The syncs asked for and not yet let through: each resolves (or fails) its fdatasync. */
+  const held: { fd: number; release(): void; fail(error: Error): void }[] = [];
+  /** Whether syncs are held (the test lets each through) or run at once on the real file. */
+  let holding = false;
+
+  const fdatasync = (fd: number) =>
+    new Promise<void>((resolve, reject) => {
+      const real = () => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()));
+      if (!holding) return real();
+      held.push({ fd, release: real, fail: reject });
+    });
+
+  /** Lets the event loop turn until `check` holds (or fails after 2 s). */
+  async function until(check: () => boolean, what: string) {
+    const deadline = Date.now() + 2000;
+    while (!check()) {
+      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  const settled = <T>(promise: Promise<T>) => {
+    const state = { done: false, failed: undefined as unknown };
+    promise.then(
+      () => {
+        state.done = true;
+      },
+      (error: unknown) => {
+        state.failed = error;
+      },
+    );
+    return state;
+  };
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-walsync-"));
+    file = path.join(dir, "test.db");
+    const raw = new SqliteDatabase(file);
+    raw.pragma("journal_mode = WAL");
+    raw.pragma("synchronous = NORMAL");
+    raw.exec(`
+      create table items (id integer primary key, name text not null unique, flag integer not null default 0);
+      create table children (id integer primary key, parent_id integer not null);
+    `);
+    walSync = new WalSync(file, { fdatasync });
+    groupCommit = new GroupCommitSqlite(raw, walSync);
+    db = new Kysely<Db>({ dialect: new GroupCommitSqliteDialect(groupCommit) });
+  });
+
+  after(async () => {
+    holding = false;
+    for (const sync of held.splice(0)) sync.release();
+    await db.destroy().catch(() => {});
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a write is acknowledged only after an fdatasync of the log that began after its COMMIT", async () => {
+    holding = true;
+    const commitsBefore = groupCommit.stats.commits;
+    const write = settled(db.insertInto("items").values({ name: "w1", flag: false }).execute());
+    await until(() => held.length === 1, "the sync of the first commit");
+    assert.equal(groupCommit.stats.commits, commitsBefore + 1, "committed at once, at NORMAL");
+    const walFd = held[0]?.fd ?? -1;
+    assert.equal(fs.fstatSync(walFd).ino, fs.statSync(`${file}-wal`).ino, "it syncs the log file");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(write.done, false, "not acknowledged while its sync is under way");
+    held.shift()?.release();
+    await until(() => write.done, "the write's acknowledgement");
+    assert.equal(write.failed, undefined);
+    holding = false;
+  });
+
+  test("writes that arrive during a sync wait in one open batch: one COMMIT and one sync for them all", async () => {
+    holding = true;
+    const first = settled(db.insertInto("items").values({ name: "g0", flag: false }).execute());
+    await until(() => held.length === 1, "the first sync");
+    const commitsBefore = groupCommit.stats.commits;
+    const syncsBefore = walSync.stats.syncs;
+    // Arriving over several turns of the event loop while the first sync is held.
+    const later: ReturnType<typeof settled>[] = [];
+    for (let i = 1; i <= 20; i++) {
+      later.push(
+        settled(
+          db
+            .insertInto("items")
+            .values({ name: `g${i}`, flag: false })
+            .execute(),
+        ),
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.equal(groupCommit.stats.commits, commitsBefore, "nothing committed while the log syncs");
+    held.shift()?.release();
+    await until(() => first.done, "the first write");
+    await until(() => held.length === 1, "the gathered batch's sync");
+    assert.equal(groupCommit.stats.commits, commitsBefore + 1, "the twenty writes share one COMMIT");
+    assert.equal(walSync.stats.syncs, syncsBefore + 1, "and one sync");
+    assert.ok(later.every((w) => !w.done));
+    held.shift()?.release();
+    await until(() => later.every((w) => w.done), "the gathered writes");
+    holding = false;
+  });
+
+  test("a read that would see a commit not yet on disk waits for its sync", async () => {
+    holding = true;
+    const write = settled(db.insertInto("items").values({ name: "r1", flag: true }).execute());
+    await until(() => held.length === 1, "the write's sync");
+    // Committed, so a read finds the row: it must not answer before that row is on disk.
+    const read = db.selectFrom("items").select("name").where("name", "=", "r1").executeTakeFirst();
+    const reading = settled(read);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(reading.done, false, "the read waits for the sync");
+    held.shift()?.release();
+    assert.deepEqual(await read, { name: "r1" });
+    await until(() => write.done, "the write");
+    // Nothing unsynced: a read answers at once, with no sync of its own.
+    const syncs = walSync.stats.syncs;
+    assert.deepEqual(
+      await db.selectFrom("items").select("name").where("name", "=", "r1").executeTakeFirst(),
+      { name: "r1" },
+    );
+    assert.equal(walSync.stats.syncs, syncs);
+    holding = false;
+  });
+
+  test("a failed sync refuses its writes and every later one, for good", async () => {
+    holding = true;
+    const write = settled(db.insertInto("items").values({ name: "x1", flag: false }).execute());
+    await until(() => held.length === 1, "the write's sync");
+    held.shift()?.fail(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" }));
+    await until(() => write.failed !== undefined, "the write's refusal");
+    assert.match(String(write.failed), /could not be synced to disk: EIO/);
+    assert.ok(walSync.failure);
+    holding = false;
+    await assert.rejects(
+      db.insertInto("items").values({ name: "x2", flag: false }).execute(),
+      /could not be synced to disk/,
+    );
+    await assert.rejects(db.selectFrom("items").select("name").execute(), /could not be synced to disk/);
   });
 });

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import type SqliteDatabase from "better-sqlite3";
 import {
   type CompiledQuery,
@@ -13,9 +14,9 @@ import {
 } from "kysely";
 
 /**
- * Group commit for SQLite under `synchronous=FULL`.
+ * Group commit for SQLite.
  *
- * With FULL every COMMIT waits for an fsync, which caps one-commit-per-request near a few thousand
+ * A durable COMMIT waits for an fsync, which caps one-commit-per-request near a few thousand
  * writes a second. This driver lets every write that arrives while a batch is open share one
  * transaction and so one fsync:
  *
@@ -30,6 +31,16 @@ import {
  * - A read that arrives while no uncommitted write exists runs at once, outside any batch.
  * - The connection is handed to the next unit as soon as a unit is done; only its caller waits for
  *   the COMMIT (Kysely delivers a result only after the driver's releaseConnection resolves).
+ *
+ * Where the fsync runs (`WalSync`): under `synchronous=FULL` SQLite runs it inside COMMIT, on the
+ * event loop, and nothing else happens meanwhile. With a `WalSync` the connection runs at
+ * `synchronous=NORMAL` (a COMMIT writes its log frames and returns) and the batch is reported
+ * committed only once an `fdatasync` of the log, started after its COMMIT, has returned; that runs
+ * on libuv's thread pool while the event loop goes on with the next batch. It is as durable: a
+ * commit's frames are in the log before the fdatasync starts, and nobody hears of the commit before
+ * it ends. While one fdatasync runs, the batches committed meanwhile wait for the next, which covers
+ * them all. A read that finds committed frames not yet synced waits for them too, so no answer ever
+ * shows what a power cut could take back.
  */
 
 type Raw = SqliteDatabase.Database;
@@ -81,6 +92,112 @@ class Mutex {
   }
 }
 
+/**
+ * Makes COMMITs at `synchronous=NORMAL` durable: an `fdatasync` of the write-ahead log, on libuv's
+ * thread pool, after each COMMIT (one at a time: the batches committed while one runs share the next).
+ * A failed fdatasync is final, as in PostgreSQL: the kernel may have dropped the pages it could not
+ * write, so no later sync could vouch for them; every waiting and later commit is refused, and the
+ * store's ping fails (health answers 503) until the process is restarted and recovers from the log.
+ */
+export class WalSync {
+  readonly #walFile: string;
+  readonly #fdatasync: (fd: number) => Promise<void>;
+  #fd: number | undefined;
+  #committed = 0;
+  #durable = 0;
+  #syncing: Promise<void> | undefined;
+  #failure: Error | undefined;
+  readonly #waiters: { seq: number; resolve(): void; reject(error: unknown): void }[] = [];
+  /** fdatasync calls made: for tests and metrics. */
+  readonly stats = { syncs: 0 };
+
+  /** `fdatasync`: how a descriptor is synced (node's own by default; a test may hold it or fail it). */
+  constructor(databaseFile: string, options: { fdatasync?: (fd: number) => Promise<void> } = {}) {
+    this.#walFile = `${databaseFile}-wal`;
+    this.#fdatasync =
+      options.fdatasync ??
+      ((fd) =>
+        new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()))));
+  }
+
+  get failure(): Error | undefined {
+    return this.#failure;
+  }
+
+  /** Called right after a COMMIT returned: settles once that commit's frames are on disk. */
+  committed(): Promise<void> {
+    const seq = ++this.#committed;
+    return this.#until(seq);
+  }
+
+  /** Settles once everything committed so far is on disk; undefined when it already is. */
+  caughtUp(): Promise<void> | undefined {
+    if (this.#durable >= this.#committed && !this.#failure) return undefined;
+    return this.#until(this.#committed);
+  }
+
+  /** The fdatasync under way, if one is. */
+  get syncing(): Promise<void> | undefined {
+    return this.#syncing;
+  }
+
+  /** Settles once nothing waits for a sync (for a clean close). */
+  async idle(): Promise<void> {
+    while (this.#syncing) await this.#syncing;
+  }
+
+  close(): void {
+    if (this.#fd !== undefined) fs.closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+
+  #until(seq: number): Promise<void> {
+    if (this.#failure) {
+      const refused = Promise.reject(this.#failure);
+      refused.catch(() => {});
+      return refused;
+    }
+    if (this.#durable >= seq) return Promise.resolve();
+    const waited = new Promise<void>((resolve, reject) => this.#waiters.push({ seq, resolve, reject }));
+    // A unit that rolls back drops what it waited for: its failure must not go unhandled.
+    waited.catch(() => {});
+    this.#kick();
+    return waited;
+  }
+
+  #kick(): void {
+    if (this.#syncing || this.#durable >= this.#committed || this.#failure) return;
+    const target = this.#committed;
+    this.#syncing = this.#sync().then(
+      () => this.#settle(target, undefined),
+      (error: unknown) => this.#settle(target, error instanceof Error ? error : new Error(String(error))),
+    );
+  }
+
+  #sync(): Promise<void> {
+    // The log exists once the connection has committed; the store's connection keeps it (SQLite
+    // removes it only when the last connection closes), so one descriptor serves for the store's life.
+    this.#fd ??= fs.openSync(this.#walFile, "r");
+    const fd = this.#fd;
+    this.stats.syncs++;
+    return this.#fdatasync(fd);
+  }
+
+  #settle(target: number, error: Error | undefined): void {
+    this.#syncing = undefined;
+    if (error) {
+      this.#failure = new Error(`the SQLite log could not be synced to disk: ${error.message}`);
+      for (const waiter of this.#waiters.splice(0)) waiter.reject(this.#failure);
+      return;
+    }
+    this.#durable = target;
+    let done = 0;
+    while (done < this.#waiters.length && (this.#waiters[done]?.seq ?? Infinity) <= target) done++;
+    for (const waiter of this.#waiters.splice(0, done)) waiter.resolve();
+    this.#kick();
+  }
+}
+
 const STATEMENT_CACHE_SIZE = 256;
 
 export class GroupCommitSqlite {
@@ -92,9 +209,12 @@ export class GroupCommitSqlite {
   #units = 0;
   /** Batches committed: for tests and metrics. */
   readonly stats = { commits: 0 };
+  /** Set when the connection runs at synchronous=NORMAL and durability comes from syncing the log. */
+  readonly walSync: WalSync | undefined;
 
-  constructor(raw: Raw) {
+  constructor(raw: Raw, walSync?: WalSync) {
     this.#raw = raw;
+    this.walSync = walSync;
   }
 
   get raw(): Raw {
@@ -153,6 +273,10 @@ export class GroupCommitSqlite {
   }
 
   async #commit(): Promise<void> {
+    // While the log is being synced, the batch stays open and gathers what arrives meanwhile: it
+    // commits when that sync ends, and the next sync covers all of it (one COMMIT and one fdatasync
+    // for everything that arrived during one, as SQLite's own fsync would have made it wait).
+    for (let syncing = this.walSync?.syncing; syncing; syncing = this.walSync?.syncing) await syncing;
     // Commit between units, never inside one: a transaction unit may be waiting on I/O mid-way.
     await this.#mutex.acquire();
     this.#commitScheduled = false;
@@ -171,7 +295,8 @@ export class GroupCommitSqlite {
     try {
       this.#raw.exec("COMMIT");
       this.stats.commits++;
-      batch.resolve();
+      if (this.walSync) this.walSync.committed().then(batch.resolve, batch.reject);
+      else batch.resolve();
     } catch (error) {
       if (this.#raw.inTransaction) {
         try {
@@ -192,6 +317,7 @@ export class GroupCommitSqlite {
     } finally {
       this.#mutex.release();
     }
+    await this.walSync?.idle();
   }
 }
 
@@ -204,8 +330,8 @@ class Unit implements DatabaseConnection {
   readonly #savepoint: string;
   #inTransaction = false;
   #released = false;
-  /** The batch this unit must see committed before it may report success. */
-  #mustWaitFor: Batch | undefined;
+  /** What this unit must see on disk before it may report success: its batch, or earlier commits. */
+  #mustWaitFor: Promise<void> | undefined;
 
   constructor(owner: GroupCommitSqlite, id: number) {
     this.#owner = owner;
@@ -220,7 +346,9 @@ class Unit implements DatabaseConnection {
     // Writes, and everything inside a transaction, happen inside the batch. A lone read with no
     // uncommitted write about runs as it is.
     if (writes || this.#inTransaction) batch = this.#owner.openBatch();
-    if (batch && (writes || batch.dirty)) this.#mustWaitFor = batch;
+    if (batch && (writes || batch.dirty)) this.#mustWaitFor = batch.done;
+    // Committed but not yet synced (a WalSync's fdatasync under way): what this reads waits for it.
+    else this.#mustWaitFor ??= this.#owner.walSync?.caughtUp();
     try {
       const params = bindable(compiled.parameters);
       if (statement.reader) {
@@ -260,7 +388,7 @@ class Unit implements DatabaseConnection {
       throw error;
     }
     const batch = this.#owner.batch;
-    if (batch?.dirty) this.#mustWaitFor = batch;
+    if (batch?.dirty) this.#mustWaitFor = batch.done;
   }
 
   rollback(): void {
@@ -285,9 +413,9 @@ class Unit implements DatabaseConnection {
     if (this.#released) return;
     this.#released = true;
     this.#owner.release();
-    const batch = this.#mustWaitFor;
+    const wait = this.#mustWaitFor;
     this.#mustWaitFor = undefined;
-    if (batch) await batch.done;
+    if (wait) await wait;
   }
 }
 
@@ -335,6 +463,7 @@ class GroupCommitDriver implements Driver {
   async destroy(): Promise<void> {
     await this.#owner.drain();
     this.#owner.raw.close();
+    this.#owner.walSync?.close();
   }
 }
 

@@ -1,0 +1,23 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ConfigError, loadConfig } from "./config.ts";
+
+describe("configuration: SQLITE_SYNC", () => {
+  test("fdatasync by default; full when asked", () => {
+    assert.equal(loadConfig({}).sqliteSync, "fdatasync");
+    assert.equal(loadConfig({ SQLITE_SYNC: "full" }).sqliteSync, "full");
+    assert.equal(loadConfig({ SQLITE_SYNC: "fdatasync" }).sqliteSync, "fdatasync");
+  });
+
+  test("anything else refuses to start, naming the setting", () => {
+    for (const value of ["FULL", "normal", "off", "1"])
+      assert.throws(
+        () => loadConfig({ SQLITE_SYNC: value }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.match(error.message, /^SQLITE_SYNC must be fdatasync or full/);
+          return true;
+        },
+      );
+  });
+});
