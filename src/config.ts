@@ -165,7 +165,9 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteBackgroundCheckpoints: flag(env, "SQLITE_BACKGROUND_CHECKPOINTS", true),
     sqliteSync,
     role: role as Role,
-    workerConcurrency: integer(env, "WORKER_CONCURRENCY", 10, 1, 1000),
+    // PostgreSQL: a connection each. SQLite: tasks cost no connection, and a run waits on a commit
+    // (its log's fdatasync) at each step, so more of them at once share each commit.
+    workerConcurrency: integer(env, "WORKER_CONCURRENCY", optional(env, "DATABASE_URL") ? 10 : 32, 1, 1000),
     workerHeartbeatMs,
     workerDeadAfterMs,
     secretKey: secretKey === undefined ? undefined : decodeSecretKey(secretKey),
