@@ -132,6 +132,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!(ROLES as readonly string[]).includes(role)) {
     throw new ConfigError(`TIDINGS_ROLE must be one of ${ROLES.join(", ")}, got "${role}"`);
   }
+  const postgresUrl = databaseUrl(env);
   const workerHeartbeatMs = integer(env, "WORKER_HEARTBEAT_MS", 5_000, 50, 600_000);
   const workerDeadAfterMs = integer(env, "WORKER_DEAD_AFTER_MS", 30_000, 100, 86_400_000);
   if (workerDeadAfterMs < 2 * workerHeartbeatMs) {
@@ -143,7 +144,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, "PORT", 3000, 0, 65535),
     host: optional(env, "HOST") ?? "0.0.0.0",
     dataDir: path.resolve(optional(env, "DATA_DIR") ?? "./data"),
-    databaseUrl: databaseUrl(env),
+    databaseUrl: postgresUrl,
     pgPoolSize: integer(env, "PG_POOL_SIZE", 10, 1, 1000),
     logLevel,
     bodyLimit: integer(env, "BODY_LIMIT", 1024 * 1024, 1024, 100 * 1024 * 1024),
@@ -167,7 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     role: role as Role,
     // PostgreSQL: a connection each. SQLite: tasks cost no connection, and a run waits on a commit
     // (its log's fdatasync) at each step, so more of them at once share each commit.
-    workerConcurrency: integer(env, "WORKER_CONCURRENCY", optional(env, "DATABASE_URL") ? 10 : 32, 1, 1000),
+    workerConcurrency: integer(env, "WORKER_CONCURRENCY", postgresUrl ? 10 : 32, 1, 1000),
     workerHeartbeatMs,
     workerDeadAfterMs,
     secretKey: secretKey === undefined ? undefined : decodeSecretKey(secretKey),
