@@ -6,7 +6,7 @@ import {
   type SqlBool,
   sql,
 } from "kysely";
-import { rowSlots, rowsShape, runPrepared } from "../store/prepared.ts";
+import { runPreparedRows } from "../store/prepared.ts";
 import type { Database, MessagesTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { Channel } from "../workflows/domain.ts";
@@ -53,45 +53,43 @@ export async function insertMessage(
   db: Db,
   message: Message,
 ): Promise<{ message: Message; created: boolean }> {
-  const slots = rowSlots([
-    {
-      id: message.id,
-      organization_id: message.organizationId,
-      environment_id: message.environmentId,
-      notification_id: message.notificationId,
-      job_id: message.jobId,
-      workflow_id: message.workflowId,
-      template_identifier: message.templateIdentifier,
-      subscriber_ref: message.subscriberRef,
-      subscriber_id: message.subscriberId,
-      transaction_id: message.transactionId,
-      channel: message.channel,
-      content: message.content,
-      subject: message.subject,
-      cta: writeJson(message.cta),
-      payload: writeJson(message.payload),
-      provider_id: message.providerId,
-      provider_message_id: message.providerMessageId,
-      status: message.status,
-      seen: message.seen,
-      read: message.read,
-      last_seen_at: message.lastSeenDate,
-      last_read_at: message.lastReadDate,
-      created_at: message.createdAt,
-      updated_at: message.updatedAt,
-    },
-  ]);
-  const { placeholders, values } = slots;
-  const [row] = await runPrepared<Row>(
+  const [row] = await runPreparedRows(
     db,
-    rowsShape("insert message", slots),
-    () =>
+    "insert message",
+    [
+      {
+        id: message.id,
+        organization_id: message.organizationId,
+        environment_id: message.environmentId,
+        notification_id: message.notificationId,
+        job_id: message.jobId,
+        workflow_id: message.workflowId,
+        template_identifier: message.templateIdentifier,
+        subscriber_ref: message.subscriberRef,
+        subscriber_id: message.subscriberId,
+        transaction_id: message.transactionId,
+        channel: message.channel,
+        content: message.content,
+        subject: message.subject,
+        cta: writeJson(message.cta),
+        payload: writeJson(message.payload),
+        provider_id: message.providerId,
+        provider_message_id: message.providerMessageId,
+        status: message.status,
+        seen: message.seen,
+        read: message.read,
+        last_seen_at: message.lastSeenDate,
+        last_read_at: message.lastReadDate,
+        created_at: message.createdAt,
+        updated_at: message.updatedAt,
+      },
+    ],
+    (placeholders) =>
       db
         .insertInto("messages")
         .values(placeholders)
         .onConflict((conflict) => conflict.columns(["job_id", "provider_id"]).doNothing())
         .returningAll(),
-    values,
   );
   if (row) return { message: toMessage(row), created: true };
   const existing = await db

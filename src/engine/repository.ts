@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from "kysely";
-import { rowSlots, rowsShape, runPrepared, slot } from "../store/prepared.ts";
+import { listSlots, runPrepared, runPreparedRows, slot } from "../store/prepared.ts";
 import type { Database, JobsTable, NotificationsTable } from "../store/schema.ts";
 import { countRows, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { StepType } from "../workflows/domain.ts";
@@ -51,31 +51,29 @@ function toTrigger(row: Selectable<Database["triggers"]>): TriggerRecord {
  * for the first to commit, then do nothing).
  */
 export async function insertTrigger(db: Db, trigger: Omit<TriggerRecord, "fanoutCursor" | "fanoutDone">) {
-  const slots = rowSlots([
-    {
-      id: trigger.id,
-      organization_id: trigger.organizationId,
-      environment_id: trigger.environmentId,
-      transaction_id: trigger.transactionId,
-      workflow_id: trigger.workflowId,
-      status: trigger.status,
-      request: writeJson(trigger.request),
-      fanout_cursor: "",
-      fanout_done: false,
-      created_at: trigger.createdAt,
-    },
-  ]);
-  const { placeholders, values } = slots;
-  const [row] = await runPrepared<Selectable<Database["triggers"]>>(
+  const [row] = await runPreparedRows(
     db,
-    rowsShape("insert trigger", slots),
-    () =>
+    "insert trigger",
+    [
+      {
+        id: trigger.id,
+        organization_id: trigger.organizationId,
+        environment_id: trigger.environmentId,
+        transaction_id: trigger.transactionId,
+        workflow_id: trigger.workflowId,
+        status: trigger.status,
+        request: writeJson(trigger.request),
+        fanout_cursor: "",
+        fanout_done: false,
+        created_at: trigger.createdAt,
+      },
+    ],
+    (placeholders) =>
       db
         .insertInto("triggers")
         .values(placeholders)
         .onConflict((conflict) => conflict.doNothing())
         .returningAll(),
-    values,
   );
   return row ? toTrigger(row) : undefined;
 }
@@ -135,7 +133,9 @@ function toNotification(row: NotificationRow): Notification {
  */
 export async function insertNotifications(db: Db, notifications: Notification[]): Promise<Notification[]> {
   if (notifications.length === 0) return [];
-  const slots = rowSlots(
+  const rows = await runPreparedRows(
+    db,
+    "insert notifications",
     notifications.map((n) => ({
       id: n.id,
       organization_id: n.organizationId,
@@ -154,18 +154,12 @@ export async function insertNotifications(db: Db, notifications: Notification[])
       created_at: n.createdAt,
       updated_at: n.updatedAt,
     })),
-  );
-  const { placeholders, values } = slots;
-  const rows = await runPrepared<NotificationRow>(
-    db,
-    rowsShape("insert notifications", slots),
-    () =>
+    (placeholders) =>
       db
         .insertInto("notifications")
         .values(placeholders)
         .onConflict((conflict) => conflict.columns(["trigger_id", "subscriber_ref"]).doNothing())
         .returningAll(),
-    values,
   );
   return rows.map(toNotification);
 }
@@ -250,9 +244,10 @@ export async function insertJobs(db: Db, jobs: Job[]): Promise<void> {
   if (jobs.length === 0) return;
   // Several statements for a large batch: SQLite allows at most 32,766 parameters in one.
   for (let start = 0; start < jobs.length; start += 1000) {
-    const chunk = jobs.slice(start, start + 1000);
-    const slots = rowSlots(
-      chunk.map((job) => ({
+    await runPreparedRows(
+      db,
+      "insert jobs",
+      jobs.slice(start, start + 1000).map((job) => ({
         id: job.id,
         organization_id: job.organizationId,
         environment_id: job.environmentId,
@@ -270,13 +265,7 @@ export async function insertJobs(db: Db, jobs: Job[]): Promise<void> {
         created_at: job.createdAt,
         updated_at: job.updatedAt,
       })),
-    );
-    const { placeholders, values } = slots;
-    await runPrepared(
-      db,
-      rowsShape("insert jobs", slots),
-      () => db.insertInto("jobs").values(placeholders),
-      values,
+      (placeholders) => db.insertInto("jobs").values(placeholders),
     );
   }
 }
@@ -302,17 +291,7 @@ export async function moveJob(
   const setsRunAt = changes.runAt !== undefined;
   const setsDigest = changes.digest !== undefined;
   const countsAttempt = changes.countAttempt === true;
-  const fromSlots = from.map((_, i) => slot(`from${i}`));
-  const values: Record<string, unknown> = {
-    id,
-    to,
-    now,
-    runAt: changes.runAt,
-    digest: setsDigest ? writeJson(changes.digest) : undefined,
-  };
-  from.forEach((status, i) => {
-    values[`from${i}`] = status;
-  });
+  const fromList = listSlots("from", from);
   const [row] = await runPrepared<JobRow>(
     db,
     `move job ${from.length} ${setsRunAt} ${setsDigest} ${countsAttempt}`,
@@ -327,9 +306,16 @@ export async function moveJob(
           ...(countsAttempt ? { attempts: eb("attempts", "+", 1) } : {}),
         }))
         .where("id", "=", slot("id"))
-        .where("status", "in", fromSlots)
+        .where("status", "in", fromList.placeholders)
         .returningAll(),
-    values,
+    {
+      id,
+      to,
+      now,
+      runAt: changes.runAt,
+      digest: setsDigest ? writeJson(changes.digest) : undefined,
+      ...fromList.values,
+    },
   );
   return row ? toJob(row) : undefined;
 }
@@ -430,9 +416,10 @@ function toDetail(row: Selectable<Database["execution_details"]>): ExecutionDeta
 export async function insertDetails(db: Db, details: ExecutionDetail[]): Promise<void> {
   if (details.length === 0) return;
   for (let start = 0; start < details.length; start += 1000) {
-    const chunk = details.slice(start, start + 1000);
-    const slots = rowSlots(
-      chunk.map((d) => ({
+    await runPreparedRows(
+      db,
+      "insert details",
+      details.slice(start, start + 1000).map((d) => ({
         id: d.id,
         organization_id: d.organizationId,
         environment_id: d.environmentId,
@@ -445,13 +432,7 @@ export async function insertDetails(db: Db, details: ExecutionDetail[]): Promise
         is_retry: d.isRetry,
         created_at: d.createdAt,
       })),
-    );
-    const { placeholders, values } = slots;
-    await runPrepared(
-      db,
-      rowsShape("insert details", slots),
-      () => db.insertInto("execution_details").values(placeholders),
-      values,
+      (placeholders) => db.insertInto("execution_details").values(placeholders),
     );
   }
 }

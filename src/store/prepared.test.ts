@@ -8,7 +8,7 @@ import {
   PostgresQueryCompiler,
   sql,
 } from "kysely";
-import { prepared, rowSlots, rowsShape, slot } from "./prepared.ts";
+import { listSlots, prepared, rowSlots, rowsShape, slot } from "./prepared.ts";
 import type { Database } from "./schema.ts";
 import { openStore } from "./store.ts";
 
@@ -115,6 +115,20 @@ describe("prepared statements", () => {
         }),
       /nowhere to put status/,
     );
+  });
+
+  test("a list: one placeholder per item, its values under the same names", () => {
+    const db = postgresCompiler();
+    const list = listSlots("status", ["queued", "pending"]);
+    assert.deepEqual(list.values, { status0: "queued", status1: "pending" });
+    const compiled = prepared(
+      db,
+      "test list 2",
+      () => db.selectFrom("jobs").selectAll().where("status", "in", list.placeholders),
+      list.values,
+    );
+    assert.match(compiled.sql, /"status" in \(\$1, \$2\)/);
+    assert.deepEqual(compiled.parameters, ["queued", "pending"]);
   });
 
   test("rows: one placeholder per column and row, and a shape only for small batches", () => {

@@ -156,3 +156,31 @@ export const rowsShape = (name: string, slots: RowSlots<unknown & object>): stri
   slots.placeholders.length <= MAX_PREPARED_ROWS
     ? `${name} ${slots.placeholders.length} ${slots.columns}`
     : undefined;
+
+/**
+ * Runs a prepared multi-row statement over `rows` (an INSERT, usually): `build` makes it from the
+ * rows' placeholders; its shape is `name` with the rows' count and columns (see `rowsShape`). The
+ * rows it returns are those the statement returns.
+ */
+export async function runPreparedRows<Values extends Record<string, unknown>, Output>(
+  db: Kysely<Database>,
+  name: string,
+  rows: readonly Values[],
+  build: (placeholders: Values[]) => Compilable<Output>,
+): Promise<Output[]> {
+  const slots = rowSlots(rows);
+  return runPrepared<Output>(db, rowsShape(name, slots), () => build(slots.placeholders), slots.values);
+}
+
+/**
+ * For a list in a statement (`in (...)`): a placeholder per item, named `name0`, `name1`, ..., and
+ * the values to go with them. The list's length is part of the statement's shape.
+ */
+export function listSlots(name: string, items: readonly unknown[]) {
+  const values: Record<string, unknown> = {};
+  const placeholders = items.map((item, i) => {
+    values[`${name}${i}`] = item;
+    return slot(`${name}${i}`);
+  });
+  return { placeholders, values };
+}

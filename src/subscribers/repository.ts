@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
-import { rowSlots, rowsShape, runPrepared, slot } from "../store/prepared.ts";
+import { listSlots, runPrepared, runPreparedRows, slot } from "../store/prepared.ts";
 import type { Database, SubscriberPreferencesTable, SubscribersTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type {
@@ -93,13 +93,13 @@ export async function upsertSubscribers(
     created_at: now,
     updated_at: now,
   }));
-  const slots = rowSlots(rows);
-  const { placeholders, values } = slots;
-  const returned = await runPrepared<Row>(
+  const returned = await runPreparedRows(
     db,
-    // The SQL changes with the rows and their columns, and with the fields an update changes.
-    rowsShape(`upsert subscribers ${fields.join(",")}`, slots),
-    () =>
+    // The SQL changes with the rows and their columns (runPreparedRows adds those to the name), and
+    // with the fields an update changes.
+    `upsert subscribers ${fields.join(",")}`,
+    rows,
+    (placeholders) =>
       db
         .insertInto("subscribers")
         .values(placeholders as never)
@@ -115,7 +115,6 @@ export async function upsertSubscribers(
           }),
         )
         .returningAll(),
-    values,
   );
   const proposed = new Set(entries.map((entry) => entry.id));
   return returned.map((row) => ({ subscriber: toSubscriber(row), created: proposed.has(row.id) }));
@@ -318,10 +317,7 @@ export async function findPreferences(
   subscriberRef: string,
   workflowIds?: readonly string[],
 ) {
-  const values: Record<string, unknown> = { environmentId, subscriberRef };
-  workflowIds?.forEach((workflowId, i) => {
-    values[`workflow${i}`] = workflowId;
-  });
+  const workflowList = listSlots("workflow", workflowIds ?? []);
   const rows = await runPrepared<Selectable<Database["subscriber_preferences"]>>(
     db,
     `find preferences ${workflowIds?.length ?? "all"}`,
@@ -331,15 +327,9 @@ export async function findPreferences(
         .selectAll()
         .where("environment_id", "=", slot("environmentId"))
         .where("subscriber_ref", "=", slot("subscriberRef"));
-      return workflowIds
-        ? query.where(
-            "workflow_id",
-            "in",
-            workflowIds.map((_, i) => slot(`workflow${i}`)),
-          )
-        : query;
+      return workflowIds ? query.where("workflow_id", "in", workflowList.placeholders) : query;
     },
-    values,
+    { environmentId, subscriberRef, ...workflowList.values },
   );
   return new Map(rows.map((row) => [row.workflow_id, toPreference(row)]));
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { Clock } from "../../clock.ts";
-import { rowSlots, rowsShape, runPrepared, slot } from "../../store/prepared.ts";
+import { runPrepared, runPreparedRows, slot } from "../../store/prepared.ts";
 import type { Database } from "../../store/schema.ts";
 import { reportGiveUp } from "./give-up.ts";
 import {
@@ -112,19 +112,12 @@ export class SqliteQueue implements JobQueue {
       created_at: now,
     }));
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-      const chunk = rows.slice(i, i + INSERT_CHUNK);
-      const slots = rowSlots(chunk);
-      const { placeholders, values } = slots;
-      await runPrepared(
-        db,
-        rowsShape("add queue tasks", slots),
-        () =>
-          db
-            .insertInto("queue_tasks")
-            .values(placeholders)
-            // The key is unique while its task exists (waiting, running, retrying): a second one is dropped.
-            .onConflict((oc) => oc.column("key").doNothing()),
-        values,
+      await runPreparedRows(db, "add queue tasks", rows.slice(i, i + INSERT_CHUNK), (placeholders) =>
+        db
+          .insertInto("queue_tasks")
+          .values(placeholders)
+          // The key is unique while its task exists (waiting, running, retrying): a second one is dropped.
+          .onConflict((oc) => oc.column("key").doNothing()),
       );
     }
   }
