@@ -7,7 +7,7 @@ import { gate, until } from "../../test/queue-helpers.ts";
 import { ManualClock } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { newObjectId } from "../ids.ts";
-import { deleteSubscriber, holdSubscriber } from "../subscribers/service.ts";
+import { deleteSubscriber, holdSubscriber, upsertSubscriber } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { insertMessage } from "./message-repository.ts";
 import { runJob } from "./run-job.ts";
@@ -184,6 +184,33 @@ forEachBackend<ManualClock>(
         .where("job_id", "=", jobId)
         .execute();
       assert.deepEqual(messages, []);
+    });
+
+    test("a trigger naming the subscriber first: the delete waits for the trigger's commit", {
+      skip,
+    }, async () => {
+      const { api, tenant } = await setup();
+      const before = (await api.get("/v1/subscribers/racer")).json().data;
+      // What a trigger's transaction does for `to: "racer"`: find the subscriber (it exists, so it is
+      // read, not rewritten) before writing the run's rows.
+      const triggering = held(async (deps) => {
+        const subscriber = await upsertSubscriber(deps, tenant, { subscriberId: "racer" });
+        assert.equal(subscriber.id, before._id);
+      });
+      await triggering.done;
+      let deleted = false;
+      const deleting = api.delete("/v1/subscribers/racer").finally(() => {
+        deleted = true;
+      });
+      await until(
+        async () => deleted || (await blocks(ctx, triggering.pid())),
+        "the delete waits for the trigger",
+      );
+      assert.equal(deleted, false, "the delete waited for the subscriber's row");
+      triggering.release();
+      await triggering.finished;
+      assert.equal((await deleting).statusCode, 200);
+      assert.equal((await api.get("/v1/subscribers/racer")).statusCode, 404);
     });
   },
   { clock: () => new ManualClock(Date.UTC(2026, 5, 1, 12)) },

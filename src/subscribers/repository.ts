@@ -74,7 +74,8 @@ export interface Upserted {
  * must set the same fields (the statement names them once) and name a different subscriberId (a
  * statement may not touch a row twice). Whether a row was created shows in its id: the one proposed
  * for it, or the one it already had. Concurrent upserts of one subscriberId are safe on both
- * backends: the unique index arbitrates, and the loser updates the winner's row.
+ * backends: the unique index arbitrates, and the loser updates the winner's row. Entries that set
+ * no field at all are read rather than rewritten (ensureSubscribers).
  */
 export async function upsertSubscribers(
   db: Db,
@@ -84,6 +85,7 @@ export async function upsertSubscribers(
   now: string,
 ): Promise<Upserted[]> {
   if (entries.length === 0) return [];
+  if (fields.length === 0) return ensureSubscribers(db, tenant, entries, now);
   const rows = entries.map((entry) => ({
     id: entry.id,
     organization_id: tenant.organizationId,
@@ -105,10 +107,6 @@ export async function upsertSubscribers(
         .values(placeholders as never)
         .onConflict((conflict) =>
           conflict.columns(["environment_id", "subscriber_id"]).doUpdateSet((eb) => {
-            if (fields.length === 0) {
-              // Nothing to change, but the row must come back: a no-op assignment.
-              return { subscriber_id: eb.ref("excluded.subscriber_id") };
-            }
             const set: Record<string, unknown> = { updated_at: eb.ref("excluded.updated_at") };
             for (const field of fields) set[COLUMN[field]] = eb.ref(`excluded.${COLUMN[field]}` as never);
             return set;
@@ -118,6 +116,73 @@ export async function upsertSubscribers(
   );
   const proposed = new Set(entries.map((entry) => entry.id));
   return returned.map((row) => ({ subscriber: toSubscriber(row), created: proposed.has(row.id) }));
+}
+
+/**
+ * upsertSubscribers for entries that set no field (a trigger's `to: "subscriberId"`): nothing of
+ * an existing subscriber changes, so it is read, not rewritten (an update on every trigger rewrote
+ * the row, and on PostgreSQL left a dead row version each time). On PostgreSQL the rows read are
+ * held FOR KEY SHARE until the transaction ends, as the update held them: a delete of the
+ * subscriber waits for the caller's commit and then sees what it wrote. Those missing are inserted;
+ * one a concurrent upsert inserted first (the insert does nothing) is read again after it.
+ */
+async function ensureSubscribers(
+  db: Db,
+  tenant: { organizationId: string; environmentId: string },
+  entries: NewSubscriber[],
+  now: string,
+): Promise<Upserted[]> {
+  const byId = new Map<string, Row>();
+  const read = async (subscriberIds: string[]) => {
+    const list = listSlots("subscriberId", subscriberIds);
+    const found = await runPrepared<Row>(
+      db,
+      `hold subscribers ${subscriberIds.length}`,
+      () => {
+        const query = db
+          .selectFrom("subscribers")
+          .selectAll()
+          .where("environment_id", "=", slot("environmentId"))
+          .where("subscriber_id", "in", list.placeholders);
+        return dialectOf(db) === "postgres" ? query.forKeyShare() : query;
+      },
+      { environmentId: tenant.environmentId, ...list.values },
+    );
+    for (const row of found) byId.set(row.subscriber_id, row);
+  };
+  await read(entries.map((entry) => entry.subscriberId));
+  const missing = entries.filter((entry) => !byId.has(entry.subscriberId));
+  if (missing.length > 0) {
+    const inserted = await runPreparedRows(
+      db,
+      "insert missing subscribers",
+      missing.map((entry) => ({
+        id: entry.id,
+        organization_id: tenant.organizationId,
+        environment_id: tenant.environmentId,
+        subscriber_id: entry.subscriberId,
+        created_at: now,
+        updated_at: now,
+      })),
+      (placeholders) =>
+        db
+          .insertInto("subscribers")
+          // The profile's columns take their defaults, as in upsertSubscribers.
+          .values(placeholders as never)
+          .onConflict((conflict) => conflict.columns(["environment_id", "subscriber_id"]).doNothing())
+          .returningAll(),
+    );
+    for (const row of inserted) byId.set(row.subscriber_id, row);
+    const lost = missing.filter((entry) => !byId.has(entry.subscriberId));
+    if (lost.length > 0) await read(lost.map((entry) => entry.subscriberId));
+  }
+  const proposed = new Set(entries.map((entry) => entry.id));
+  const upserted: Upserted[] = [];
+  for (const entry of entries) {
+    const row = byId.get(entry.subscriberId);
+    if (row) upserted.push({ subscriber: toSubscriber(row), created: proposed.has(row.id) });
+  }
+  return upserted;
 }
 
 /**
