@@ -6,8 +6,8 @@ import { newObjectId } from "../ids.ts";
 import { type CreateSubscriberInput, upsertSubscriber } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { findTopic } from "../topics/service.ts";
-import type { Step, Workflow } from "../workflows/domain.ts";
-import { getWorkflow } from "../workflows/service.ts";
+import type { RunnableWorkflow, Step } from "../workflows/domain.ts";
+import { getRunnableWorkflow } from "../workflows/service.ts";
 import type { ChannelSenders } from "./channel-senders.ts";
 import type { Job, Notification, TriggerStatus, WorkflowSnapshot } from "./domain.ts";
 import type { JobQueue, NewTask } from "./queue/port.ts";
@@ -61,7 +61,7 @@ const isTopic = (recipient: Recipient): recipient is TopicRecipient =>
   typeof recipient === "object" && recipient !== null && (recipient as TopicRecipient).type === "Topic";
 
 /** What a run keeps of its workflow: a later edit or delete does not change a notification under way. */
-export function snapshotOf(workflow: Workflow): WorkflowSnapshot {
+export function snapshotOf(workflow: RunnableWorkflow): WorkflowSnapshot {
   return {
     id: workflow.id,
     name: workflow.name,
@@ -73,7 +73,7 @@ export function snapshotOf(workflow: Workflow): WorkflowSnapshot {
 }
 
 /** Why a workflow runs nothing, or "processed" when it runs. */
-export function statusOf(workflow: Pick<Workflow, "active" | "steps">): TriggerStatus {
+export function statusOf(workflow: Pick<RunnableWorkflow, "active" | "steps">): TriggerStatus {
   if (!workflow.active) return "trigger_not_active";
   if (workflow.steps.length === 0) return "no_workflow_steps_defined";
   if (!workflow.steps.some((step) => step.active)) return "no_workflow_active_steps_defined";
@@ -97,9 +97,14 @@ function objectOr(value: unknown, identifierKey: string): Record<string, unknown
   return value as Record<string, unknown>;
 }
 
-async function workflowOf(deps: Deps, tenant: Tenant, name: string, keyGuarded: boolean): Promise<Workflow> {
+async function workflowOf(
+  deps: Deps,
+  tenant: Tenant,
+  name: string,
+  keyGuarded: boolean,
+): Promise<RunnableWorkflow> {
   try {
-    return await getWorkflow(deps, tenant, name, { keyGuarded });
+    return await getRunnableWorkflow(deps, tenant, name, { keyGuarded });
   } catch (error) {
     if ((error as { statusCode?: number }).statusCode !== 404) throw error;
     throw unprocessable(
@@ -157,7 +162,9 @@ export async function acceptTrigger(
       transactionId,
       workflowId: workflow.id,
       status,
-      request: { plan, recipients, broadcast: options.broadcast === true },
+      // What a fan-out job reads to create the runs later; a trigger whose runs are created here
+      // has them (its notifications hold the plan) and keeps nothing twice.
+      request: fanOut ? { plan, recipients, broadcast: options.broadcast === true } : {},
       createdAt: isoNow(deps.clock),
     });
     if (!trigger) {
@@ -199,6 +206,7 @@ export async function createRuns(
 ): Promise<number> {
   const now = isoNow(deps.clock);
   const unique = [...new Set(subscriberRefs)];
+  const channels = plan.steps.map((step) => step.template.type);
   const created = await engine.insertNotifications(
     deps.db,
     unique.map(
@@ -216,7 +224,7 @@ export async function createRuns(
         actor: plan.actor,
         tenant: plan.tenant,
         to: plan.to,
-        channels: plan.steps.map((step) => step.template.type),
+        channels,
         createdAt: now,
         updatedAt: now,
       }),

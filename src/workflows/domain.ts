@@ -123,3 +123,9 @@ export interface Workflow {
   createdAt: string;
   updatedAt: string;
 }
+
+/** What running a workflow reads of it: neither its group nor the document fields a run never uses. */
+export type RunnableWorkflow = Pick<
+  Workflow,
+  "id" | "name" | "identifier" | "active" | "critical" | "steps" | "triggers" | "preferenceSettings"
+>;

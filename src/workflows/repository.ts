@@ -3,7 +3,7 @@ import { keyIsLive } from "../auth/key-guard.ts";
 import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database, WorkflowsTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
-import type { PreferenceSettings, Step, Trigger, Workflow } from "./domain.ts";
+import type { PreferenceSettings, RunnableWorkflow, Step, Trigger, Workflow } from "./domain.ts";
 
 type Db = Kysely<Database>;
 
@@ -182,6 +182,60 @@ export async function findWorkflow(
     { environmentId, ref: "id" in ref ? ref.id : ref.identifier, keyId: options.liveKeyId },
   );
   return row ? toWorkflow(row) : undefined;
+}
+
+/**
+ * The live workflow as a trigger runs it, or undefined; read on every trigger, so it reads only
+ * those columns (no group lookups, no tags or data to parse). With `liveKeyId`, found only while
+ * that API key is live, as in findWorkflow.
+ */
+export async function findRunnableWorkflow(
+  db: Db,
+  environmentId: string,
+  ref: WorkflowRef,
+  liveKeyId?: string,
+): Promise<RunnableWorkflow | undefined> {
+  const byId = "id" in ref;
+  const keyGuarded = liveKeyId !== undefined;
+  const [row] = await runPrepared<
+    Pick<
+      Selectable<WorkflowsTable>,
+      "id" | "name" | "identifier" | "active" | "critical" | "steps" | "triggers" | "preference_settings"
+    >
+  >(
+    db,
+    `find runnable workflow ${byId} ${keyGuarded}`,
+    () => {
+      const query = db
+        .selectFrom("workflows")
+        .select([
+          "id",
+          "name",
+          "identifier",
+          "active",
+          "critical",
+          "steps",
+          "triggers",
+          "preference_settings",
+        ])
+        .where("workflows.environment_id", "=", slot("environmentId"))
+        .where(live)
+        .where(byRef(byId ? { id: slot("ref") } : { identifier: slot("ref") }));
+      return keyGuarded ? query.where(keyIsLive(slot("keyId"))) : query;
+    },
+    { environmentId, ref: byId ? ref.id : ref.identifier, keyId: liveKeyId },
+  );
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    name: row.name,
+    identifier: row.identifier,
+    active: readBool(row.active),
+    critical: readBool(row.critical),
+    steps: readJson<Step[]>(row.steps),
+    triggers: readJson<Trigger[]>(row.triggers),
+    preferenceSettings: readJson<PreferenceSettings>(row.preference_settings),
+  };
 }
 
 /** True when a live workflow of the environment other than `exceptId` holds the identifier. */

@@ -8,7 +8,7 @@ import { type GroupReferences, getGroup } from "../notification-groups/service.t
 import { isUniqueViolation } from "../store/store.ts";
 import { isForeignKeyViolation } from "../store/values.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import type { PreferenceSettings, Workflow } from "./domain.ts";
+import type { PreferenceSettings, RunnableWorkflow, Workflow } from "./domain.ts";
 import * as workflows from "./repository.ts";
 import type { CreateWorkflowInput, UpdateWorkflowInput } from "./schemas.ts";
 import { normalizeSteps, requireValidSteps } from "./steps.ts";
@@ -149,6 +149,23 @@ export async function getWorkflow(
     tenant.environmentId,
     workflowRef(workflowId),
     options.keyGuarded ? { liveKeyId: tenant.actorId } : {},
+  );
+  if (!workflow) throw workflowNotFound(workflowId);
+  return workflow;
+}
+
+/** The workflow as a trigger runs it (see findRunnableWorkflow); 404 when there is none. */
+export async function getRunnableWorkflow(
+  deps: Deps,
+  tenant: Tenant,
+  workflowId: string,
+  options: { keyGuarded?: boolean } = {},
+): Promise<RunnableWorkflow> {
+  const workflow = await workflows.findRunnableWorkflow(
+    deps.db,
+    tenant.environmentId,
+    workflowRef(workflowId),
+    options.keyGuarded ? tenant.actorId : undefined,
   );
   if (!workflow) throw workflowNotFound(workflowId);
   return workflow;
