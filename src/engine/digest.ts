@@ -315,11 +315,8 @@ export async function closeDigestWindow(deps: EngineDeps, windowId: string): Pro
     ]);
     // A merged event that carries the digest (its lead was canceled): its steps wait again.
     await windows.moveJobsAfter(trx, job.notificationId, job.stepIndex, ["merged"], "pending", nowIso);
-    const next = await engine.jobAt(trx, job.notificationId, job.stepIndex + 1);
-    if (next) {
-      const queued = await engine.moveJob(trx, next.id, ["pending"], "queued", nowIso);
-      if (queued) await deps.queue.add(trx, [runJobTask(queued.id)]);
-    }
+    const queued = await engine.queueJobAt(trx, job.notificationId, job.stepIndex + 1, nowIso);
+    if (queued) await deps.queue.add(trx, [runJobTask(queued)]);
     return undefined;
   });
   if (early !== undefined) {

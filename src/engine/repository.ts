@@ -50,7 +50,12 @@ function toTrigger(row: Selectable<Database["triggers"]>): TriggerRecord {
  * already (the unique index decides, concurrent repeats included: PostgreSQL makes the second wait
  * for the first to commit, then do nothing).
  */
-export async function insertTrigger(db: Db, trigger: Omit<TriggerRecord, "fanoutCursor" | "fanoutDone">) {
+export async function insertTrigger(
+  db: Db,
+  trigger: Omit<TriggerRecord, "fanoutCursor" | "fanoutDone">,
+): Promise<TriggerRecord | undefined> {
+  // Only the id comes back: the rest is what was written (reading the request back meant parsing
+  // the whole run plan again on every trigger).
   const [row] = await runPreparedRows(
     db,
     "insert trigger",
@@ -73,9 +78,9 @@ export async function insertTrigger(db: Db, trigger: Omit<TriggerRecord, "fanout
         .insertInto("triggers")
         .values(placeholders)
         .onConflict((conflict) => conflict.doNothing())
-        .returningAll(),
+        .returning("id"),
   );
-  return row ? toTrigger(row) : undefined;
+  return row ? { ...trigger, fanoutCursor: "", fanoutDone: false } : undefined;
 }
 
 export async function findTriggerByTransaction(db: Db, environmentId: string, transactionId: string) {
@@ -133,6 +138,17 @@ function toNotification(row: NotificationRow): Notification {
  */
 export async function insertNotifications(db: Db, notifications: Notification[]): Promise<Notification[]> {
   if (notifications.length === 0) return [];
+  // The notifications of one batch share their plan's objects (workflow, payload, ...): each is
+  // serialized once, not once per subscriber.
+  const serialized = new Map<unknown, string>();
+  const json = (value: unknown) => {
+    let text = serialized.get(value);
+    if (text === undefined) {
+      text = writeJson(value);
+      serialized.set(value, text);
+    }
+    return text;
+  };
   const rows = await runPreparedRows(
     db,
     "insert notifications",
@@ -143,14 +159,14 @@ export async function insertNotifications(db: Db, notifications: Notification[])
       trigger_id: n.triggerId,
       transaction_id: n.transactionId,
       workflow_id: n.workflowId,
-      workflow: writeJson(n.workflow),
+      workflow: json(n.workflow),
       subscriber_ref: n.subscriberRef,
-      payload: writeJson(n.payload),
-      overrides: writeJson(n.overrides),
-      actor: writeJson(n.actor),
-      tenant: writeJson(n.tenant),
-      to: writeJson(n.to),
-      channels: writeJson(n.channels),
+      payload: json(n.payload),
+      overrides: json(n.overrides),
+      actor: json(n.actor),
+      tenant: json(n.tenant),
+      to: json(n.to),
+      channels: json(n.channels),
       created_at: n.createdAt,
       updated_at: n.updatedAt,
     })),
@@ -159,9 +175,11 @@ export async function insertNotifications(db: Db, notifications: Notification[])
         .insertInto("notifications")
         .values(placeholders)
         .onConflict((conflict) => conflict.columns(["trigger_id", "subscriber_ref"]).doNothing())
-        .returningAll(),
+        .returning("id"),
   );
-  return rows.map(toNotification);
+  // Only the ids come back, of those inserted: the rest is what was written.
+  const inserted = new Set(rows.map((row) => row.id));
+  return notifications.filter((n) => inserted.has(n.id));
 }
 
 export async function findNotification(db: Db, id: string, environmentId?: string) {
@@ -275,6 +293,51 @@ export async function findJob(db: Db, id: string) {
   return row ? toJob(row) : undefined;
 }
 
+type JobMove = { runAt?: string | null; countAttempt?: boolean; digest?: Record<string, unknown> };
+
+/** The conditional update of moveJob and settleJob; `whole`: it returns the whole row, else its attempts. */
+async function runJobMove<Row>(
+  db: Db,
+  id: string,
+  from: readonly JobStatus[],
+  to: JobStatus,
+  now: string,
+  changes: JobMove,
+  whole: boolean,
+): Promise<Row | undefined> {
+  const setsRunAt = changes.runAt !== undefined;
+  const setsDigest = changes.digest !== undefined;
+  const countsAttempt = changes.countAttempt === true;
+  const fromList = listSlots("from", from);
+  const [row] = await runPrepared<Row>(
+    db,
+    `move job ${from.length} ${setsRunAt} ${setsDigest} ${countsAttempt} ${whole}`,
+    () => {
+      const query = db
+        .updateTable("jobs")
+        .set((eb) => ({
+          status: slot("to"),
+          updated_at: slot("now"),
+          ...(setsRunAt ? { run_at: slot("runAt") } : {}),
+          ...(setsDigest ? { digest: slot("digest") } : {}),
+          ...(countsAttempt ? { attempts: eb("attempts", "+", 1) } : {}),
+        }))
+        .where("id", "=", slot("id"))
+        .where("status", "in", fromList.placeholders);
+      return whole ? query.returningAll() : query.returning("attempts");
+    },
+    {
+      id,
+      to,
+      now,
+      runAt: changes.runAt,
+      digest: setsDigest ? writeJson(changes.digest) : undefined,
+      ...fromList.values,
+    },
+  );
+  return row;
+}
+
 /**
  * Moves the job to `to` when it is in one of `from`, in one statement, and returns it as changed;
  * undefined when it was not in one of them. This is how a worker claims a job and how a cancel
@@ -286,49 +349,52 @@ export async function moveJob(
   from: readonly JobStatus[],
   to: JobStatus,
   now: string,
-  changes: { runAt?: string | null; countAttempt?: boolean; digest?: Record<string, unknown> } = {},
-) {
-  const setsRunAt = changes.runAt !== undefined;
-  const setsDigest = changes.digest !== undefined;
-  const countsAttempt = changes.countAttempt === true;
-  const fromList = listSlots("from", from);
-  const [row] = await runPrepared<JobRow>(
-    db,
-    `move job ${from.length} ${setsRunAt} ${setsDigest} ${countsAttempt}`,
-    () =>
-      db
-        .updateTable("jobs")
-        .set((eb) => ({
-          status: slot("to"),
-          updated_at: slot("now"),
-          ...(setsRunAt ? { run_at: slot("runAt") } : {}),
-          ...(setsDigest ? { digest: slot("digest") } : {}),
-          ...(countsAttempt ? { attempts: eb("attempts", "+", 1) } : {}),
-        }))
-        .where("id", "=", slot("id"))
-        .where("status", "in", fromList.placeholders)
-        .returningAll(),
-    {
-      id,
-      to,
-      now,
-      runAt: changes.runAt,
-      digest: setsDigest ? writeJson(changes.digest) : undefined,
-      ...fromList.values,
-    },
-  );
+  changes: JobMove = {},
+): Promise<Job | undefined> {
+  const row = await runJobMove<JobRow>(db, id, from, to, now, changes, true);
   return row ? toJob(row) : undefined;
 }
 
-/** The notification's job at `stepIndex`, if the workflow has that many steps. */
-export async function jobAt(db: Db, notificationId: string, stepIndex: number) {
-  const row = await db
-    .selectFrom("jobs")
-    .selectAll()
-    .where("notification_id", "=", notificationId)
-    .where("step_index", "=", stepIndex)
-    .executeTakeFirst();
-  return row ? toJob(row) : undefined;
+/**
+ * moveJob for a caller that already holds the job: the same update, answering only whether it
+ * moved (and its attempts), without reading the job's step and digest back.
+ */
+export async function settleJob(
+  db: Db,
+  id: string,
+  from: readonly JobStatus[],
+  to: JobStatus,
+  now: string,
+  changes: JobMove = {},
+): Promise<{ attempts: number } | undefined> {
+  const row = await runJobMove<{ attempts: number | string }>(db, id, from, to, now, changes, false);
+  return row ? { attempts: Number(row.attempts) } : undefined;
+}
+
+/**
+ * Queues the notification's job at `stepIndex` if it is `pending`, in one statement; its id, or
+ * undefined when the run has no such step or that job is not pending (canceled, merged, ...).
+ */
+export async function queueJobAt(
+  db: Db,
+  notificationId: string,
+  stepIndex: number,
+  now: string,
+): Promise<string | undefined> {
+  const [row] = await runPrepared<{ id: string }>(
+    db,
+    "queue job at",
+    () =>
+      db
+        .updateTable("jobs")
+        .set({ status: "queued", updated_at: slot("now") })
+        .where("notification_id", "=", slot("notificationId"))
+        .where("step_index", "=", slot("stepIndex"))
+        .where("status", "=", "pending")
+        .returning("id"),
+    { notificationId, stepIndex, now },
+  );
+  return row?.id;
 }
 
 /** Moves every job of the notification after `stepIndex` that has not run to `canceled`; returns them. */

@@ -372,7 +372,7 @@ async function finish(
         if (deferred) throw new Superseded();
       };
       if (outcome.status === "delayed" && outcome.dueAt !== undefined) {
-        const moved = await engine.moveJob(trx, job.id, ["running"], "delayed", now, {
+        const moved = await engine.settleJob(trx, job.id, ["running"], "delayed", now, {
           ...changes,
           runAt: new Date(outcome.dueAt).toISOString(),
         });
@@ -387,7 +387,7 @@ async function finish(
         armed = { dueAt: outcome.dueAt, task };
         return;
       }
-      const moved = await engine.moveJob(trx, job.id, ["running"], outcome.status, now, changes);
+      const moved = await engine.settleJob(trx, job.id, ["running"], outcome.status, now, changes);
       if (!moved) return settled();
       await engine.insertDetails(trx, [
         detailOf(job, outcome.executionStatus, outcome.detail, now, outcome.raw ?? ""),
@@ -431,10 +431,8 @@ async function finish(
 }
 
 async function queueNext(deps: EngineDeps, job: Job, now: string): Promise<void> {
-  const next = await engine.jobAt(deps.db, job.notificationId, job.stepIndex + 1);
-  if (!next) return;
-  const queued = await engine.moveJob(deps.db, next.id, ["pending"], "queued", now);
-  if (queued) await deps.queue.add(deps.db, [runJobTask(queued.id)]);
+  const queued = await engine.queueJobAt(deps.db, job.notificationId, job.stepIndex + 1, now);
+  if (queued) await deps.queue.add(deps.db, [runJobTask(queued)]);
 }
 
 /**
