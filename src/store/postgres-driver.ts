@@ -20,7 +20,8 @@ import { SearchPathIntrospector } from "./postgres-introspector.ts";
  *   so the pool's pipelining and scheduling stay in charge.
  * - Statements are prepared (named, once per connection, by the driver's own cache), so the hot
  *   UPDATE ... RETURNING is parsed and planned once, not on every request.
- * - A transaction reserves one connection from BEGIN to COMMIT or ROLLBACK.
+ * - A transaction reserves one connection from BEGIN to COMMIT or ROLLBACK; its BEGIN goes out with
+ *   its first statement rather than a round trip before it.
  */
 
 const WRITE_COMMANDS = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"]);
@@ -36,26 +37,45 @@ async function run<R>(target: Sql | ReservedSql, compiled: CompiledQuery): Promi
 class PoolConnection implements DatabaseConnection {
   readonly #sql: Sql;
   #reserved: ReservedSql | undefined;
+  /** The BEGIN sent but not yet awaited: the transaction's first statement follows it unawaited. */
+  #beginning: Promise<unknown> | undefined;
 
   constructor(sql: Sql) {
     this.#sql = sql;
   }
 
-  executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    return run<R>(this.#reserved ?? this.#sql, compiled);
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const beginning = this.#takeBeginning();
+    if (!beginning) return run<R>(this.#reserved ?? this.#sql, compiled);
+    // BEGIN and the first statement go out together on the reserved connection (the driver
+    // pipelines what is sent on one connection) and their answers come back together: one round
+    // trip less per transaction. A BEGIN that failed fails the statement too.
+    const [, result] = await Promise.all([beginning, run<R>(this.#reserved ?? this.#sql, compiled)]);
+    return result;
   }
 
   async *streamQuery<R>(compiled: CompiledQuery, chunkSize = 100): AsyncIterableIterator<QueryResult<R>> {
+    await this.#takeBeginning();
     const target = this.#reserved ?? this.#sql;
     const cursor = target.unsafe(compiled.sql, compiled.parameters as never[]).cursor(chunkSize);
     for await (const rows of cursor) yield { rows: rows as unknown as R[] };
+  }
+
+  /** The unawaited BEGIN, once: whoever takes it awaits it. */
+  #takeBeginning(): Promise<unknown> | undefined {
+    const beginning = this.#beginning;
+    this.#beginning = undefined;
+    return beginning;
   }
 
   async begin(settings: TransactionSettings): Promise<void> {
     this.#reserved = await this.#sql.reserve();
     const level = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : "";
     const mode = settings.accessMode ? ` ${settings.accessMode}` : "";
-    await this.#reserved.unsafe(`begin${level}${mode}`);
+    const beginning: Promise<unknown> = this.#reserved.unsafe(`begin${level}${mode}`);
+    // Awaited by the transaction's first statement (or its end); never left unhandled meanwhile.
+    beginning.catch(() => {});
+    this.#beginning = beginning;
   }
 
   async finish(command: "commit" | "rollback"): Promise<void> {
@@ -63,6 +83,9 @@ class PoolConnection implements DatabaseConnection {
     this.#reserved = undefined;
     if (!reserved) return;
     try {
+      const beginning = this.#takeBeginning();
+      // A transaction that ran no statement: its BEGIN's failure is a commit's failure, not a rollback's.
+      if (beginning) await (command === "commit" ? beginning : beginning.catch(() => {}));
       await reserved.unsafe(command);
     } finally {
       reserved.release();
@@ -71,6 +94,7 @@ class PoolConnection implements DatabaseConnection {
 
   async savepoint(command: string): Promise<void> {
     if (!this.#reserved) throw new Error("a savepoint needs a transaction");
+    await this.#takeBeginning();
     await this.#reserved.unsafe(command);
   }
 
@@ -78,6 +102,7 @@ class PoolConnection implements DatabaseConnection {
   release(): void {
     const reserved = this.#reserved;
     this.#reserved = undefined;
+    this.#beginning = undefined;
     reserved?.release();
   }
 }
