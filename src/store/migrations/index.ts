@@ -8,6 +8,7 @@ import * as queueWorkers from "./0006-queue-workers.ts";
 import * as integrations from "./0007-integrations.ts";
 import * as digest from "./0008-digest.ts";
 import * as sealedKeys from "./0009-sealed-keys.ts";
+import * as jobTransactionIndex from "./0010-job-transaction-index.ts";
 import type { ColumnTypes } from "./column-types.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations see the database as it was, untyped.
@@ -24,6 +25,7 @@ const steps: Record<string, Step> = {
   "0007-integrations": integrations,
   "0008-digest": digest,
   "0009-sealed-keys": sealedKeys,
+  "0010-job-transaction-index": jobTransactionIndex,
 };
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
