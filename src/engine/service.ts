@@ -312,10 +312,16 @@ export interface NotificationView {
 
 async function views(deps: Deps, tenant: Tenant, notifications: Notification[]): Promise<NotificationView[]> {
   const ids = notifications.map((n) => n.id);
-  const [jobs, details] = await Promise.all([
-    engine.jobsOfNotifications(deps.db, ids),
-    engine.listDetails(deps.db, tenant.environmentId, { notificationIds: ids }),
-  ]);
+  // The jobs and their details as of one moment: a job settles with its detail in one commit, and
+  // two separate reads could show it settled without the detail that says why (PostgreSQL:
+  // one repeatable-read snapshot; SQLite: one transaction, which no other write interleaves).
+  const { jobs, details } = await deps.db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .execute(async (trx) => ({
+      jobs: await engine.jobsOfNotifications(trx, ids),
+      details: await engine.listDetails(trx, tenant.environmentId, { notificationIds: ids }),
+    }));
   const subscribers = new Map<string, Subscriber | undefined>();
   for (const ref of new Set(notifications.map((n) => n.subscriberRef))) {
     subscribers.set(ref, await getSubscriberByRef(deps, tenant, ref));
