@@ -8,7 +8,7 @@ import {
   PostgresQueryCompiler,
   sql,
 } from "kysely";
-import { listSlots, prepared, rowSlots, rowsShape, slot } from "./prepared.ts";
+import { listSlots, prepared, rowSlots, rowsShape, runPreparedRows, slot } from "./prepared.ts";
 import type { Database } from "./schema.ts";
 import { openStore } from "./store.ts";
 
@@ -139,29 +139,63 @@ describe("prepared statements", () => {
     assert.equal(placeholders.length, 2);
     assert.deepEqual(values, { "id:0": "a", "n:0": 1, "id:1": "b", "n:1": 2 });
     assert.equal(
-      rowsShape(
-        "insert x",
-        rowSlots([
-          { id: "a", n: 1 },
-          { id: "b", n: 2 },
-        ]),
-      ),
+      rowsShape("insert x", [
+        { id: "a", n: 1 },
+        { id: "b", n: 2 },
+      ]),
       "insert x 2 id,n,",
     );
-    const many = rowSlots(Array.from({ length: 33 }, (_, n) => ({ n })));
+    const many = Array.from({ length: 33 }, (_, n) => ({ n }));
     assert.equal(rowsShape("insert x", many), undefined);
   });
 
   test("rows: an undefined value leaves its column out, and the shape says so", () => {
-    const full = rowSlots([{ id: "a", n: 1 }]);
-    const partial = rowSlots([{ id: "a", n: undefined }]);
-    assert.deepEqual(partial.values, { "id:0": "a" });
+    const full = [{ id: "a", n: 1 }];
+    const partial = [{ id: "a", n: undefined }];
+    assert.deepEqual(rowSlots(partial).values, { "id:0": "a" });
     assert.notEqual(rowsShape("insert x", full), rowsShape("insert x", partial));
-    const mixed = rowSlots([
+    const mixed = [
       { id: "a", n: 1 },
       { id: "b", n: undefined },
-    ]);
+    ];
     assert.equal(rowsShape("insert x", mixed), "insert x 2 id,n,|id,");
+  });
+
+  test("runPreparedRows on SQLite: each call's rows land in their own columns, an unset one takes its default", async () => {
+    const store = await openStore({ sqliteFile: ":memory:" });
+    try {
+      await store.migrate();
+      const db = store.db;
+      const insert = (rows: { run_at: number; max_attempts: number; key?: string }[]) =>
+        runPreparedRows(
+          db,
+          "test insert tasks",
+          rows.map((row) => ({ task: "t", payload: "{}", created_at: 1, ...row })),
+          (placeholders) =>
+            db.insertInto("queue_tasks").values(placeholders).returning(["key", "run_at", "max_attempts"]),
+        );
+      // The same shape twice (its template then reused), a different count, and a row without a column.
+      const first = await insert([
+        { key: "a", run_at: 1, max_attempts: 3 },
+        { key: "b", run_at: 2, max_attempts: 4 },
+      ]);
+      const second = await insert([
+        { key: "c", run_at: 5, max_attempts: 6 },
+        { key: "d", run_at: 7, max_attempts: 8 },
+      ]);
+      const third = await insert([{ run_at: 9, max_attempts: 10 }]);
+      assert.deepEqual(first, [
+        { key: "a", run_at: 1, max_attempts: 3 },
+        { key: "b", run_at: 2, max_attempts: 4 },
+      ]);
+      assert.deepEqual(second, [
+        { key: "c", run_at: 5, max_attempts: 6 },
+        { key: "d", run_at: 7, max_attempts: 8 },
+      ]);
+      assert.deepEqual(third, [{ key: null, run_at: 9, max_attempts: 10 }]);
+    } finally {
+      await store.close();
+    }
   });
 
   test("on SQLite, through the store: rows written and read back by prepared statements", async () => {

@@ -55,14 +55,9 @@ function compileTemplate(
   return template;
 }
 
-function templateOf(
-  db: Kysely<Database>,
-  shape: string | undefined,
-  build: () => Compilable<unknown>,
-  values: Record<string, unknown>,
-): Template {
+function templateOf(db: Kysely<Database>, shape: string | undefined, compile: () => Template): Template {
   // No shape: a one-off (a large batch), compiled for this call and not kept.
-  if (shape === undefined) return compileTemplate("(one-off)", build, values);
+  if (shape === undefined) return compile();
   const adapter = db.getExecutor().adapter;
   let shapes = templates.get(adapter);
   if (!shapes) {
@@ -71,7 +66,7 @@ function templateOf(
   }
   let template = shapes.get(shape);
   if (!template) {
-    template = compileTemplate(shape, build, values);
+    template = compile();
     shapes.set(shape, template);
   }
   return template;
@@ -87,7 +82,7 @@ export function prepared(
   build: () => Compilable<unknown>,
   values: Record<string, unknown>,
 ): CompiledQuery {
-  const template = templateOf(db, shape, build, values);
+  const template = templateOf(db, shape, () => compileTemplate(shape ?? "(one-off)", build, values));
   const parameters = template.parameters.map((parameter) => {
     if ("constant" in parameter) return parameter.constant;
     if (!(parameter.name in values))
@@ -115,52 +110,68 @@ export interface RowSlots<Row> {
   placeholders: Row[];
   /** The values, by placeholder name. */
   values: Record<string, unknown>;
-  /** The columns each row sets, which (with the row count) decide the INSERT's SQL. */
-  columns: string;
 }
 
 /**
  * For a multi-row INSERT: the rows' placeholders (`column:index`) and their values. A column whose
- * value is undefined is left out of its row, as Kysely leaves it out (the column's default applies),
- * and `columns` says which columns each row sets, so that `rowsShape` tells such statements apart.
+ * value is undefined is left out of its row, as Kysely leaves it out (the column's default applies);
+ * `rowsShape` tells such statements apart.
  */
 export function rowSlots<Row extends Record<string, unknown>>(rows: readonly Row[]): RowSlots<Row> {
   const placeholders: Row[] = [];
   const values: Record<string, unknown> = {};
-  const signatures: string[] = [];
   rows.forEach((row, index) => {
     const placeholder: Record<string, unknown> = {};
-    let signature = "";
     for (const column in row) {
       const value = row[column];
       if (value === undefined) continue;
       placeholder[column] = slot(`${column}:${index}`);
       values[`${column}:${index}`] = value;
-      signature += `${column},`;
     }
     placeholders.push(placeholder as Row);
-    if (signatures[signatures.length - 1] !== signature) signatures.push(signature);
   });
-  return {
-    placeholders,
-    values,
-    columns: signatures.length === 1 ? (signatures[0] ?? "") : signatures.join("|"),
-  };
+  return { placeholders, values };
 }
 
 /**
- * The shape of an INSERT of `slots` called `name`: its row count and the columns its rows set;
- * undefined (compiled for its call, not kept) past MAX_PREPARED_ROWS rows.
+ * The shape of an INSERT of `rows` called `name`: its row count and the columns its rows set (runs
+ * of rows setting the same ones named once); undefined (compiled for its call, not kept) past
+ * MAX_PREPARED_ROWS rows.
  */
-export const rowsShape = (name: string, slots: RowSlots<unknown & object>): string | undefined =>
-  slots.placeholders.length <= MAX_PREPARED_ROWS
-    ? `${name} ${slots.placeholders.length} ${slots.columns}`
-    : undefined;
+export function rowsShape(name: string, rows: readonly Record<string, unknown>[]): string | undefined {
+  if (rows.length > MAX_PREPARED_ROWS) return undefined;
+  const signatures: string[] = [];
+  for (const row of rows) {
+    let signature = "";
+    for (const column in row) if (row[column] !== undefined) signature += `${column},`;
+    if (signatures[signatures.length - 1] !== signature) signatures.push(signature);
+  }
+  return `${name} ${rows.length} ${signatures.length === 1 ? (signatures[0] ?? "") : signatures.join("|")}`;
+}
+
+/** Where each parameter of a multi-row template comes from: a row's column, or a constant of the build. */
+type RowPick = { row: number; column: string } | { constant: unknown };
+const rowPicks = new WeakMap<Template, RowPick[]>();
+
+function picksOf(template: Template): RowPick[] {
+  let picks = rowPicks.get(template);
+  if (!picks) {
+    picks = template.parameters.map((parameter) => {
+      if ("constant" in parameter) return parameter;
+      // rowSlots names a row's value `column:index`.
+      const at = parameter.name.lastIndexOf(":");
+      return { row: Number(parameter.name.slice(at + 1)), column: parameter.name.slice(0, at) };
+    });
+    rowPicks.set(template, picks);
+  }
+  return picks;
+}
 
 /**
  * Runs a prepared multi-row statement over `rows` (an INSERT, usually): `build` makes it from the
  * rows' placeholders; its shape is `name` with the rows' count and columns (see `rowsShape`). The
- * rows it returns are those the statement returns.
+ * rows it returns are those the statement returns. Once its template is known, each parameter is
+ * read from its row and column directly: no named values are gathered for the call.
  */
 export async function runPreparedRows<Values extends Record<string, unknown>, Output>(
   db: Kysely<Database>,
@@ -168,8 +179,19 @@ export async function runPreparedRows<Values extends Record<string, unknown>, Ou
   rows: readonly Values[],
   build: (placeholders: Values[]) => Compilable<Output>,
 ): Promise<Output[]> {
-  const slots = rowSlots(rows);
-  return runPrepared<Output>(db, rowsShape(name, slots), () => build(slots.placeholders), slots.values);
+  const shape = rowsShape(name, rows);
+  const template = templateOf(db, shape, () => {
+    const slots = rowSlots(rows);
+    return compileTemplate(shape ?? "(one-off)", () => build(slots.placeholders), slots.values);
+  });
+  const parameters = picksOf(template).map((pick) => {
+    if ("constant" in pick) return pick.constant;
+    const value = rows[pick.row]?.[pick.column];
+    if (value === undefined)
+      throw new Error(`prepared statement ${shape}: no value for ${pick.column}:${pick.row}`);
+    return value;
+  });
+  return (await db.executeQuery<Output>(CompiledQuery.raw(template.sql, parameters))).rows;
 }
 
 /**
