@@ -180,9 +180,15 @@ export async function runPreparedRows<Values extends Record<string, unknown>, Ou
   build: (placeholders: Values[]) => Compilable<Output>,
 ): Promise<Output[]> {
   const shape = rowsShape(name, rows);
+  if (shape === undefined) {
+    // A large batch, compiled for this call and not kept: its named values are at hand anyway, and
+    // working out where each parameter comes from would be done for one use.
+    const slots = rowSlots(rows);
+    return runPrepared<Output>(db, undefined, () => build(slots.placeholders), slots.values);
+  }
   const template = templateOf(db, shape, () => {
     const slots = rowSlots(rows);
-    return compileTemplate(shape ?? "(one-off)", () => build(slots.placeholders), slots.values);
+    return compileTemplate(shape, () => build(slots.placeholders), slots.values);
   });
   const parameters = picksOf(template).map((pick) => {
     if ("constant" in pick) return pick.constant;

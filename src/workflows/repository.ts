@@ -184,9 +184,21 @@ export async function findWorkflow(
   return row ? toWorkflow(row) : undefined;
 }
 
+/** What a trigger reads of its workflow (RunnableWorkflow's columns). */
+const RUNNABLE_COLUMNS = [
+  "id",
+  "name",
+  "identifier",
+  "active",
+  "critical",
+  "steps",
+  "triggers",
+  "preference_settings",
+] as const;
+
 /**
  * The live workflow as a trigger runs it, or undefined; read on every trigger, so it reads only
- * those columns (no group lookups, no tags or data to parse). With `liveKeyId`, found only while
+ * RUNNABLE_COLUMNS (no group lookups, no tags or data to parse). With `liveKeyId`, found only while
  * that API key is live, as in findWorkflow.
  */
 export async function findRunnableWorkflow(
@@ -197,27 +209,13 @@ export async function findRunnableWorkflow(
 ): Promise<RunnableWorkflow | undefined> {
   const byId = "id" in ref;
   const keyGuarded = liveKeyId !== undefined;
-  const [row] = await runPrepared<
-    Pick<
-      Selectable<WorkflowsTable>,
-      "id" | "name" | "identifier" | "active" | "critical" | "steps" | "triggers" | "preference_settings"
-    >
-  >(
+  const [row] = await runPrepared<Pick<Selectable<WorkflowsTable>, (typeof RUNNABLE_COLUMNS)[number]>>(
     db,
     `find runnable workflow ${byId} ${keyGuarded}`,
     () => {
       const query = db
         .selectFrom("workflows")
-        .select([
-          "id",
-          "name",
-          "identifier",
-          "active",
-          "critical",
-          "steps",
-          "triggers",
-          "preference_settings",
-        ])
+        .select(RUNNABLE_COLUMNS)
         .where("workflows.environment_id", "=", slot("environmentId"))
         .where(live)
         .where(byRef(byId ? { id: slot("ref") } : { identifier: slot("ref") }));
