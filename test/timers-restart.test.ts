@@ -132,15 +132,23 @@ forEachProcessBackend("timers across a restart", (suite) => {
       const dueAt = dues[message.content] ?? 0;
       const at = Date.parse(message.createdAt);
       assert.ok(at >= dueAt, `${message.content} came ${dueAt - at} ms early`);
-      // Killed before the timer was due (the case this test is for, 5 s ahead of a loaded machine),
-      // the new process times it: within a second. Killed after, the dead process may have been
-      // running the timer's task: on PostgreSQL that task is handed back once the dead workers are
-      // presumed dead (WORKER_DEAD_AFTER_MS, 30 s by default), so up to that and a heartbeat more.
-      const allowed = killedAt < dueAt ? 1_000 : 36_000;
+      // Killed before the timer was due, the new process delivers it promptly: when it is back in
+      // time, by its own timer; when its start outlasts the 5 s (it took 6 to 12 s with CI's three
+      // test files and Chromium beside it), as overdue work taken at start. Promptly is 5 s here, not
+      // the timer's precision (src/engine/queue/timers.test.ts proves "timed, not polled" and
+      // `npm run bench` measures the lateness): on that loaded machine the three commits between
+      // the due moment and the message each wait on the shared disk, and deliveries came up to
+      // 1.5 s after the due moment (1,153 and 1,466 ms in two CI runs, on PostgreSQL; 881 ms on
+      // SQLite in a run here). What it rules out is what a lost timer would cost: the dead
+      // workers' sweep (30 s), graphile-worker's four-hour lock, or never. Killed after the due
+      // moment, the dead process may have been running the timer's task: on PostgreSQL that task
+      // is handed back once the dead workers are presumed dead (WORKER_DEAD_AFTER_MS, 30 s by
+      // default), so up to that and a heartbeat more.
+      const allowed = killedAt < dueAt ? 5_000 : 36_000;
       const late = at - Math.max(dueAt, readyAt);
       assert.ok(
         late < allowed,
-        `${message.content} came ${late} ms after it was due and the server was back (killed ${dueAt - killedAt} ms before it was due)`,
+        `${message.content} came ${late} ms after it was due and the server was back (killed ${dueAt - killedAt} ms before it was due, back ${readyAt - dueAt} ms after it)`,
       );
     }
   });
