@@ -3,6 +3,7 @@ import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { badRequest, mention, unprocessable } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
+import { pipelined } from "../store/pipeline.ts";
 import { type CreateSubscriberInput, upsertSubscriber } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { findTopic } from "../topics/service.ts";
@@ -30,6 +31,9 @@ export const TASKS = {
   fanOut: "engine.fan-out",
   closeDigest: "engine.close-digest",
 } as const;
+
+/** Thrown to roll back the work of a trigger whose transactionId the environment has seen. */
+class RepeatedTrigger extends Error {}
 
 /** A topic as a recipient. */
 export interface TopicRecipient {
@@ -145,47 +149,64 @@ export async function acceptTrigger(
   const fanOut =
     options.broadcast || recipients.length > INLINE_RECIPIENTS || recipients.some((r) => isTopic(r));
 
-  const ack = await deps.db.transaction().execute(async (trx) => {
-    const inTrx = withDb(deps, trx);
-    // A topic that does not exist is the caller's mistake, told now rather than lost in a job.
-    for (const recipient of recipients) {
-      if (isTopic(recipient) && !(await findTopic(inTrx, tenant, recipient.topicKey))) {
-        throw unprocessable(
-          `Topic ${mention(recipient.topicKey, "with this key")} does not exist in this environment`,
-        );
-      }
-    }
-    const trigger = await engine.insertTrigger(trx, {
-      id: newObjectId(),
-      organizationId: tenant.organizationId,
-      environmentId: tenant.environmentId,
-      transactionId,
-      workflowId: workflow.id,
-      status,
-      // What a fan-out job reads to create the runs later; a trigger whose runs are created here
-      // has them (its notifications hold the plan) and keeps nothing twice.
-      request: fanOut ? { plan, recipients, broadcast: options.broadcast === true } : {},
-      createdAt: isoNow(deps.clock),
-    });
-    if (!trigger) {
-      const first = await engine.findTriggerByTransaction(trx, tenant.environmentId, transactionId);
-      return { acknowledged: true as const, status: first?.status ?? status, transactionId, repeat: true };
-    }
-    if (fanOut) {
-      await deps.queue.add(trx, [
-        { task: TASKS.fanOut, payload: { triggerId: trigger.id }, key: `fan-out:${trigger.id}` },
-      ]);
-    } else {
-      const refs: string[] = [];
+  const triggerId = newObjectId();
+  const ack = await deps.db
+    .transaction()
+    .execute(async (trx) => {
+      const inTrx = withDb(deps, trx);
+      // A topic that does not exist is the caller's mistake, told now rather than lost in a job.
       for (const recipient of recipients) {
-        const input =
-          typeof recipient === "string" ? { subscriberId: recipient } : (recipient as CreateSubscriberInput);
-        refs.push((await upsertSubscriber(inTrx, tenant, input)).id);
+        if (isTopic(recipient) && !(await findTopic(inTrx, tenant, recipient.topicKey))) {
+          throw unprocessable(
+            `Topic ${mention(recipient.topicKey, "with this key")} does not exist in this environment`,
+          );
+        }
       }
-      await createRuns(inTrx, trigger, plan, refs);
-    }
-    return { acknowledged: true as const, status, transactionId, repeat: false };
-  });
+      // The trigger and its subscribers at once (one round trip on PostgreSQL): a trigger the
+      // environment has seen rolls all of it back below, so a repeat writes nothing.
+      const [trigger, refs] = await pipelined(trx, [
+        (db) =>
+          engine.insertTrigger(db, {
+            id: triggerId,
+            organizationId: tenant.organizationId,
+            environmentId: tenant.environmentId,
+            transactionId,
+            workflowId: workflow.id,
+            status,
+            // What a fan-out job reads to create the runs later; a trigger whose runs are created
+            // here has them (its notifications hold the plan) and keeps nothing twice.
+            request: fanOut ? { plan, recipients, broadcast: options.broadcast === true } : {},
+            createdAt: isoNow(deps.clock),
+          }),
+        async (db) => {
+          if (fanOut) return [];
+          const refs: string[] = [];
+          for (const recipient of recipients) {
+            const input =
+              typeof recipient === "string"
+                ? { subscriberId: recipient }
+                : (recipient as CreateSubscriberInput);
+            refs.push((await upsertSubscriber(withDb(deps, db), tenant, input)).id);
+          }
+          return refs;
+        },
+      ]);
+      if (!trigger) throw new RepeatedTrigger();
+      if (fanOut) {
+        await deps.queue.add(trx, [
+          { task: TASKS.fanOut, payload: { triggerId: trigger.id }, key: `fan-out:${trigger.id}` },
+        ]);
+      } else {
+        await createRuns(inTrx, trigger, plan, refs, { newTrigger: true });
+      }
+      return { acknowledged: true as const, status, transactionId, repeat: false };
+    })
+    .catch(async (error: unknown) => {
+      if (!(error instanceof RepeatedTrigger)) throw error;
+      // Rolled back; the first acknowledgement is committed (the insert found it).
+      const first = await engine.findTriggerByTransaction(deps.db, tenant.environmentId, transactionId);
+      return { acknowledged: true as const, status: first?.status ?? status, transactionId, repeat: true };
+    });
   if (!ack.repeat) deps.queue.wake();
   return { acknowledged: true, status: ack.status, transactionId: ack.transactionId };
 }
@@ -193,7 +214,9 @@ export async function acceptTrigger(
 /**
  * The notifications of one trigger for these subscribers, each with one job per step, and a task
  * for each first job: in the caller's transaction. Subscribers the trigger already notified are
- * left alone (a fan-out batch run twice notifies nobody twice).
+ * left alone (a fan-out batch run twice notifies nobody twice). A trigger created in this
+ * transaction (`newTrigger`) has notified nobody yet: its notifications, jobs and tasks are then
+ * written at once (one round trip on PostgreSQL), not each after the previous one's answer.
  */
 export async function createRuns(
   deps: EngineDeps,
@@ -203,59 +226,77 @@ export async function createRuns(
   >,
   plan: RunPlan,
   subscriberRefs: readonly string[],
+  options: { newTrigger?: boolean } = {},
 ): Promise<number> {
   const now = isoNow(deps.clock);
   const unique = [...new Set(subscriberRefs)];
   const channels = plan.steps.map((step) => step.template.type);
-  const created = await engine.insertNotifications(
-    deps.db,
-    unique.map(
-      (subscriberRef): Notification => ({
-        id: newObjectId(),
-        organizationId: trigger.organizationId,
-        environmentId: trigger.environmentId,
-        triggerId: trigger.id,
-        transactionId: trigger.transactionId,
-        workflowId: trigger.workflowId,
-        workflow: plan.workflow,
-        subscriberRef,
-        payload: plan.payload,
-        overrides: plan.overrides,
-        actor: plan.actor,
-        tenant: plan.tenant,
-        to: plan.to,
-        channels,
-        createdAt: now,
-        updatedAt: now,
-      }),
-    ),
+  const notifications = unique.map(
+    (subscriberRef): Notification => ({
+      id: newObjectId(),
+      organizationId: trigger.organizationId,
+      environmentId: trigger.environmentId,
+      triggerId: trigger.id,
+      transactionId: trigger.transactionId,
+      workflowId: trigger.workflowId,
+      workflow: plan.workflow,
+      subscriberRef,
+      payload: plan.payload,
+      overrides: plan.overrides,
+      actor: plan.actor,
+      tenant: plan.tenant,
+      to: plan.to,
+      channels,
+      createdAt: now,
+      updatedAt: now,
+    }),
   );
-  const jobs: Job[] = [];
-  const tasks: NewTask[] = [];
-  for (const notification of created) {
-    plan.steps.forEach((step, stepIndex) => {
-      const job: Job = {
-        id: newObjectId(),
-        organizationId: notification.organizationId,
-        environmentId: notification.environmentId,
-        notificationId: notification.id,
-        transactionId: notification.transactionId,
-        workflowId: notification.workflowId,
-        subscriberRef: notification.subscriberRef,
-        stepIndex,
-        step,
-        type: step.template.type,
-        status: stepIndex === 0 ? "queued" : "pending",
-        runAt: null,
-        attempts: 0,
-        digest: {},
-        createdAt: now,
-        updatedAt: now,
-      };
-      jobs.push(job);
-      if (stepIndex === 0) tasks.push(runJobTask(job.id));
-    });
+  const runsOf = (created: readonly Notification[]) => {
+    const jobs: Job[] = [];
+    const tasks: NewTask[] = [];
+    for (const notification of created) {
+      plan.steps.forEach((step, stepIndex) => {
+        const job: Job = {
+          id: newObjectId(),
+          organizationId: notification.organizationId,
+          environmentId: notification.environmentId,
+          notificationId: notification.id,
+          transactionId: notification.transactionId,
+          workflowId: notification.workflowId,
+          subscriberRef: notification.subscriberRef,
+          stepIndex,
+          step,
+          type: step.template.type,
+          status: stepIndex === 0 ? "queued" : "pending",
+          runAt: null,
+          attempts: 0,
+          digest: {},
+          createdAt: now,
+          updatedAt: now,
+        };
+        jobs.push(job);
+        if (stepIndex === 0) tasks.push(runJobTask(job.id));
+      });
+    }
+    return { jobs, tasks };
+  };
+  if (options.newTrigger) {
+    const { jobs, tasks } = runsOf(notifications);
+    const [created] = await pipelined(deps.db, [
+      (db) => engine.insertNotifications(db, notifications),
+      (db) => engine.insertJobs(db, jobs),
+      (db) => deps.queue.add(db, tasks),
+    ]);
+    // Nothing can have been there before a trigger of this transaction; were it otherwise, its
+    // jobs would belong to no notification: roll it all back rather than commit that.
+    if (created.length !== notifications.length)
+      throw new Error(
+        `a new trigger found ${notifications.length - created.length} of its notifications written`,
+      );
+    return created.length;
   }
+  const created = await engine.insertNotifications(deps.db, notifications);
+  const { jobs, tasks } = runsOf(created);
   await engine.insertJobs(deps.db, jobs);
   await deps.queue.add(deps.db, tasks);
   return created.length;
