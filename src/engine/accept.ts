@@ -149,7 +149,6 @@ export async function acceptTrigger(
   const fanOut =
     options.broadcast || recipients.length > INLINE_RECIPIENTS || recipients.some((r) => isTopic(r));
 
-  const triggerId = newObjectId();
   const ack = await deps.db
     .transaction()
     .execute(async (trx) => {
@@ -167,7 +166,7 @@ export async function acceptTrigger(
       const [trigger, refs] = await pipelined(trx, [
         (db) =>
           engine.insertTrigger(db, {
-            id: triggerId,
+            id: newObjectId(),
             organizationId: tenant.organizationId,
             environmentId: tenant.environmentId,
             transactionId,
@@ -180,13 +179,14 @@ export async function acceptTrigger(
           }),
         async (db) => {
           if (fanOut) return [];
+          const inPiece = withDb(deps, db);
           const refs: string[] = [];
           for (const recipient of recipients) {
             const input =
               typeof recipient === "string"
                 ? { subscriberId: recipient }
                 : (recipient as CreateSubscriberInput);
-            refs.push((await upsertSubscriber(withDb(deps, db), tenant, input)).id);
+            refs.push((await upsertSubscriber(inPiece, tenant, input)).id);
           }
           return refs;
         },
