@@ -1,9 +1,9 @@
-// The inbox in real time (ENGINE.md part 7): with BENCH_SOCKETS (1,000) subscribers each holding a
-// widget socket to one service process, how long from a trigger's POST until its subscriber's socket
-// gets `notification_received` (p50/p99 over BENCH_SOCKET_TRIGGERS, 300, sent BENCH_SOCKET_RATE, 20,
-// a second), and how much memory an idle socket costs the service (its RSS with the sockets open,
-// less its RSS before, over their number). Run by `npm run bench` (BENCH_REALTIME=0 leaves it out),
-// or alone: node --import tsx bench/realtime.ts
+// The inbox in real time (docs/engine.md, "The inbox widget in real time"): with BENCH_SOCKETS (1,000)
+// subscribers each holding a widget socket to one service process, how long from a trigger's POST until its
+// subscriber's socket gets `notification_received` (p50/p99 over BENCH_SOCKET_TRIGGERS, 300, sent
+// BENCH_SOCKET_RATE, 20, a second), and how much memory an idle socket costs the service (its RSS with the
+// sockets open, less its RSS before, over their number). Run by `npm run bench` (BENCH_REALTIME=0 leaves it
+// out), or alone: node --import tsx bench/realtime.ts
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

@@ -1,5 +1,5 @@
 // npm run bench [-- --json]: the service under load next to the ceilings it is judged against,
-// measured in one run, on SQLite and on PostgreSQL. See the "Benchmark" section of the README.
+// measured in one run, on SQLite and on PostgreSQL. docs/benchmarks.md describes the scenarios and results.
 import { execSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";

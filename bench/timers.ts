@@ -1,5 +1,5 @@
-// Timers under the service (ENGINE.md part 4): how long 100,000 delayed jobs that fall due at one
-// moment take to be delivered, and how late timers fire, idle and under a trigger load. Run by
+// Timers under the service (docs/engine.md, "Delays and digests"): how long 100,000 delayed jobs that fall
+// due at one moment take to be delivered, and how late timers fire, idle and under a trigger load. Run by
 // `npm run bench` (BENCH_TIMERS=0 leaves it out), or alone: node --import tsx bench/timers.ts
 //
 // The delayed jobs are written straight into the database as a delay step leaves them (job

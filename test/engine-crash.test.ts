@@ -1,9 +1,9 @@
-// The engine's durability under SIGKILL (ENGINE.md parts 3 and 8): a real server (API and worker in
-// one process) takes concurrent triggers, each with its own transactionId, and is killed mid-load,
-// a few times, on each backend. After each restart the worker must drain on its own (bounded), and
-// then every acknowledged trigger has exactly one in-app message in its subscriber's feed, no
-// transactionId has two, and no message exists that nobody triggered (a trigger cut off before its
-// answer may have committed, or not: 0 or 1 message).
+// The engine's durability under SIGKILL (docs/engine.md, "Triggering and the acknowledgement" and "Where the
+// work runs"): a real server (API and worker in one process) takes concurrent triggers, each with its own
+// transactionId, and is killed mid-load, a few times, on each backend. After each restart the worker must
+// drain on its own (bounded), and then every acknowledged trigger has exactly one in-app message in its
+// subscriber's feed, no transactionId has two, and no message exists that nobody triggered (a trigger cut off
+// before its answer may have committed, or not: 0 or 1 message).
 //
 // On PostgreSQL the killed process's graphile-worker jobs stay locked (graphile-worker's lock lasts
 // 4 hours); the restarted worker finds the dead workers by their stale heartbeats and unlocks their

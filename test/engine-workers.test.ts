@@ -1,9 +1,9 @@
-// Scale-out on PostgreSQL (ENGINE.md part 8): one API process (TIDINGS_ROLE=api) and two worker
-// processes (TIDINGS_ROLE=worker) on one database. Phase 1: 1,000 triggers end as exactly 1,000
-// in-app messages, none twice, the work split between the two workers (counted from their logs:
-// graphile-worker's "Completed task" line per task, at LOG_LEVEL=debug). Phase 2: one worker is
-// SIGKILLed mid-load; the survivor finds its workers' heartbeats stale, hands back the tasks they
-// held, and finishes everything: again exactly one message per trigger.
+// Scale-out on PostgreSQL (docs/engine.md, "Where the work runs"): one API process (TIDINGS_ROLE=api) and two
+// worker processes (TIDINGS_ROLE=worker) on one database. Phase 1: 1,000 triggers end as exactly 1,000 in-app
+// messages, none twice, the work split between the two workers (counted from their logs: graphile-worker's
+// "Completed task" line per task, at LOG_LEVEL=debug). Phase 2: one worker is SIGKILLed mid-load; the
+// survivor finds its workers' heartbeats stale, hands back the tasks they held, and finishes everything:
+// again exactly one message per trigger.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";

@@ -135,7 +135,7 @@ const integrationUrls =
     },
   ];
 
-/** The integration routes (ENGINE.md part 6). */
+/** The integration routes (docs/engine.md, "Delivery"). */
 const INTEGRATION_ROUTES: CatalogRoute[] = [
   {
     method: "POST",

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { runTs, startServer, stopServer, waitFor } from "./processes.ts";
 
 // The key that seals integration credentials, as the process meets it at start-up (README
-// "Sending email and chat messages"): generated once for the embedded default, required with
+// "Email and chat: integrations"): generated once for the embedded default, required with
 // DATABASE_URL, refused when malformed.
 
 test("with DATABASE_URL and no TIDINGS_SECRET_KEY the service refuses to start, saying why", async () => {

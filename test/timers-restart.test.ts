@@ -1,8 +1,8 @@
-// Delays and digest windows are rows in the database (ENGINE.md part 4), so a process that dies
-// during them delays nothing and delivers nothing twice. Real server processes, real time (a
-// 5-second delay and window, on purpose): on each backend, the server is killed (SIGKILL) during the
-// wait and started again; on PostgreSQL, two servers share a digest of 100 concurrent events and the
-// one that holds the window's timer dies before it closes.
+// Delays and digest windows are rows in the database (docs/engine.md, "Delays and digests"), so a process
+// that dies during them delays nothing and delivers nothing twice. Real server processes, real time (a
+// 5-second delay and window, on purpose): on each backend, the server is killed (SIGKILL) during the wait and
+// started again; on PostgreSQL, two servers share a digest of 100 concurrent events and the one that holds
+// the window's timer dies before it closes.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";

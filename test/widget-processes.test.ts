@@ -1,6 +1,6 @@
-// The inbox's events across processes (ENGINE.md part 7), on PostgreSQL: two API processes and a
-// worker process share one database; a subscriber's sockets on both API processes hear of a message
-// the worker wrote and of a mark made through the other process. Once through PostgreSQL's
+// The inbox's events across processes (docs/engine.md, "The inbox widget in real time"), on PostgreSQL: two
+// API processes and a worker process share one database; a subscriber's sockets on both API processes hear of
+// a message the worker wrote and of a mark made through the other process. Once through PostgreSQL's
 // LISTEN/NOTIFY (the default), once through Redis (REDIS_URL).
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";

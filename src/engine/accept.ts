@@ -118,10 +118,10 @@ async function workflowOf(
 }
 
 /**
- * Accepts a trigger (ENGINE.md part 3). The acknowledgement is the commit: the trigger record, the
- * notifications and their first jobs (or, for topics, a broadcast and long recipient lists, one
- * fan-out job) are written in one transaction, and only then is the answer sent. A transactionId
- * the environment has seen before returns the first acknowledgement and runs nothing again.
+ * Accepts a trigger (docs/engine.md, "Triggering and the acknowledgement"). The acknowledgement is the
+ * commit: the trigger record, the notifications and their first jobs (or, for topics, a broadcast and long
+ * recipient lists, one fan-out job) are written in one transaction, and only then is the answer sent. A
+ * transactionId the environment has seen before returns the first acknowledgement and runs nothing again.
  */
 export async function acceptTrigger(
   deps: EngineDeps,

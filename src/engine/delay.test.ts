@@ -6,8 +6,8 @@ import { forEachBackend, type Client as TestClient } from "../../test/harness.ts
 import { ManualClock } from "../clock.ts";
 import { addUnits } from "./time-units.ts";
 
-// Delay steps (ENGINE.md part 4), on both backends with the clock moved by hand: every unit, a
-// scheduled date from the payload, what fails a delay (and sends nothing), and a cancel racing the
+// Delay steps (docs/engine.md, "Delays and digests"), on both backends with the clock moved by hand: every
+// unit, a scheduled date from the payload, what fails a delay (and sends nothing), and a cancel racing the
 // delay's timer.
 
 const START = Date.UTC(2026, 0, 31, 12);

@@ -5,9 +5,9 @@ import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { forEachBackend, type Client as TestClient } from "../../test/harness.ts";
 import { ManualClock } from "../clock.ts";
 
-// Digest steps (ENGINE.md part 4), on both backends, with the clock moved by hand: windows per key,
-// `step.events` and `step.total_count` in the template, merged jobs, backoff, the close racing new
-// events and cancels, and 100 concurrent events for one key.
+// Digest steps (docs/engine.md, "Delays and digests"), on both backends, with the clock moved by hand:
+// windows per key, `step.events` and `step.total_count` in the template, merged jobs, backoff, the close
+// racing new events and cancels, and 100 concurrent events for one key.
 
 const START = Date.UTC(2026, 5, 1, 12);
 const MINUTE = 60_000;

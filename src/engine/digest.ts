@@ -11,10 +11,10 @@ import * as engine from "./repository.ts";
 import type { StepOutcome } from "./step-outcome.ts";
 
 /**
- * Digest steps (ENGINE.md part 4). The events of one workflow, digest step, subscriber and value at
- * `digestKey` collect in a window: a row of `digest_windows`, `open` from the first event until
- * its timer (a queue task at `closes_at`) closes it. Then the steps after the digest run once, for
- * one of its events (the carrier: the first that was not canceled), with every event's payload.
+ * Digest steps (docs/engine.md, "Delays and digests"). The events of one workflow, digest step, subscriber
+ * and value at `digestKey` collect in a window: a row of `digest_windows`, `open` from the first event until
+ * its timer (a queue task at `closes_at`) closes it. Then the steps after the digest run once, for one of its
+ * events (the carrier: the first that was not canceled), with every event's payload.
  *
  * - An arriving event, the close and a cancel of the same key each run in one transaction that holds
  *   the key's lock (digest-repository.ts `lockWindowKeys`), so they happen one after the other: an

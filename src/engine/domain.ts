@@ -1,7 +1,7 @@
 import type { Channel, PreferenceSettings, Step, StepType, Trigger } from "../workflows/domain.ts";
 
 /**
- * What running a workflow produces (ENGINE.md part 1): a notification per trigger and subscriber,
+ * What running a workflow produces (docs/engine.md, "Records"): a notification per trigger and subscriber,
  * a job per notification and step, the messages jobs deliver, and the execution details that say
  * what happened to each job.
  */
@@ -32,7 +32,7 @@ export const WAITING_JOB_STATUSES: readonly JobStatus[] = ["pending", "queued", 
 
 export type ExecutionStatus = "Pending" | "Success" | "Failed" | "Queued" | "Warning";
 
-/** The trigger's answer (ENGINE.md part 3). */
+/** The trigger's answer (docs/engine.md, "Triggering and the acknowledgement"). */
 export type TriggerStatus =
   | "processed"
   | "trigger_not_active"

@@ -10,9 +10,9 @@ import { renderTemplate } from "./render.ts";
 import { addUnits } from "./time-units.ts";
 
 /**
- * Step conditions (ENGINE.md part 4), as a function of the step's filters, what the notification
- * knows and the clock. Where the contract is silent this follows Novu's conditions filter, except
- * where Novu would throw or cannot be right; each such choice is stated where it is made. Where we
+ * Step conditions (docs/engine.md, "Running a notification"), as a function of the step's filters, what the
+ * notification knows and the clock. Where the contract is silent this follows Novu's conditions filter,
+ * except where Novu would throw or cannot be right; each such choice is stated where it is made. Where we
  * knowingly differ from Novu (its v1 worker):
  * - Novu evaluates only EQUAL, NOT_EQUAL, the four orderings, IN, NOT_IN and IS_DEFINED; ALL_IN,
  *   ANY_IN, BETWEEN, NOT_BETWEEN, LIKE and NOT_LIKE never hold there. Here LIKE is a case-sensitive
@@ -71,7 +71,7 @@ export interface FilterResult {
   filters: FilterOutcome[];
 }
 
-/** The detail of the execution of a step its filters skipped (ENGINE.md part 4). */
+/** The detail of the execution of a step its filters skipped (docs/engine.md, "Running a notification"). */
 export const FILTERED_DETAIL = "filtered";
 
 // ------------------------------------------------------------------ reading fields

@@ -26,9 +26,9 @@ export interface TemplateInput {
 }
 
 /**
- * What a template sees (ENGINE.md part 4): the payload's fields at the root, as Novu templates
- * expect (`{{name}}`), and also under `payload`; then the roots the engine fills, which win over
- * a payload field of the same name so a caller cannot impersonate the subscriber.
+ * What a template sees (docs/engine.md, "Running a notification"): the payload's fields at the root, as Novu
+ * templates expect (`{{name}}`), and also under `payload`; then the roots the engine fills, which win over a
+ * payload field of the same name so a caller cannot impersonate the subscriber.
  */
 export function templateData(input: TemplateInput): Record<string, unknown> {
   const payload = input.payload ?? {};

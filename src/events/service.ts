@@ -53,9 +53,9 @@ function checkDocument(value: unknown, field: string, errors: FieldError[]): voi
 }
 
 /**
- * Reads a trigger body (ENGINE.md part 3) or says everything that is wrong with it, field by field.
- * The route's schema already did this for a single trigger; a bulk call's events come here whole,
- * so each can be refused on its own.
+ * Reads a trigger body (docs/engine.md, "Triggering and the acknowledgement") or says everything that is
+ * wrong with it, field by field. The route's schema already did this for a single trigger; a bulk call's
+ * events come here whole, so each can be refused on its own.
  */
 export function readTrigger(body: unknown, options: { broadcast?: boolean } = {}): TriggerRequest {
   const errors: FieldError[] = [];

@@ -6,7 +6,7 @@ import type { ProviderChannel } from "../providers/index.ts";
  */
 export type Credentials = Record<string, unknown>;
 
-/** An environment's configuration of one provider (ENGINE.md part 6). */
+/** An environment's configuration of one provider (docs/engine.md, "Delivery"). */
 export interface Integration {
   id: string;
   organizationId: string;

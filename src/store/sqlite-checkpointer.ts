@@ -10,7 +10,7 @@ import type SqliteDatabase from "better-sqlite3";
  * request. On a large table those pages are scattered and the fsync is slow: with 100,000 rows and
  * batches of 32 random updates per commit, one batch in 30 took 15–18 ms instead of 0.6 ms; in the
  * benchmark's PUT status over 1,000,000 workflows, p99 at half rate was 38–39 ms with it and 19–26 ms
- * with this worker (see the README for the run).
+ * with this worker (docs/benchmarks.md has the run).
  *
  * Here a second connection, in a worker thread, runs a PASSIVE checkpoint every `intervalMs`: it
  * copies committed pages without waiting on, or blocking, the writer or any reader. The writer keeps

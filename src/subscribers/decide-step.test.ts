@@ -17,9 +17,9 @@ interface Case {
   reason: RegExp;
 }
 
-// ENGINE.md part 2, in order: critical → send; global off (all or the channel) → skip; the
-// subscriber's workflow preference → its value; else the workflow's preferenceSettings. Steps that
-// are not channels always run.
+// docs/engine.md, "Subscribers, topics and preferences", in order: critical → send; global off (all or the
+// channel) → skip; the subscriber's workflow preference → its value; else the workflow's preferenceSettings.
+// Steps that are not channels always run.
 const cases: Case[] = [
   {
     name: "nothing set: the workflow's settings (on)",

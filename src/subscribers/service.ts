@@ -236,7 +236,7 @@ export async function updateSubscriber(
 /**
  * Deletes the subscriber and everything that is only about it: its preferences and its topic
  * memberships now. The engine extends this, in the same transaction, with the subscriber's messages
- * and the cancellation of its pending jobs (ENGINE.md part 2).
+ * and the cancellation of its pending jobs (docs/engine.md, "Subscribers, topics and preferences").
  */
 /**
  * What the features above this one (the engine) keep for a subscriber, which this feature cannot
@@ -363,10 +363,10 @@ export interface StepDecision {
 }
 
 /**
- * Whether a step may run for a subscriber (ENGINE.md part 2), in this order: a step that is not a
- * channel (delay, digest...) runs; a critical workflow sends; the subscriber's global preference
- * turning everything or this channel off skips; the subscriber's preference for the workflow (off
- * altogether, or its value for the channel) decides; else the workflow's preferenceSettings.
+ * Whether a step may run for a subscriber (docs/engine.md, "Subscribers, topics and preferences"), in this
+ * order: a step that is not a channel (delay, digest...) runs; a critical workflow sends; the subscriber's
+ * global preference turning everything or this channel off skips; the subscriber's preference for the
+ * workflow (off altogether, or its value for the channel) decides; else the workflow's preferenceSettings.
  */
 export function decideStep(stepType: string, context: PreferenceContext): StepDecision {
   if (!isChannelStep(stepType))

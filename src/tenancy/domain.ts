@@ -7,7 +7,10 @@ export interface Environment {
   parentId: string;
   /** The public application id (what the inbox widget sends): random, unique. */
   identifier: string;
-  /** Whether subscriber sessions must carry an HMAC of the subscriberId (ENGINE.md part 7). */
+  /**
+   * Whether subscriber sessions must carry an HMAC of the subscriberId (docs/engine.md, "The inbox widget in
+   * real time").
+   */
   hmac: boolean;
   createdAt: string;
   updatedAt: string;

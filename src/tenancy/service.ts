@@ -22,7 +22,8 @@ export async function createOrganizationRecord(deps: Deps, name: string): Promis
 /**
  * A new environment of the organization; `parentId` names the environment it descends from, or "".
  * It gets its public application identifier, and HMAC for subscriber sessions on in Production
- * (ours, ENGINE.md part 7: Production refuses sessions without an HMAC from the start).
+ * (ours, docs/engine.md, "The inbox widget in real time": Production refuses sessions without an HMAC from
+ * the start).
  */
 export async function createEnvironment(
   deps: Deps,

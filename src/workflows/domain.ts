@@ -41,7 +41,10 @@ export interface Filter {
   children: FilterChild[];
 }
 
-/** The seed's eight fields, always all present; `delayPath` for scheduled delays (ENGINE.md part 4). */
+/**
+ * The seed's eight fields, always all present; `delayPath` for scheduled delays (docs/engine.md, "Delays and
+ * digests").
+ */
 export interface StepMetadata {
   amount: number;
   unit: TimeUnit;

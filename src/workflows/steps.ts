@@ -49,10 +49,10 @@ const UNIT_MS: Record<TimeUnit, number> = {
 };
 
 /**
- * What makes a delay or digest step impossible to run, per field (ENGINE.md part 4): a wait that is
- * not a positive whole number of a known unit, a scheduled delay without `delayPath`, a backoff
- * without a positive `backoffAmount`, a metadata type the step does not have. Unknown units are the
- * schema's 400 already; missing ones mean seconds, as stored.
+ * What makes a delay or digest step impossible to run, per field (docs/engine.md, "Delays and digests"): a
+ * wait that is not a positive whole number of a known unit, a scheduled delay without `delayPath`, a backoff
+ * without a positive `backoffAmount`, a metadata type the step does not have. Unknown units are the schema's
+ * 400 already; missing ones mean seconds, as stored.
  */
 export function stepTimerErrors(inputs: readonly StepInputValue[]): FieldError[] {
   const errors: FieldError[] = [];

@@ -4,8 +4,8 @@ import { assertErrorBody } from "../../test/error-body.ts";
 import { uniqueName } from "../../test/factories.ts";
 import { forEachBackend } from "../../test/harness.ts";
 
-// Delay and digest steps at save time (ENGINE.md part 4): a scheduled delay's delayPath is saved and
-// returned; a wait that could not run is a 400 naming the field, on create and on update.
+// Delay and digest steps at save time (docs/engine.md, "Delays and digests"): a scheduled delay's delayPath
+// is saved and returned; a wait that could not run is a 400 naming the field, on create and on update.
 
 forEachBackend("workflows: delay and digest metadata", (ctx) => {
   test("a scheduled delay's delayPath is saved, returned, and kept by an update", async () => {

@@ -65,7 +65,7 @@ import {
  * Under a ManualClock there is no such mapping: `advance()` cannot move PostgreSQL's time. A future
  * `runAt` is then turned into the same delay in real time (so it never runs early), and
  * `runAtFollowsClock` is false. The engine must not rely on the queue for business timers there:
- * it keeps its timers as rows (ENGINE.md part 4: "Timers are rows in the database (runAt)"), arms
+ * it keeps its timers as rows (docs/engine.md, "Delays and digests": timers are rows), arms
  * `clock.at(next due)` in the worker, and when it fires, enqueues the due work with runAt = now (or
  * a "due-check" task that claims the rows now due by the clock). With the system clock it may pass a
  * future runAt straight to the queue. No queue of our own is built on PostgreSQL.

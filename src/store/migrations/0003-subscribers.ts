@@ -4,10 +4,10 @@ import type { ColumnTypes } from "./column-types.ts";
 
 // Frozen in time: imports nothing from the application.
 //
-// Subscribers, their preferences, topics and topic membership (ENGINE.md part 2), and what the
-// environments routes need: a public application identifier and the HMAC switch per environment,
-// and the last characters of each API key (so a listing can show which key is which without the
-// key itself ever being stored).
+// Subscribers, their preferences, topics and topic membership (docs/engine.md, "Subscribers, topics and
+// preferences"), and what the environments routes need: a public application identifier and the HMAC switch
+// per environment, and the last characters of each API key (so a listing can show which key is which without
+// the key itself ever being stored).
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations run against the database as it was, not as the app types say it is now.
 export async function up(db: Kysely<any>, t: ColumnTypes): Promise<void> {

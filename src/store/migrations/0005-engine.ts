@@ -3,7 +3,7 @@ import type { ColumnTypes } from "./column-types.ts";
 
 // Frozen in time: imports nothing from the application.
 //
-// What a trigger leaves behind (ENGINE.md parts 1, 3-5): the acknowledged trigger itself (one per
+// What a trigger leaves behind (docs/engine.md, "Records"): the acknowledged trigger itself (one per
 // environment and transactionId), one notification per trigger and subscriber, one job per
 // notification and step, the messages jobs deliver, and an execution detail per event of a job.
 // Ids are ObjectIds; subscriber_ref is the subscriber's _id (not the customer's subscriberId).

@@ -3,7 +3,7 @@ import type { ColumnTypes } from "./column-types.ts";
 
 // Frozen in time: imports nothing from the application.
 //
-// Integrations (ENGINE.md part 6): an environment's provider configurations. `credentials` is the
+// Integrations (docs/engine.md, "Delivery"): an environment's provider configurations. `credentials` is the
 // provider's settings as JSON, sealed with AES-256-GCM (never plaintext in the database); a row is
 // deleted for good when the integration is. `is_primary` ("primary" is a reserved word) marks the
 // one set-primary chose for its channel.

@@ -3,11 +3,11 @@ import type { ColumnTypes } from "./column-types.ts";
 
 // Frozen in time: imports nothing from the application.
 //
-// Digest windows (ENGINE.md part 4). One row per window: the events of one environment, workflow,
-// digest step, subscriber and digestKey value that arrive while it is open. `window_key` is a hash of
-// that tuple; while a window is `open` it is the only open one for its key (the partial unique
-// index), and its timer, a queue task, closes it in one conditional update. An arriving event joins
-// only an open window, else opens a new one, so it lands in exactly one window.
+// Digest windows (docs/engine.md, "Delays and digests"). One row per window: the events of one environment,
+// workflow, digest step, subscriber and digestKey value that arrive while it is open. `window_key` is a hash
+// of that tuple; while a window is `open` it is the only open one for its key (the partial unique index), and
+// its timer, a queue task, closes it in one conditional update. An arriving event joins only an open window,
+// else opens a new one, so it lands in exactly one window.
 //
 // digest_events: the events of a window, in the order they joined (`seq`), one row per digest job.
 

@@ -3,9 +3,9 @@ import type { ColumnTypes } from "./column-types.ts";
 
 // Frozen in time: imports nothing from the application.
 //
-// The inbox widget's HMAC (ENGINE.md part 7) is keyed with the environment's API key, which is
-// stored only as a hash. `key_sealed` keeps the key itself, encrypted with the service's secret key
-// (AES-256-GCM, bound to the key's id), so a session's hash can be checked. NULL for keys made
+// The inbox widget's HMAC (docs/engine.md, "The inbox widget in real time") is keyed with the environment's
+// API key, which is stored only as a hash. `key_sealed` keeps the key itself, encrypted with the service's
+// secret key (AES-256-GCM, bound to the key's id), so a session's hash can be checked. NULL for keys made
 // before this column, or by a process without the secret key: those keys cannot check an HMAC.
 //
 // PostgreSQL only: socket_io_attachments, the table @socket.io/postgres-adapter keeps a message in
