@@ -46,7 +46,9 @@ const ownSource = {
  */
 export async function buildTests(files) {
   const dir = path.join(ROOT, ".test-build", `run-${process.pid}-${randomBytes(3).toString("hex")}`);
-  const entries = [...new Set([...files.map((f) => path.resolve(f)), ...ENTRY_POINTS.map((f) => path.join(ROOT, f))])];
+  const entries = [
+    ...new Set([...files.map((f) => path.resolve(f)), ...ENTRY_POINTS.map((f) => path.join(ROOT, f))]),
+  ];
   await build({
     entryPoints: entries,
     outdir: dir,
@@ -59,7 +61,9 @@ export async function buildTests(files) {
     packages: "external",
     sourcemap: "linked",
     // Bundled CommonJS-style helpers (createRequire aside) have no `require` in an ES module.
-    banner: { js: 'import { createRequire as __tidingsRequire } from "node:module"; const require = __tidingsRequire(import.meta.url);' },
+    banner: {
+      js: 'import { createRequire as __tidingsRequire } from "node:module"; const require = __tidingsRequire(import.meta.url);',
+    },
     plugins: [ownSource],
     logLevel: "warning",
   });
