@@ -1,3 +1,6 @@
+import type { Selectable } from "kysely";
+import type { MessagesTable } from "../store/schema.ts";
+import { readBool, readJson, readTimestamp } from "../store/values.ts";
 import type { Channel, PreferenceSettings, Step, StepType, Trigger } from "../workflows/domain.ts";
 
 /**
@@ -135,4 +138,37 @@ export interface ExecutionDetail {
   raw: string;
   isRetry: boolean;
   createdAt: string;
+}
+
+/**
+ * A message row as the domain object: on the engine's public face, because the engine writes
+ * messages and the inbox, above it, reads and marks them with its own SQL.
+ */
+export function messageFromRow(row: Selectable<MessagesTable>): Message {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    notificationId: row.notification_id,
+    jobId: row.job_id,
+    workflowId: row.workflow_id,
+    templateIdentifier: row.template_identifier,
+    subscriberRef: row.subscriber_ref,
+    subscriberId: row.subscriber_id,
+    transactionId: row.transaction_id,
+    channel: row.channel as Channel,
+    content: row.content,
+    subject: row.subject,
+    cta: readJson<MessageCta>(row.cta),
+    payload: readJson(row.payload),
+    providerId: row.provider_id,
+    providerMessageId: row.provider_message_id,
+    status: row.status,
+    seen: readBool(row.seen),
+    read: readBool(row.read),
+    lastSeenDate: row.last_seen_at === null ? null : readTimestamp(row.last_seen_at),
+    lastReadDate: row.last_read_at === null ? null : readTimestamp(row.last_read_at),
+    createdAt: readTimestamp(row.created_at),
+    updatedAt: readTimestamp(row.updated_at),
+  };
 }
