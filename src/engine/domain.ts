@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import type { MessagesTable } from "../store/schema.ts";
+import type { MessagesTable, NotificationsTable } from "../store/schema.ts";
 import { readBool, readJson, readTimestamp } from "../store/values.ts";
 import type { Channel, PreferenceSettings, Step, StepType, Trigger } from "../workflows/domain.ts";
 
@@ -140,10 +140,31 @@ export interface ExecutionDetail {
   createdAt: string;
 }
 
-/**
- * A message row as the domain object: on the engine's public face, because the engine writes
- * messages and the inbox, above it, reads and marks them with its own SQL.
- */
+// Rows of what a run writes, read back as domain objects: on the engine's public face, because the
+// engine writes them and the features above it read them with their own SQL (the activity views
+// notifications, the inbox messages).
+
+export function notificationFromRow(row: Selectable<NotificationsTable>): Notification {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    triggerId: row.trigger_id,
+    transactionId: row.transaction_id,
+    workflowId: row.workflow_id,
+    workflow: readJson<WorkflowSnapshot>(row.workflow),
+    subscriberRef: row.subscriber_ref,
+    payload: readJson(row.payload),
+    overrides: readJson(row.overrides),
+    actor: readJson(row.actor),
+    tenant: readJson(row.tenant),
+    to: readJson(row.to),
+    channels: readJson<StepType[]>(row.channels),
+    createdAt: readTimestamp(row.created_at),
+    updatedAt: readTimestamp(row.updated_at),
+  };
+}
+
 export function messageFromRow(row: Selectable<MessagesTable>): Message {
   return {
     id: row.id,

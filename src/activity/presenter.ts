@@ -1,4 +1,4 @@
-import type { ExecutionDetail, Job } from "./domain.ts";
+import type { ExecutionDetail, Job } from "../engine/domain.ts";
 import type { NotificationView } from "./service.ts";
 
 export function presentExecutionDetail(detail: ExecutionDetail) {
