@@ -22,7 +22,7 @@ import {
 import { type Clock, systemClock } from "./clock.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { type JobQueue, openQueue } from "./engine/queue/index.ts";
-import { engineSubscriberErasure, type InboxChange } from "./engine/service.ts";
+import { engineSubscriberErasure } from "./engine/service.ts";
 import { errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
@@ -31,6 +31,7 @@ import type { App } from "./http/types.ts";
 import { validatorCompiler } from "./http/validation.ts";
 import { registerIdempotencyKeyPurge } from "./idempotency/purge.ts";
 import { inboxRoutes } from "./inbox/routes.ts";
+import type { InboxChange } from "./inbox/service.ts";
 import { integrationRoutes } from "./integrations/routes.ts";
 import { channelSenders, type IntegrationTools, openIntegrationTools } from "./integrations/service.ts";
 import { notificationGroupRoutes } from "./notification-groups/routes.ts";

@@ -12,8 +12,8 @@ export interface Deps {
   readonly clock: Clock;
 }
 
-/** The same dependencies inside a transaction. */
-export const within = (deps: Deps, db: Kysely<Database>): Deps => ({ db, clock: deps.clock });
+/** The same dependencies on another handle of the database: a transaction's, mostly. */
+export const onConnection = (deps: Deps, db: Kysely<Database>): Deps => ({ db, clock: deps.clock });
 
 /**
  * Runs `fn` in a transaction: the caller's, when `deps.db` already is one (an Idempotency-Key
@@ -22,5 +22,5 @@ export const within = (deps: Deps, db: Kysely<Database>): Deps => ({ db, clock: 
  */
 export function inTransaction<T>(deps: Deps, fn: (deps: Deps) => Promise<T>): Promise<T> {
   if (deps.db.isTransaction) return fn(deps);
-  return deps.db.transaction().execute((tx) => fn(within(deps, tx)));
+  return deps.db.transaction().execute((tx) => fn(onConnection(deps, tx)));
 }

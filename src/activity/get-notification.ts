@@ -1,8 +1,8 @@
-import { presentNotification } from "../engine/presenter.ts";
-import { getNotification } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { presentNotification } from "./presenter.ts";
 import { NotificationIdParams, NotificationResponse } from "./schemas.ts";
+import { getNotification } from "./service.ts";
 
 export const getNotificationRoute: RoutePlugin = async (app) => {
   app.get(

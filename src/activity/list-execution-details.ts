@@ -1,8 +1,8 @@
-import { presentExecutionDetail } from "../engine/presenter.ts";
-import { listExecutionDetails } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { presentExecutionDetail } from "./presenter.ts";
 import { ExecutionDetailsQuery, ExecutionDetailsResponse } from "./schemas.ts";
+import { listExecutionDetails } from "./service.ts";
 
 export const listExecutionDetailsRoute: RoutePlugin = async (app) => {
   app.get(

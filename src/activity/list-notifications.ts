@@ -1,8 +1,8 @@
-import { presentNotification } from "../engine/presenter.ts";
-import { listNotifications } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { presentNotification } from "./presenter.ts";
 import { ListNotificationsQuery, type ListNotificationsQueryValue, NotificationPage } from "./schemas.ts";
+import { listNotifications } from "./service.ts";
 
 const list = (value: string | string[] | undefined) => (value === undefined ? undefined : [value].flat());
 

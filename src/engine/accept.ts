@@ -23,7 +23,8 @@ export interface EngineDeps extends Deps {
   readonly senders?: ChannelSenders | undefined;
 }
 
-export const withDb = (deps: EngineDeps, db: Deps["db"]): EngineDeps => ({ ...deps, db });
+/** The engine's dependencies on another handle: a transaction, or a piece of pipelined work in one. */
+export const engineOnConnection = (deps: EngineDeps, db: Deps["db"]): EngineDeps => ({ ...deps, db });
 
 /** The queue's task names: one per kind of work, each handled by one function (worker.ts). */
 export const TASKS = {
@@ -152,10 +153,10 @@ export async function acceptTrigger(
   const ack = await deps.db
     .transaction()
     .execute(async (trx) => {
-      const inTrx = withDb(deps, trx);
+      const trxDeps = engineOnConnection(deps, trx);
       // A topic that does not exist is the caller's mistake, told now rather than lost in a job.
       for (const recipient of recipients) {
-        if (isTopic(recipient) && !(await findTopic(inTrx, tenant, recipient.topicKey))) {
+        if (isTopic(recipient) && !(await findTopic(trxDeps, tenant, recipient.topicKey))) {
           throw unprocessable(
             `Topic ${mention(recipient.topicKey, "with this key")} does not exist in this environment`,
           );
@@ -179,14 +180,14 @@ export async function acceptTrigger(
           }),
         async (db) => {
           if (fanOut) return [];
-          const inPiece = withDb(deps, db);
+          const pieceDeps = engineOnConnection(deps, db);
           const refs: string[] = [];
           for (const recipient of recipients) {
             const input =
               typeof recipient === "string"
                 ? { subscriberId: recipient }
                 : (recipient as CreateSubscriberInput);
-            refs.push((await upsertSubscriber(inPiece, tenant, input)).id);
+            refs.push((await upsertSubscriber(pieceDeps, tenant, input)).id);
           }
           return refs;
         },
@@ -197,7 +198,7 @@ export async function acceptTrigger(
           { task: TASKS.fanOut, payload: { triggerId: trigger.id }, key: `fan-out:${trigger.id}` },
         ]);
       } else {
-        await createRuns(inTrx, trigger, plan, refs, { newTrigger: true });
+        await createRuns(trxDeps, trigger, plan, refs, { newTrigger: true });
       }
       return { acknowledged: true as const, status, transactionId, repeat: false };
     })

@@ -1,3 +1,6 @@
+import type { Selectable } from "kysely";
+import type { MessagesTable, NotificationsTable } from "../store/schema.ts";
+import { readBool, readJson, readTimestamp } from "../store/values.ts";
 import type { Channel, PreferenceSettings, Step, StepType, Trigger } from "../workflows/domain.ts";
 
 /**
@@ -135,4 +138,58 @@ export interface ExecutionDetail {
   raw: string;
   isRetry: boolean;
   createdAt: string;
+}
+
+// Rows of what a run writes, read back as domain objects: on the engine's public face, because the
+// engine writes them and the features above it read them with their own SQL (the activity views
+// notifications, the inbox messages).
+
+export function notificationFromRow(row: Selectable<NotificationsTable>): Notification {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    triggerId: row.trigger_id,
+    transactionId: row.transaction_id,
+    workflowId: row.workflow_id,
+    workflow: readJson<WorkflowSnapshot>(row.workflow),
+    subscriberRef: row.subscriber_ref,
+    payload: readJson(row.payload),
+    overrides: readJson(row.overrides),
+    actor: readJson(row.actor),
+    tenant: readJson(row.tenant),
+    to: readJson(row.to),
+    channels: readJson<StepType[]>(row.channels),
+    createdAt: readTimestamp(row.created_at),
+    updatedAt: readTimestamp(row.updated_at),
+  };
+}
+
+export function messageFromRow(row: Selectable<MessagesTable>): Message {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    notificationId: row.notification_id,
+    jobId: row.job_id,
+    workflowId: row.workflow_id,
+    templateIdentifier: row.template_identifier,
+    subscriberRef: row.subscriber_ref,
+    subscriberId: row.subscriber_id,
+    transactionId: row.transaction_id,
+    channel: row.channel as Channel,
+    content: row.content,
+    subject: row.subject,
+    cta: readJson<MessageCta>(row.cta),
+    payload: readJson(row.payload),
+    providerId: row.provider_id,
+    providerMessageId: row.provider_message_id,
+    status: row.status,
+    seen: readBool(row.seen),
+    read: readBool(row.read),
+    lastSeenDate: row.last_seen_at === null ? null : readTimestamp(row.last_seen_at),
+    lastReadDate: row.last_read_at === null ? null : readTimestamp(row.last_read_at),
+    createdAt: readTimestamp(row.created_at),
+    updatedAt: readTimestamp(row.updated_at),
+  };
 }

@@ -5,10 +5,10 @@ import { findTopic, pageTopicSubscribers } from "../topics/service.ts";
 import {
   createRuns,
   type EngineDeps,
+  engineOnConnection,
   type Recipient,
   type RunPlan,
   type TopicRecipient,
-  withDb,
 } from "./accept.ts";
 import * as engine from "./repository.ts";
 
@@ -54,9 +54,9 @@ export async function fanOut(deps: EngineDeps, triggerId: string): Promise<void>
 
   for (;;) {
     const done = await deps.db.transaction().execute(async (trx) => {
-      const inTrx = withDb(deps, trx);
-      const batch = await nextBatch(inTrx, tenant, request, direct, topics, cursor);
-      await createRuns(inTrx, trigger, request.plan, batch.refs);
+      const trxDeps = engineOnConnection(deps, trx);
+      const batch = await nextBatch(trxDeps, tenant, request, direct, topics, cursor);
+      await createRuns(trxDeps, trigger, request.plan, batch.refs);
       await engine.advanceFanout(trx, trigger.id, JSON.stringify(batch.next), batch.finished);
       cursor = batch.next;
       return batch.finished;

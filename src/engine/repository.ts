@@ -3,14 +3,13 @@ import { listSlots, runPrepared, runPreparedRows, slot } from "../store/prepared
 import type { Database, JobsTable, NotificationsTable } from "../store/schema.ts";
 import { countRows, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { StepType } from "../workflows/domain.ts";
-import type {
-  ExecutionDetail,
-  ExecutionStatus,
-  Job,
-  JobStatus,
-  Notification,
-  TriggerStatus,
-  WorkflowSnapshot,
+import {
+  type ExecutionDetail,
+  type Job,
+  type JobStatus,
+  type Notification,
+  notificationFromRow,
+  type TriggerStatus,
 } from "./domain.ts";
 
 type Db = Kysely<Database>;
@@ -111,27 +110,6 @@ export async function advanceFanout(db: Db, id: string, cursor: string, done: bo
 
 type NotificationRow = Selectable<NotificationsTable>;
 
-function toNotification(row: NotificationRow): Notification {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    environmentId: row.environment_id,
-    triggerId: row.trigger_id,
-    transactionId: row.transaction_id,
-    workflowId: row.workflow_id,
-    workflow: readJson<WorkflowSnapshot>(row.workflow),
-    subscriberRef: row.subscriber_ref,
-    payload: readJson(row.payload),
-    overrides: readJson(row.overrides),
-    actor: readJson(row.actor),
-    tenant: readJson(row.tenant),
-    to: readJson(row.to),
-    channels: readJson<StepType[]>(row.channels),
-    createdAt: readTimestamp(row.created_at),
-    updatedAt: readTimestamp(row.updated_at),
-  };
-}
-
 /**
  * Inserts the notifications that do not exist yet (one per trigger and subscriber) and returns
  * those it inserted: a fan-out batch run twice creates nothing the second time.
@@ -182,55 +160,14 @@ export async function insertNotifications(db: Db, notifications: Notification[])
   return notifications.filter((n) => inserted.has(n.id));
 }
 
-export async function findNotification(db: Db, id: string, environmentId?: string) {
-  const inEnvironment = environmentId !== undefined;
+export async function findNotification(db: Db, id: string) {
   const [row] = await runPrepared<NotificationRow>(
     db,
-    `find notification ${inEnvironment}`,
-    () => {
-      const query = db.selectFrom("notifications").selectAll().where("id", "=", slot("id"));
-      return inEnvironment ? query.where("environment_id", "=", slot("environmentId")) : query;
-    },
-    { id, environmentId },
+    "find notification",
+    () => db.selectFrom("notifications").selectAll().where("id", "=", slot("id")),
+    { id },
   );
-  return row ? toNotification(row) : undefined;
-}
-
-export interface NotificationFilter {
-  workflowIds?: string[];
-  subscriberRefs?: string[];
-  transactionId?: string;
-  channels?: string[];
-}
-
-/** A page of the environment's notifications, newest first, and how many match in all. */
-export async function listNotifications(
-  db: Db,
-  environmentId: string,
-  filter: NotificationFilter,
-  page: { offset: number; limit: number },
-) {
-  let base = db.selectFrom("notifications").where("environment_id", "=", environmentId);
-  if (filter.workflowIds?.length) base = base.where("workflow_id", "in", filter.workflowIds);
-  if (filter.subscriberRefs?.length) base = base.where("subscriber_ref", "in", filter.subscriberRefs);
-  if (filter.transactionId !== undefined) base = base.where("transaction_id", "=", filter.transactionId);
-  if (filter.channels?.length) {
-    const channels = filter.channels;
-    base = base.where((eb) =>
-      eb.or(channels.map((channel) => eb("channels", "like", `%${JSON.stringify(channel)}%`))),
-    );
-  }
-  const [rows, total] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy("created_at", "desc")
-      .orderBy("id", "desc")
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    countRows(base),
-  ]);
-  return { totalCount: total, notifications: rows.map(toNotification) };
+  return row ? notificationFromRow(row) : undefined;
 }
 
 // ---------------------------------------------------------------- jobs
@@ -463,22 +400,6 @@ export async function jobsOfNotifications(db: Db, notificationIds: string[]) {
 
 // ---------------------------------------------------------------- execution details
 
-function toDetail(row: Selectable<Database["execution_details"]>): ExecutionDetail {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    environmentId: row.environment_id,
-    jobId: row.job_id,
-    notificationId: row.notification_id,
-    subscriberRef: row.subscriber_ref,
-    status: row.status as ExecutionStatus,
-    detail: row.detail,
-    raw: row.raw,
-    isRetry: readBool(row.is_retry),
-    createdAt: readTimestamp(row.created_at),
-  };
-}
-
 export async function insertDetails(db: Db, details: ExecutionDetail[]): Promise<void> {
   if (details.length === 0) return;
   for (let start = 0; start < details.length; start += 1000) {
@@ -501,21 +422,6 @@ export async function insertDetails(db: Db, details: ExecutionDetail[]): Promise
       (placeholders) => db.insertInto("execution_details").values(placeholders),
     );
   }
-}
-
-export async function listDetails(
-  db: Db,
-  environmentId: string,
-  filter: { notificationIds?: string[]; subscriberRef?: string },
-) {
-  let query = db.selectFrom("execution_details").selectAll().where("environment_id", "=", environmentId);
-  if (filter.notificationIds) {
-    if (filter.notificationIds.length === 0) return [];
-    query = query.where("notification_id", "in", filter.notificationIds);
-  }
-  if (filter.subscriberRef !== undefined) query = query.where("subscriber_ref", "=", filter.subscriberRef);
-  const rows = await query.orderBy("created_at").orderBy("id").limit(10_000).execute();
-  return rows.map(toDetail);
 }
 
 /** Rows written since `since` count toward the stats; an index on created_at answers it. */

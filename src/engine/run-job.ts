@@ -8,7 +8,7 @@ import {
 } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { type Channel, TIME_UNITS } from "../workflows/domain.ts";
-import { type EngineDeps, runJobTask, withDb } from "./accept.ts";
+import { type EngineDeps, engineOnConnection, runJobTask } from "./accept.ts";
 import { deliverChat, deliverEmail } from "./delivery.ts";
 import { arriveAtDigest, digestedEvents, mergeFollowingSteps } from "./digest.ts";
 import type { ExecutionDetail, ExecutionStatus, Job, Notification } from "./domain.ts";
@@ -179,7 +179,7 @@ async function decide(
         detail: `No active ${job.type} integration in this environment`,
       };
     case "digest":
-      return { inTransaction: (inTrx) => arriveAtDigest(inTrx, job, notification) };
+      return { inTransaction: (trxDeps) => arriveAtDigest(trxDeps, job, notification) };
     default:
       return { status: "skipped", executionStatus: "Success", detail: `A ${job.type} step delivers nothing` };
   }
@@ -296,12 +296,12 @@ async function inApp(
   // settled meanwhile (a cancel won) rolls its message back with it. Written while the subscriber's
   // row is held: a delete of the subscriber either waits for this message and removes it with the
   // rest, or has happened and nothing is written.
-  const inTransaction = async (inTrx: EngineDeps): Promise<Outcome> => {
+  const inTransaction = async (trxDeps: EngineDeps): Promise<Outcome> => {
     created = undefined;
-    if (!(await holdSubscriber(inTrx, tenantOf(job), job.subscriberRef))) {
+    if (!(await holdSubscriber(trxDeps, tenantOf(job), job.subscriberRef))) {
       return { status: "skipped", executionStatus: "Warning", detail: "The subscriber no longer exists" };
     }
-    const written = await insertMessage(inTrx.db, {
+    const written = await insertMessage(trxDeps.db, {
       id: newObjectId(),
       organizationId: job.organizationId,
       environmentId: job.environmentId,
@@ -363,9 +363,9 @@ async function finish(
   let armed: { dueAt: number; task: NewTask } | undefined;
   try {
     await deps.db.transaction().execute(async (trx) => {
-      const inTrx = withDb(deps, trx);
+      const trxDeps = engineOnConnection(deps, trx);
       const deferred = "inTransaction" in decision;
-      const outcome = deferred ? await decision.inTransaction(inTrx) : decision;
+      const outcome = deferred ? await decision.inTransaction(trxDeps) : decision;
       const changes = outcome.digest !== undefined ? { digest: outcome.digest } : {};
       // A deferred outcome wrote rows of its own: keep them only if the job is still ours.
       const settled = () => {
@@ -393,7 +393,7 @@ async function finish(
         detailOf(job, outcome.executionStatus, outcome.detail, now, outcome.raw ?? ""),
       ]);
       if (outcome.status === "merged") {
-        await mergeFollowingSteps(inTrx, job, now);
+        await mergeFollowingSteps(trxDeps, job, now);
         return;
       }
       if (
@@ -404,7 +404,7 @@ async function finish(
         return;
       }
       // The run's last step has no next job to look for.
-      if (job.stepIndex + 1 < notification.channels.length) await queueNext(inTrx, job, now);
+      if (job.stepIndex + 1 < notification.channels.length) await queueNext(trxDeps, job, now);
     });
   } catch (error) {
     if (error instanceof Superseded) return;
@@ -455,7 +455,7 @@ export async function jobGivenUp(deps: EngineDeps, task: FailedTask, error: unkn
       ),
     ]);
     if (job.step.shouldStopOnFail) await engine.cancelJobsAfter(trx, job.notificationId, job.stepIndex, now);
-    else await queueNext(withDb(deps, trx), job, now);
+    else await queueNext(engineOnConnection(deps, trx), job, now);
   });
   deps.queue.wake();
 }

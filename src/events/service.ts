@@ -1,4 +1,4 @@
-import { type Deps, within } from "../deps.ts";
+import { type Deps, onConnection } from "../deps.ts";
 import type { EngineDeps, Recipient, TriggerAck, TriggerRequest } from "../engine/service.ts";
 import { acceptTrigger, cancelTrigger } from "../engine/service.ts";
 import { ApiError, badRequest, type FieldError } from "../errors.ts";
@@ -139,7 +139,7 @@ export async function bulkTrigger(
 }
 
 export function cancel(deps: Deps, tenant: Tenant, transactionId: string): Promise<boolean> {
-  return cancelTrigger(within(deps, deps.db), tenant, transactionId);
+  return cancelTrigger(onConnection(deps, deps.db), tenant, transactionId);
 }
 
 export type { Recipient };

@@ -1,8 +1,8 @@
-import { announceInboxChanges, deleteMessage } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import type { InboxRouteOptions } from "./options.ts";
 import { Deleted, deletedBody, MessageParams } from "./schemas.ts";
+import { announceInboxChanges, deleteMessage } from "./service.ts";
 
 export const deleteMessageRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
   app.delete(

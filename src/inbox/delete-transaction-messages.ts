@@ -1,8 +1,8 @@
-import { announceInboxChanges, deleteTransactionMessages } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import type { InboxRouteOptions } from "./options.ts";
 import { Deleted, deletedBody, TransactionParams } from "./schemas.ts";
+import { announceInboxChanges, deleteTransactionMessages } from "./service.ts";
 
 export const deleteTransactionMessagesRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
   app.delete(

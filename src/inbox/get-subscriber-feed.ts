@@ -1,8 +1,8 @@
-import { presentMessage } from "../engine/presenter.ts";
-import { subscriberFeed } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { presentMessage } from "./presenter.ts";
 import { decodePayloadFilter, FeedQuery, MessagePage, SubscriberIdParams } from "./schemas.ts";
+import { subscriberFeed } from "./service.ts";
 
 export const getSubscriberFeedRoute: RoutePlugin = async (app) => {
   app.get(

@@ -1,7 +1,7 @@
-import { countSubscriberMessages } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { CountResponse, SubscriberIdParams, UnseenQuery } from "./schemas.ts";
+import { countSubscriberMessages } from "./service.ts";
 
 export const getUnseenCountRoute: RoutePlugin = async (app) => {
   app.get(

@@ -1,8 +1,8 @@
-import { presentMessage } from "../engine/presenter.ts";
-import { listMessages } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { presentMessage } from "./presenter.ts";
 import { ListMessagesQuery, MessagePage } from "./schemas.ts";
+import { listMessages } from "./service.ts";
 
 export const listMessagesRoute: RoutePlugin = async (app) => {
   app.get(

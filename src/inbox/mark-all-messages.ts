@@ -1,8 +1,8 @@
-import { markAllSubscriberMessages } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import type { InboxRouteOptions } from "./options.ts";
 import { MarkAllBody, MarkAllResponse, SubscriberIdParams } from "./schemas.ts";
+import { markAllSubscriberMessages } from "./service.ts";
 
 export const markAllMessagesRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
   app.post(

@@ -1,10 +1,10 @@
-import { presentMessage } from "../engine/presenter.ts";
-import { markSubscriberMessages } from "../engine/service.ts";
 import { badRequest } from "../errors.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import type { InboxRouteOptions } from "./options.ts";
+import { presentMessage } from "./presenter.ts";
 import { LegacyMarkBody, MessagesResponse, SubscriberIdParams } from "./schemas.ts";
+import { markSubscriberMessages } from "./service.ts";
 
 export const markMessagesLegacyRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
   app.post(

@@ -1,9 +1,9 @@
-import { presentMessage } from "../engine/presenter.ts";
-import { changesFor, markSubscriberMessages } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import type { InboxRouteOptions } from "./options.ts";
+import { presentMessage } from "./presenter.ts";
 import { MarkAsBody, MessagesResponse, SubscriberIdParams } from "./schemas.ts";
+import { changesFor, markSubscriberMessages } from "./service.ts";
 
 export const markMessagesRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
   app.post(

@@ -1,8 +1,8 @@
-import { presentMessage } from "../engine/presenter.ts";
-import { updateMessageAction } from "../engine/service.ts";
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { presentMessage } from "./presenter.ts";
 import { ActionBody, ActionParams, Message } from "./schemas.ts";
+import { updateMessageAction } from "./service.ts";
 
 export const updateMessageActionRoute: RoutePlugin = async (app) => {
   app.post(

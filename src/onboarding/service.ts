@@ -1,4 +1,4 @@
-import { type Deps, within } from "../deps.ts";
+import { type Deps, onConnection } from "../deps.ts";
 import { createGeneralGroup } from "../notification-groups/service.ts";
 import {
   countOrganizations,
@@ -28,7 +28,9 @@ export async function createOrganization(
   name = "My organization",
   sealer?: KeySealer,
 ): Promise<CreatedOrganization> {
-  return deps.db.transaction().execute((trx) => createOrganizationTree(within(deps, trx), name, sealer));
+  return deps.db
+    .transaction()
+    .execute((trx) => createOrganizationTree(onConnection(deps, trx), name, sealer));
 }
 
 /**
@@ -42,10 +44,10 @@ export async function bootstrapOrganization(
   sealer?: KeySealer,
 ): Promise<CreatedOrganization | undefined> {
   return deps.db.transaction().execute(async (trx) => {
-    const inTrx = within(deps, trx);
-    await lockOrganizations(inTrx, backend);
-    if ((await countOrganizations(inTrx)) > 0) return undefined;
-    return createOrganizationTree(inTrx, "My organization", sealer);
+    const trxDeps = onConnection(deps, trx);
+    await lockOrganizations(trxDeps, backend);
+    if ((await countOrganizations(trxDeps)) > 0) return undefined;
+    return createOrganizationTree(trxDeps, "My organization", sealer);
   });
 }
 

@@ -6,7 +6,7 @@ import type { App } from "../http/types.ts";
 import type { Store } from "../store/store.ts";
 
 /** Resolves when `promise` does within `ms`, else rejects: a ping must not hang the caller. */
-export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -37,7 +37,7 @@ export function registerHealth(app: App, store: Store, config: Config): void {
     async (request, reply) => {
       if (app.draining) return sendUnavailable(request, reply, "The service is shutting down");
       try {
-        await within(store.ping(), pingTimeoutMs(config), "database ping");
+        await withTimeout(store.ping(), pingTimeoutMs(config), "database ping");
       } catch (error) {
         return sendUnavailable(request, reply, "The database is unreachable", "warn", { err: error });
       }

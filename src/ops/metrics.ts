@@ -5,7 +5,7 @@ import type { Config } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import type { App } from "../http/types.ts";
 import type { Store } from "../store/store.ts";
-import { pingTimeoutMs, within } from "./health.ts";
+import { pingTimeoutMs, withTimeout } from "./health.ts";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -141,7 +141,7 @@ export function registerMetrics(app: App, store: Store, config: Config): void {
   async function measureDatabase() {
     const start = performance.now();
     try {
-      await within(store.ping(), pingTimeoutMs(config), "database ping");
+      await withTimeout(store.ping(), pingTimeoutMs(config), "database ping");
       dbUp.set(1);
       dbPing.set((performance.now() - start) / 1000);
     } catch {
@@ -150,7 +150,7 @@ export function registerMetrics(app: App, store: Store, config: Config): void {
     }
     if (store.backend !== "postgres") return;
     try {
-      const { rows } = await within(
+      const { rows } = await withTimeout(
         sql<{ state: string | null; n: number }>`
           select state, count(*)::int as n from pg_stat_activity
           where datname = current_database() and usename = current_user group by state`.execute(store.db),

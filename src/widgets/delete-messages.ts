@@ -1,8 +1,8 @@
-import { deleteSubscriberMessages } from "../engine/service.ts";
 import { notFound } from "../errors.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { Deleted, deletedBody } from "../inbox/schemas.ts";
+import { deleteSubscriberMessages } from "../inbox/service.ts";
 import { refuseFeeds } from "./get-feed.ts";
 import { changeOf, type WidgetRouteOptions } from "./options.ts";
 import { BulkDeleteBody, WidgetDeleteAllQuery, WidgetMessageParams } from "./schemas.ts";

@@ -1,7 +1,7 @@
-import { countSubscriberMessages } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { CountResponse } from "../inbox/schemas.ts";
+import { countSubscriberMessages } from "../inbox/service.ts";
 import { refuseFeeds } from "./get-feed.ts";
 import { WidgetCountQuery } from "./schemas.ts";
 

@@ -1,8 +1,8 @@
-import { subscriberFeed } from "../engine/service.ts";
 import { badRequest } from "../errors.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { decodePayloadFilter } from "../inbox/schemas.ts";
+import { subscriberFeed } from "../inbox/service.ts";
 import { presentWidgetMessage } from "./presenter.ts";
 import { WidgetFeedQuery, WidgetMessagePage } from "./schemas.ts";
 

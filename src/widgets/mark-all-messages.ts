@@ -1,7 +1,7 @@
-import { markAllSubscriberMessages } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { MarkAllResponse } from "../inbox/schemas.ts";
+import { markAllSubscriberMessages } from "../inbox/service.ts";
 import { refuseFeeds } from "./get-feed.ts";
 import { changeOf, type WidgetRouteOptions } from "./options.ts";
 import { WidgetMarkAllBody } from "./schemas.ts";

@@ -1,7 +1,7 @@
-import { changesFor, markSubscriberMessages } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { LegacyMarkBody, MarkAsBody } from "../inbox/schemas.ts";
+import { changesFor, markSubscriberMessages } from "../inbox/service.ts";
 import { changeOf, type WidgetRouteOptions } from "./options.ts";
 import { presentWidgetMessage } from "./presenter.ts";
 import { WidgetMessages } from "./schemas.ts";

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { InboxListener } from "../engine/service.ts";
 import { type App, depsOf } from "../http/types.ts";
+import type { InboxListener } from "../inbox/service.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import { authenticateSession, type WidgetSession, type WidgetTools } from "./service.ts";
 

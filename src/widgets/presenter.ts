@@ -1,5 +1,5 @@
 import type { Message } from "../engine/domain.ts";
-import { presentMessage } from "../engine/presenter.ts";
+import { presentMessage } from "../inbox/presenter.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 
 /** What the widget shows of its subscriber: the profile, never credentials or custom data. */

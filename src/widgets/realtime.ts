@@ -3,7 +3,7 @@ import type { Client, Pool, QueryResult } from "pg";
 import type { Logger } from "pino";
 import { Server, type Socket } from "socket.io";
 import type { Deps } from "../deps.ts";
-import { findSubscriberMessage, type InboxChange, inboxCounts } from "../engine/service.ts";
+import { findSubscriberMessage, type InboxChange, inboxCounts } from "../inbox/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { presentWidgetMessage } from "./presenter.ts";
 import { authenticateToken, type SessionTokens } from "./service.ts";

@@ -1,7 +1,7 @@
-import { updateMessageAction } from "../engine/service.ts";
 import { badRequest } from "../errors.ts";
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { updateMessageAction } from "../inbox/service.ts";
 import { presentWidgetMessage } from "./presenter.ts";
 import { WidgetActionBody, WidgetActionParams, WidgetMessage } from "./schemas.ts";
 

@@ -1,44 +1,5 @@
-import type { Subscriber } from "../subscribers/domain.ts";
-import { presentSubscriber } from "../subscribers/presenter.ts";
-import type { ExecutionDetail, Job, Message } from "./domain.ts";
+import type { ExecutionDetail, Job } from "../engine/domain.ts";
 import type { NotificationView } from "./service.ts";
-
-/** A message as Novu's API shows it (ENGINE.md part 1). */
-export function presentMessage(message: Message, subscriber?: Subscriber) {
-  return {
-    _id: message.id,
-    _environmentId: message.environmentId,
-    _organizationId: message.organizationId,
-    _notificationId: message.notificationId,
-    _jobId: message.jobId,
-    _templateId: message.workflowId,
-    _subscriberId: message.subscriberRef,
-    _messageTemplateId: message.workflowId,
-    subscriberId: message.subscriberId,
-    templateIdentifier: message.templateIdentifier,
-    transactionId: message.transactionId,
-    channel: message.channel,
-    content: message.content,
-    subject: message.subject,
-    cta: {
-      type: message.cta.type,
-      data: message.cta.data,
-      ...(message.cta.action ? { action: message.cta.action } : {}),
-    },
-    payload: message.payload,
-    providerId: message.providerId,
-    identifier: message.providerMessageId,
-    status: message.status,
-    seen: message.seen,
-    read: message.read,
-    lastSeenDate: message.lastSeenDate ?? "",
-    lastReadDate: message.lastReadDate ?? "",
-    deleted: false,
-    createdAt: message.createdAt,
-    updatedAt: message.updatedAt,
-    ...(subscriber ? { subscriber: presentSubscriber(subscriber) } : {}),
-  };
-}
 
 export function presentExecutionDetail(detail: ExecutionDetail) {
   return {

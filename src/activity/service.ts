@@ -1,0 +1,105 @@
+import { type Deps, onConnection } from "../deps.ts";
+import type { ExecutionDetail, Job, Notification } from "../engine/domain.ts";
+import { jobsOfNotifications } from "../engine/service.ts";
+import { mention, notFound } from "../errors.ts";
+import type { Subscriber } from "../subscribers/domain.ts";
+import { findSubscriberRefs, getSubscriberByRef } from "../subscribers/service.ts";
+import type { Tenant } from "../tenancy/tenant.ts";
+import * as activity from "./repository.ts";
+
+const PAGE_SIZE = 10;
+
+export interface NotificationView {
+  notification: Notification;
+  subscriber: Subscriber | undefined;
+  jobs: (Job & { executionDetails: ExecutionDetail[] })[];
+}
+
+async function views(deps: Deps, tenant: Tenant, notifications: Notification[]): Promise<NotificationView[]> {
+  const ids = notifications.map((n) => n.id);
+  // The jobs and their details as of one moment: a job settles with its detail in one commit, and
+  // two separate reads could show it settled without the detail that says why (PostgreSQL:
+  // one repeatable-read snapshot; SQLite: one transaction, which no other write interleaves).
+  const { jobs, details } = await deps.db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .execute(async (trx) => ({
+      jobs: await jobsOfNotifications(onConnection(deps, trx), ids),
+      details: await activity.listDetails(trx, tenant.environmentId, { notificationIds: ids }),
+    }));
+  const subscribers = new Map<string, Subscriber | undefined>();
+  for (const ref of new Set(notifications.map((n) => n.subscriberRef))) {
+    subscribers.set(ref, await getSubscriberByRef(deps, tenant, ref));
+  }
+  return notifications.map((notification) => ({
+    notification,
+    subscriber: subscribers.get(notification.subscriberRef),
+    jobs: jobs
+      .filter((job) => job.notificationId === notification.id)
+      .map((job) => ({ ...job, executionDetails: details.filter((d) => d.jobId === job.id) })),
+  }));
+}
+
+export async function listNotifications(
+  deps: Deps,
+  tenant: Tenant,
+  input: {
+    page?: number;
+    limit?: number;
+    workflowIds?: string[];
+    subscriberIds?: string[];
+    transactionId?: string;
+    channels?: string[];
+  },
+) {
+  const page = input.page ?? 0;
+  const limit = input.limit ?? PAGE_SIZE;
+  let subscriberRefs: string[] | undefined;
+  if (input.subscriberIds?.length) {
+    subscriberRefs = [...(await findSubscriberRefs(deps, tenant, input.subscriberIds)).values()];
+    if (subscriberRefs.length === 0)
+      return { page, pageSize: limit, totalCount: 0, hasMore: false, data: [] };
+  }
+  const { totalCount, notifications } = await activity.listNotifications(
+    deps.db,
+    tenant.environmentId,
+    {
+      ...(input.workflowIds?.length ? { workflowIds: input.workflowIds } : {}),
+      ...(subscriberRefs ? { subscriberRefs } : {}),
+      ...(input.transactionId !== undefined ? { transactionId: input.transactionId } : {}),
+      ...(input.channels?.length ? { channels: input.channels } : {}),
+    },
+    { offset: page * limit, limit },
+  );
+  return {
+    page,
+    pageSize: limit,
+    totalCount,
+    hasMore: (page + 1) * limit < totalCount,
+    data: await views(deps, tenant, notifications),
+  };
+}
+
+export async function getNotification(deps: Deps, tenant: Tenant, id: string): Promise<NotificationView> {
+  const notification = await activity.findNotification(deps.db, id, tenant.environmentId);
+  if (!notification) throw notFound(`Notification ${mention(id, "with this id")} was not found`);
+  const [view] = await views(deps, tenant, [notification]);
+  if (!view) throw notFound(`Notification ${mention(id, "with this id")} was not found`);
+  return view;
+}
+
+export async function listExecutionDetails(
+  deps: Deps,
+  tenant: Tenant,
+  input: { notificationId?: string; subscriberId?: string },
+): Promise<ExecutionDetail[]> {
+  let subscriberRef: string | undefined;
+  if (input.subscriberId !== undefined) {
+    subscriberRef = (await findSubscriberRefs(deps, tenant, [input.subscriberId])).get(input.subscriberId);
+    if (subscriberRef === undefined) return [];
+  }
+  return activity.listDetails(deps.db, tenant.environmentId, {
+    ...(input.notificationId !== undefined ? { notificationIds: [input.notificationId] } : {}),
+    ...(subscriberRef !== undefined ? { subscriberRef } : {}),
+  });
+}
