@@ -103,7 +103,7 @@ export async function createWorkflow(
   requireValidSteps(input.steps ?? []);
   await requireGroup(deps, tenant, input.notificationGroupId);
   const steps = normalizeSteps(input.steps ?? []);
-  const active = input.active ?? (input.draft === undefined ? false : !input.draft);
+  const { active, draft } = statusFor(input);
   const candidates = identifierCandidates(name);
   for (let attempt = 0; attempt < MAX_IDENTIFIER_ATTEMPTS; attempt++) {
     const identifier = candidates.next().value as string;
@@ -119,7 +119,7 @@ export async function createWorkflow(
         description: input.description?.trim() ?? "",
         identifier,
         active,
-        draft: !active,
+        draft,
         critical: input.critical ?? false,
         tags: validateTags(input.tags ?? []),
         steps,
@@ -172,10 +172,18 @@ export async function getRunnableWorkflow(
 }
 
 /**
- * The status rule (contract part 5): `draft` is always the opposite of `active` (Novu derives it so
- * since it deprecated drafts).
+ * The status rule (contract part 5), for create, update and the status route alike: `active` when
+ * sent, else the opposite of `draft` when that is sent, else `current` (a new workflow starts
+ * inactive). `draft` is always the opposite of `active` (Novu derives it so since it deprecated
+ * drafts).
  */
-export const statusFor = (active: boolean): workflows.WorkflowStatus => ({ active, draft: !active });
+export function statusFor(
+  sent: { active?: boolean | undefined; draft?: boolean | undefined },
+  current = false,
+): workflows.WorkflowStatus {
+  const active = sent.active ?? (sent.draft === undefined ? current : !sent.draft);
+  return { active, draft: !active };
+}
 
 /**
  * Switches the workflow on or off. Setting the state it already has is a success that changes
@@ -191,7 +199,7 @@ export async function setWorkflowStatus(
     deps.db,
     tenant.environmentId,
     workflowRef(workflowId),
-    statusFor(active),
+    statusFor({ active }),
     isoNow(deps.clock),
     tenant.actorId,
   );
@@ -282,13 +290,13 @@ export async function updateWorkflow(
           throw identifierTakenError(identifier);
         }
         const steps = input.steps === undefined ? current.steps : normalizeSteps(input.steps, current.steps);
-        const active = input.active ?? (input.draft === undefined ? current.active : !input.draft);
+        const { active, draft } = statusFor(input, current.active);
         const doc: workflows.WorkflowDocument = {
           name: name ?? current.name,
           description: input.description === undefined ? current.description : input.description.trim(),
           identifier,
           active,
-          draft: !active,
+          draft,
           critical: input.critical ?? current.critical,
           tags: tags ?? current.tags,
           steps,
