@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
-import { badRequest, mention, unprocessable } from "../errors.ts";
+import { mention, unprocessable } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import { pipelined } from "../store/pipeline.ts";
 import { type CreateSubscriberInput, upsertSubscriber } from "../subscribers/service.ts";
@@ -135,8 +135,8 @@ export async function acceptTrigger(
   const status = statusOf(workflow);
   if (status !== "processed") return { acknowledged: true, status, transactionId };
 
+  // At least one: the trigger's schema says so (src/events/schemas.ts).
   const recipients = options.broadcast ? [] : [request.to ?? []].flat();
-  if (!options.broadcast && recipients.length === 0) throw badRequest("to must name at least one recipient");
   const plan: RunPlan = {
     workflow: snapshotOf(workflow),
     steps: workflow.steps,
