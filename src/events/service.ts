@@ -1,3 +1,4 @@
+import type { KeyClaim } from "../auth/key-claim.ts";
 import { type Deps, within } from "../deps.ts";
 import type { EngineDeps, Recipient, TriggerAck } from "../engine/service.ts";
 import { acceptTrigger, cancelTrigger } from "../engine/service.ts";
@@ -35,13 +36,12 @@ function requireDocumentSizes(body: Pick<TriggerBodyValue, "payload" | "override
 }
 
 /**
- * One trigger, its body validated by the route's schema. Its route authenticates from memory: the
- * workflow's lookup re-checks the API key, so a revoked key finds no workflow, and its 422 is
- * turned into a 401 (src/auth/key-verifier.ts).
+ * One trigger, its body validated by the route's schema. Its route authenticates from memory
+ * (src/auth/key-verifier.ts): the claim is confirmed by the statement that finds the workflow.
  */
-export function trigger(deps: EngineDeps, tenant: Tenant, body: TriggerBodyValue): Promise<TriggerAck> {
+export function trigger(deps: EngineDeps, claim: KeyClaim, body: TriggerBodyValue): Promise<TriggerAck> {
   requireDocumentSizes(body);
-  return acceptTrigger(deps, tenant, body, { keyGuarded: true });
+  return acceptTrigger(deps, claim, body);
 }
 
 export function broadcast(deps: EngineDeps, tenant: Tenant, body: BroadcastBodyValue): Promise<TriggerAck> {

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { KeyClaim } from "../auth/key-claim.ts";
 import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { badRequest, type FieldError, invalidField, mention, notFound } from "../errors.ts";
@@ -134,41 +135,31 @@ export async function createWorkflow(
   throw new Error(`no free trigger identifier for "${name}" after ${MAX_IDENTIFIER_ATTEMPTS} attempts`);
 }
 
-/**
- * `keyGuarded`: the workflow is found only while the acting API key is live, for a route that
- * authenticates from memory (src/auth/key-verifier.ts); a revoked key finds nothing.
- */
-export async function getWorkflow(
-  deps: Deps,
-  tenant: Tenant,
-  workflowId: string,
-  options: { keyGuarded?: boolean } = {},
-): Promise<Workflow> {
-  const workflow = await workflows.findWorkflow(
-    deps.db,
-    tenant.environmentId,
-    workflowRef(workflowId),
-    options.keyGuarded ? { liveKeyId: tenant.actorId } : {},
-  );
+export async function getWorkflow(deps: Deps, tenant: Tenant, workflowId: string): Promise<Workflow> {
+  const workflow = await workflows.findWorkflow(deps.db, tenant.environmentId, workflowRef(workflowId));
   if (!workflow) throw workflowNotFound(workflowId);
   return workflow;
 }
 
-/** The workflow as a trigger runs it (see findRunnableWorkflow); 404 when there is none. */
+/**
+ * The workflow as a trigger runs it (see findRunnableWorkflow), and the tenant it runs for; 404 when
+ * there is none. For a key's claim, found only while the key is live: the tenant is then the claim's,
+ * confirmed by that same statement (src/auth/key-guard.ts).
+ */
 export async function getRunnableWorkflow(
   deps: Deps,
-  tenant: Tenant,
+  who: Tenant | KeyClaim,
   workflowId: string,
-  options: { keyGuarded?: boolean } = {},
-): Promise<RunnableWorkflow> {
-  const workflow = await workflows.findRunnableWorkflow(
-    deps.db,
-    tenant.environmentId,
-    workflowRef(workflowId),
-    options.keyGuarded ? tenant.actorId : undefined,
-  );
+): Promise<{ workflow: RunnableWorkflow; tenant: Tenant }> {
+  const ref = workflowRef(workflowId);
+  if (who instanceof KeyClaim) {
+    const found = await workflows.findRunnableWorkflowForClaim(deps.db, who, ref);
+    if (!found) throw workflowNotFound(workflowId);
+    return { workflow: found.found, tenant: found.tenant };
+  }
+  const workflow = await workflows.findRunnableWorkflow(deps.db, who.environmentId, ref);
   if (!workflow) throw workflowNotFound(workflowId);
-  return workflow;
+  return { workflow, tenant: who };
 }
 
 /**
@@ -188,20 +179,20 @@ export function statusFor(
 /**
  * Switches the workflow on or off. Setting the state it already has is a success that changes
  * nothing, updatedAt included, so a client retrying after a lost answer gets the same workflow.
+ * Its route authenticates from memory: the one statement re-checks the key (setStatus).
  */
 export async function setWorkflowStatus(
   deps: Deps,
-  tenant: Tenant,
+  claim: KeyClaim,
   workflowId: string,
   active: boolean,
 ): Promise<Workflow> {
   const workflow = await workflows.setStatus(
     deps.db,
-    tenant.environmentId,
+    claim,
     workflowRef(workflowId),
     statusFor({ active }),
     isoNow(deps.clock),
-    tenant.actorId,
   );
   if (!workflow) throw workflowNotFound(workflowId);
   return workflow;
