@@ -16,7 +16,7 @@ import {
  * The one rule of a trigger body that its schema cannot say: `payload` and `overrides` may each
  * weigh at most MAX_DOCUMENT_BYTES as JSON (JSON Schema has no keyword for a document's size).
  */
-export function documentSizeProblems(body: Pick<TriggerBodyValue, "payload" | "overrides">): Problems {
+function documentSizeProblems(body: Pick<TriggerBodyValue, "payload" | "overrides">): Problems {
   const errors: FieldError[] = [];
   for (const field of ["payload", "overrides"] as const) {
     const value = body[field];
@@ -54,7 +54,7 @@ export type BulkResult = TriggerAck | { acknowledged: false; error: string[] };
 const checkEvent = compileBodyCheck(TriggerBody, "event");
 
 /** What is wrong with one event of a bulk trigger: what its schema says, else its documents' sizes. */
-export function eventProblems(event: unknown): Problems {
+function eventProblems(event: unknown): Problems {
   return checkEvent(event) ?? documentSizeProblems(event as TriggerBodyValue);
 }
 
