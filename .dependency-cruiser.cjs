@@ -83,6 +83,14 @@ module.exports = {
       },
     },
     {
+      name: "key-claims-open-in-repositories-only",
+      severity: "error",
+      comment:
+        "A key's claim opens only in a statement that re-checks the key (src/auth/key-verifier.ts): services and routes name it through key-claim.ts.",
+      from: { path: "^src/", pathNot: ["^src/auth/", "/repository\\.ts$"] },
+      to: { path: "^src/auth/key-guard\\.ts$" },
+    },
+    {
       name: "migrations-are-frozen",
       severity: "error",
       comment:

@@ -8,6 +8,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
   LogController,
+  type RouteOptions,
 } from "fastify";
 import pino from "pino";
 import { activityRoutes } from "./activity/routes.ts";
@@ -97,6 +98,8 @@ export interface AppOptions {
    * own; tests that build the app in-process use it. Default: realtimeCluster(store, config).
    */
   realtimeCluster?: false;
+  /** Told of every route as it is registered (a test walks the app's routes so). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /** How inbox events cross processes: Redis when REDIS_URL is set, else PostgreSQL; none on SQLite. */
@@ -189,6 +192,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200, querystringParser: parseQueryString },
     ajv: { customOptions: { strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  if (options.onRoute) app.addHook("onRoute", options.onRoute);
 
   // JSON only: a body of any other type is a 415, not text for the schema to puzzle over.
   app.removeContentTypeParser(["text/plain"]);

@@ -1182,21 +1182,27 @@ export interface operations {
       content: {
         "application/json": {
           /** @description A subscriberId or subscriber object: who caused it */
-          actor?: unknown;
+          actor?: string | {
+            [key: string]: unknown;
+          };
           /** @description The workflow's trigger identifier */
           name: string;
-          /** @description Per-trigger overrides, such as `delay: {amount, unit}` */
+          /** @description Per-trigger overrides, such as `delay: {amount, unit}` (at most 512 KiB as JSON) */
           overrides?: {
             [key: string]: unknown;
           };
-          /** @description Variables for the templates (at most 512 KiB) */
+          /** @description Variables for the templates (at most 512 KiB as JSON) */
           payload?: {
             [key: string]: unknown;
           };
           /** @description A tenant identifier or object, for filters and templates */
-          tenant?: unknown;
-          /** @description A subscriberId, a subscriber object ({subscriberId, email?, firstName?, ...}, upserted), a topic ({type: "Topic", topicKey}), or an array of up to 100 of these */
-          to?: unknown;
+          tenant?: string | {
+            [key: string]: unknown;
+          };
+          /** @description A subscriberId, a subscriber object ({subscriberId, email?, firstName?, ...}, upserted), a topic ({type: "Topic", topicKey}), or an array of 1 to 100 of these */
+          to: string | {
+            [key: string]: unknown;
+          } | unknown[];
           /** @description Unique per environment; generated when absent */
           transactionId?: string;
         };
@@ -1515,19 +1521,23 @@ export interface operations {
       content: {
         "application/json": {
           /** @description A subscriberId or subscriber object: who caused it */
-          actor?: unknown;
+          actor?: string | {
+            [key: string]: unknown;
+          };
           /** @description The workflow's trigger identifier */
           name: string;
-          /** @description Per-trigger overrides, such as `delay: {amount, unit}` */
+          /** @description Per-trigger overrides, such as `delay: {amount, unit}` (at most 512 KiB as JSON) */
           overrides?: {
             [key: string]: unknown;
           };
-          /** @description Variables for the templates (at most 512 KiB) */
+          /** @description Variables for the templates (at most 512 KiB as JSON) */
           payload?: {
             [key: string]: unknown;
           };
           /** @description A tenant identifier or object, for filters and templates */
-          tenant?: unknown;
+          tenant?: string | {
+            [key: string]: unknown;
+          };
           /** @description Unique per environment; generated when absent */
           transactionId?: string;
         };

@@ -4,20 +4,11 @@ import { pathOf } from "../http/error-handler.ts";
 import { hashApiKey } from "../tenancy/api-keys.ts";
 import type { KeyOwner } from "../tenancy/domain.ts";
 import type { Tenant } from "../tenant.ts";
+import { isKeyGuarded } from "./guarded-route.ts";
 import { asVerifier, type KeyLookup, type KeyVerifier } from "./key-verifier.ts";
 
 export type { KeyLookup, KeyVerifier } from "./key-verifier.ts";
 export { cachedKeys, uncachedKeys } from "./key-verifier.ts";
-
-declare module "fastify" {
-  interface FastifyContextConfig {
-    /**
-     * The route's statement re-checks the API key itself (`keyIsLive`), and its success proves the
-     * key live: authentication may then skip its own round trip (see key-verifier.ts).
-     */
-    keyGuarded?: boolean;
-  }
-}
 
 const MAX_HEADER_LENGTH = 1024;
 
@@ -64,7 +55,8 @@ export async function authenticate(request: FastifyRequest, keys: KeyLookup | Ke
   const key = parseAuthorization(request.headers.authorization);
   const hash = hashApiKey(key);
   const verifier = asVerifier(keys);
-  if (request.routeOptions.config?.keyGuarded) {
+  // Only a key-guarded route's handler is given a claim rather than this tenant (guarded-route.ts).
+  if (isKeyGuarded(request.routeOptions.config)) {
     const remembered = verifier.remembered(hash);
     if (remembered) {
       unconfirmed.set(request, { hash, keys: verifier });

@@ -1,3 +1,4 @@
+import { keyGuardedRoute } from "../auth/guarded-route.ts";
 import { engineDepsOf } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import type { RoutePlugin } from "../http/types.ts";
@@ -7,9 +8,8 @@ import { trigger } from "./service.ts";
 export const triggerEventRoute: RoutePlugin = async (app) => {
   app.post(
     "/events/trigger",
-    {
-      // The workflow's lookup re-checks the key (src/events/service.ts `trigger`).
-      config: { keyGuarded: true },
+    // The workflow's lookup re-checks the API key: no separate key lookup.
+    keyGuardedRoute({
       schema: {
         operationId: "triggerEvent",
         tags: ["Events"],
@@ -28,10 +28,10 @@ export const triggerEventRoute: RoutePlugin = async (app) => {
           }),
         },
       },
-    },
-    async (request, reply) => {
-      const ack = await trigger(engineDepsOf(app), request.tenant, request.body);
-      return reply.code(201).send({ data: ack });
-    },
+      handler: async (request, reply, claim) => {
+        const ack = await trigger(engineDepsOf(app), claim, request.body);
+        return reply.code(201).send({ data: ack });
+      },
+    }),
   );
 };

@@ -165,6 +165,67 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
     }
   });
 
+  test("a bulk event is refused by the trigger's own schema: the same problems, word for word, as alone", async () => {
+    const { api, name } = await setup();
+    const to = hexId();
+    const cases: [Record<string, unknown>, string[]][] = [
+      [{ to }, ["name"]],
+      [{ name }, ["to"]],
+      [{ name: " \t", to }, ["name"]],
+      [{ name: "n".repeat(201), to }, ["name"]],
+      [{ name, to: [] }, ["to"]],
+      [{ name, to: 42 }, ["to"]],
+      [{ name, to: [42, "   ", "a\u0007b", "x".repeat(129)] }, ["to[0]", "to[1]", "to[2]", "to[3]"]],
+      [{ name, to: {} }, ["to.subscriberId"]],
+      [{ name, to: [{ type: "Topic" }] }, ["to[0].topicKey"]],
+      // The subscriber is upserted with these: they have the create route's types (a 500 once).
+      [{ name, to: { subscriberId: to, email: 42 } }, ["to.email"]],
+      [{ name, to: { subscriberId: to, channels: "slack" } }, ["to.channels"]],
+      [{ name, to, actor: { type: "Topic", topicKey: "k" } }, ["actor.subscriberId"]],
+      [{ name, to, tenant: 5 }, ["tenant"]],
+      [{ name, to, payload: [1] }, ["payload"]],
+      [{ name, to, overrides: { big: "x".repeat(513 * 1024) } }, ["overrides"]],
+      [{ name, to, transactionId: "" }, ["transactionId"]],
+      [{ name, to, transactionId: "t".repeat(256) }, ["transactionId"]],
+      [{ name, to, surprise: 1 }, ["surprise"]],
+    ];
+    for (const [body, fields] of cases) {
+      const label = JSON.stringify(body).slice(0, 80);
+      const alone = await api.post("/v1/events/trigger", body);
+      assertErrorBody(alone, 400, { path: "/v1/events/trigger", fields });
+      const errors = (alone.json().errors as { field: string; message: string }[]).map(
+        (e) => `${e.field} ${e.message}`,
+      );
+      const bulk = await api.post("/v1/events/trigger/bulk", { events: [body, { name, to }] });
+      assert.equal(bulk.statusCode, 201, bulk.body);
+      const [refused, accepted] = bulk.json().data;
+      assert.deepEqual(refused, { acknowledged: false, error: errors }, label);
+      assert.equal(accepted.status, "processed", `the other event still runs (${label})`);
+    }
+  });
+
+  test("text lengths count characters, not UTF-16 units, alone and in bulk", async () => {
+    const { api, name } = await setup();
+    const to = "😀".repeat(128);
+    const transactionId = "😀".repeat(255);
+    const res = await api.post("/v1/events/trigger", { name, to, transactionId });
+    assert.equal(res.statusCode, 201, res.body);
+    assert.equal(res.json().data.transactionId, transactionId);
+    const bulk = await api.post("/v1/events/trigger/bulk", {
+      events: [
+        { name, to: `${to}😀` },
+        { name, to, transactionId: `${transactionId}😀` },
+        { name: "😀".repeat(200), to },
+        { name: "😀".repeat(201), to },
+      ],
+    });
+    assert.equal(bulk.statusCode, 201, bulk.body);
+    assert.deepEqual(
+      bulk.json().data.map((r: { error?: string[] }) => r.error?.map((e) => e.split(" ")[0])),
+      [["to"], ["transactionId"], ["workflow_not_found:"], ["name"]],
+    );
+  });
+
   test("one transactionId sent 4 times at once, then again: one ack, exactly one message", async () => {
     const { tenant, api, name } = await setup();
     const subscriberId = hexId();

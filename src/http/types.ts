@@ -19,7 +19,11 @@ declare module "fastify" {
     clock: Clock;
   }
   interface FastifyRequest {
-    /** Set by the API-key check on every /v1 route; absent elsewhere. */
+    /**
+     * Set by the API-key check on every /v1 route; absent elsewhere. On a key-guarded route it may
+     * be a remembered key's, not yet confirmed: that route's handler is not shown it, only a claim
+     * (src/auth/guarded-route.ts).
+     */
     tenant: Tenant;
   }
 }

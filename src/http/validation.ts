@@ -99,8 +99,8 @@ type BodyValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | n
  * name the fields best), then for what the schema cannot express: a NUL anywhere (a query string
  * can carry `%00` as well as a body can), and, in bodies, nesting too deep to store.
  */
-export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const validate = (httpPart === "body" ? bodyAjv : textAjv).compile(schema);
+function compileChecked(ajv: Ajv, schema: object): BodyValidator {
+  const validate = ajv.compile(schema);
   const checked: BodyValidator = (data) => {
     const valid = validate(data);
     checked.errors = validate.errors;
@@ -111,7 +111,23 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
     return false;
   };
   return checked;
-};
+}
+
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
+  compileChecked(httpPart === "body" ? bodyAjv : textAjv, schema);
+
+/** What is wrong with a value, as the error body says it; undefined when nothing is. */
+export type Problems = { message: string; errors: FieldError[] } | undefined;
+
+/**
+ * A body schema compiled as the routes' own are (same Ajv, same checks, same messages), for a piece
+ * of a body that is judged on its own: each event of a bulk trigger is accepted or refused alone.
+ * `context` names a piece that is wrong as a whole ("event must be an object").
+ */
+export function compileBodyCheck(schema: object, context: string): (value: unknown) => Problems {
+  const checked = compileChecked(bodyAjv, schema);
+  return (value) => (checked(value) ? undefined : describeValidation(checked.errors ?? [], context));
+}
 
 /** `/steps/2/filters/0` → `steps[2].filters[0]` */
 function fieldPath(pointer: string, child?: string): string {
@@ -130,6 +146,13 @@ function fieldPath(pointer: string, child?: string): string {
 
 /** Subscriber ids in paths: 1–128 characters, none of them a control character. */
 export const SUBSCRIBER_ID_PATTERN = "^[^\\p{Cc}]{1,128}$";
+/**
+ * Subscriber ids in bodies, where nothing has trimmed them: as in paths, and not only whitespace,
+ * and no lone surrogate (a broken escape in the JSON, which is not text). Counted in code points.
+ */
+export const SUBSCRIBER_ID_TEXT_PATTERN = "^(?!\\s*$)[^\\p{Cc}\\p{Cs}]{1,128}$";
+/** Text with something in it: not empty, not only whitespace. */
+export const NOT_BLANK_PATTERN = "\\S";
 /** Topic keys, in bodies and paths. */
 export const TOPIC_KEY_PATTERN = "^[A-Za-z0-9_:.-]{1,100}$";
 
@@ -137,6 +160,9 @@ export const TOPIC_KEY_PATTERN = "^[A-Za-z0-9_:.-]{1,100}$";
 const PATTERN_PROBLEMS: Record<string, string> = {
   "^[0-9a-f]{24}$": "must be an id of 24 lowercase hex characters",
   [SUBSCRIBER_ID_PATTERN]: "must be 1–128 characters without control characters",
+  [SUBSCRIBER_ID_TEXT_PATTERN]:
+    "must be 1–128 characters of valid Unicode text, not only whitespace, without control characters",
+  [NOT_BLANK_PATTERN]: "must not be empty or only whitespace",
   [TOPIC_KEY_PATTERN]: "must be 1–100 letters, digits or the characters _ : . -",
 };
 
@@ -169,11 +195,13 @@ function problem(error: ErrorObject): string {
         "must contain only letters, digits, hyphens and underscores (at most 100)"
       );
     case "minLength":
-      return `must be at least ${String(params.limit)} characters`;
+      return params.limit === 1 ? "must not be empty" : `must be at least ${String(params.limit)} characters`;
     case "maxLength":
       return `must be at most ${String(params.limit)} characters`;
     case "maxItems":
       return `must have at most ${String(params.limit)} items`;
+    case "minItems":
+      return `must have at least ${String(params.limit)} ${params.limit === 1 ? "item" : "items"}`;
     case "format":
       return `must be a valid ${String(params.format)}`;
     default:

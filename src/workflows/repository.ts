@@ -1,5 +1,5 @@
 import { CompiledQuery, type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
-import { keyIsLive } from "../auth/key-guard.ts";
+import { type KeyClaim, keyIsLive, whileKeyIsLive } from "../auth/key-guard.ts";
 import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database, WorkflowsTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
@@ -157,29 +157,25 @@ export async function findWorkflow(
   db: Db,
   environmentId: string,
   ref: WorkflowRef,
-  options: { forUpdate?: boolean; liveKeyId?: string } = {},
+  options: { forUpdate?: boolean } = {},
 ) {
   const byId = "id" in ref;
-  const keyGuarded = options.liveKeyId !== undefined;
   const forUpdate = options.forUpdate === true && dialectOf(db) === "postgres";
-  // Built and compiled once per shape: a trigger reads its workflow this way (src/store/prepared.ts).
+  // Built and compiled once per shape (src/store/prepared.ts).
   const [row] = await runPrepared<Row>(
     db,
-    `find workflow ${byId} ${keyGuarded} ${forUpdate}`,
+    `find workflow ${byId} ${forUpdate}`,
     () => {
-      let query = db
+      const query = db
         .selectFrom("workflows")
         .selectAll("workflows")
         .select(withGroup)
         .where("workflows.environment_id", "=", slot("environmentId"))
         .where(live)
         .where(byRef(byId ? { id: slot("ref") } : { identifier: slot("ref") }));
-      // Found only while this API key is live: the caller may then skip its own key lookup.
-      if (keyGuarded) query = query.where(keyIsLive(slot("keyId")));
-      if (forUpdate) query = query.forUpdate("workflows");
-      return query;
+      return forUpdate ? query.forUpdate("workflows") : query;
     },
-    { environmentId, ref: "id" in ref ? ref.id : ref.identifier, keyId: options.liveKeyId },
+    { environmentId, ref: "id" in ref ? ref.id : ref.identifier },
   );
   return row ? toWorkflow(row) : undefined;
 }
@@ -198,10 +194,27 @@ const RUNNABLE_COLUMNS = [
 
 /**
  * The live workflow as a trigger runs it, or undefined; read on every trigger, so it reads only
- * RUNNABLE_COLUMNS (no group lookups, no tags or data to parse). With `liveKeyId`, found only while
- * that API key is live, as in findWorkflow.
+ * RUNNABLE_COLUMNS (no group lookups, no tags or data to parse).
  */
-export async function findRunnableWorkflow(
+export function findRunnableWorkflow(
+  db: Db,
+  environmentId: string,
+  ref: WorkflowRef,
+): Promise<RunnableWorkflow | undefined> {
+  return selectRunnableWorkflow(db, environmentId, ref);
+}
+
+/**
+ * findRunnableWorkflow for a key's claim: found only while the key is live, and then with the
+ * claim's tenant confirmed (the statement is the key's check: a trigger pays no other).
+ */
+export function findRunnableWorkflowForClaim(db: Db, claim: KeyClaim, ref: WorkflowRef) {
+  return whileKeyIsLive(claim, ({ environmentId, keyId }) =>
+    selectRunnableWorkflow(db, environmentId, ref, keyId),
+  );
+}
+
+async function selectRunnableWorkflow(
   db: Db,
   environmentId: string,
   ref: WorkflowRef,
@@ -310,24 +323,29 @@ function statusStatement(db: Db, byId: boolean, status: WorkflowStatus): Compile
   return compiled;
 }
 
-/** Writes the status (see setStatusQuery); undefined when no live workflow matched. */
+/**
+ * Writes the status (see setStatusQuery) for a key's claim; undefined when no live workflow matched
+ * or the key is no longer live.
+ */
 export async function setStatus(
   db: Db,
-  environmentId: string,
+  claim: KeyClaim,
   ref: WorkflowRef,
   status: WorkflowStatus,
   now: string,
-  keyId: string,
-) {
+): Promise<Workflow | undefined> {
   const byId = "id" in ref;
   const value = byId ? ref.id : ref.identifier;
   const template = statusStatement(db, byId, status);
-  const parameters = template.parameters.map((p) =>
-    p === ENVIRONMENT ? environmentId : p === REF ? value : p === NOW ? now : p === KEY ? keyId : p,
-  );
-  const { rows } = await db.executeQuery<Row>(CompiledQuery.raw(template.sql, parameters));
-  const row = rows[0];
-  return row ? toWorkflow(row) : undefined;
+  const written = await whileKeyIsLive(claim, async ({ environmentId, keyId }) => {
+    const parameters = template.parameters.map((p) =>
+      p === ENVIRONMENT ? environmentId : p === REF ? value : p === NOW ? now : p === KEY ? keyId : p,
+    );
+    const { rows } = await db.executeQuery<Row>(CompiledQuery.raw(template.sql, parameters));
+    const row = rows[0];
+    return row ? toWorkflow(row) : undefined;
+  });
+  return written?.found;
 }
 
 /** `%`, `_` and the escape character itself, escaped for a LIKE pattern with ESCAPE '\'. */

@@ -4,9 +4,30 @@ import { preferenceSettings, statusFor, workflowName, workflowRef } from "./serv
 
 // The workflow rules as plain functions: no database, no HTTP.
 describe("workflow rules", () => {
-  test("draft is always the opposite of active (contract part 5)", () => {
-    assert.deepEqual(statusFor(true), { active: true, draft: false });
-    assert.deepEqual(statusFor(false), { active: false, draft: true });
+  test("the status: active when sent, else the opposite of draft, else as it was; draft always its opposite", () => {
+    // [what was sent, the current active (undefined: a new workflow), the active that results]
+    const cases: [{ active?: boolean; draft?: boolean }, boolean | undefined, boolean][] = [
+      [{}, undefined, false],
+      [{}, true, true],
+      [{}, false, false],
+      [{ active: true }, undefined, true],
+      [{ active: false }, true, false],
+      [{ active: true }, false, true],
+      [{ draft: true }, true, false],
+      [{ draft: false }, undefined, true],
+      [{ draft: false }, false, true],
+      [{ draft: true }, undefined, false],
+      // Both sent: active wins, even against a draft that says otherwise.
+      [{ active: true, draft: true }, false, true],
+      [{ active: false, draft: false }, true, false],
+    ];
+    for (const [sent, current, active] of cases) {
+      assert.deepEqual(
+        statusFor(sent, current),
+        { active, draft: !active },
+        `${JSON.stringify(sent)} on ${current}`,
+      );
+    }
   });
 
   test("a name is trimmed, 1–200 characters, without control characters", () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { KeyClaim } from "../auth/key-claim.ts";
 import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { badRequest, type FieldError, invalidField, mention, notFound } from "../errors.ts";
@@ -103,7 +104,7 @@ export async function createWorkflow(
   requireValidSteps(input.steps ?? []);
   await requireGroup(deps, tenant, input.notificationGroupId);
   const steps = normalizeSteps(input.steps ?? []);
-  const active = input.active ?? (input.draft === undefined ? false : !input.draft);
+  const { active, draft } = statusFor(input);
   const candidates = identifierCandidates(name);
   for (let attempt = 0; attempt < MAX_IDENTIFIER_ATTEMPTS; attempt++) {
     const identifier = candidates.next().value as string;
@@ -119,7 +120,7 @@ export async function createWorkflow(
         description: input.description?.trim() ?? "",
         identifier,
         active,
-        draft: !active,
+        draft,
         critical: input.critical ?? false,
         tags: validateTags(input.tags ?? []),
         steps,
@@ -134,66 +135,64 @@ export async function createWorkflow(
   throw new Error(`no free trigger identifier for "${name}" after ${MAX_IDENTIFIER_ATTEMPTS} attempts`);
 }
 
-/**
- * `keyGuarded`: the workflow is found only while the acting API key is live, for a route that
- * authenticates from memory (src/auth/key-verifier.ts); a revoked key finds nothing.
- */
-export async function getWorkflow(
-  deps: Deps,
-  tenant: Tenant,
-  workflowId: string,
-  options: { keyGuarded?: boolean } = {},
-): Promise<Workflow> {
-  const workflow = await workflows.findWorkflow(
-    deps.db,
-    tenant.environmentId,
-    workflowRef(workflowId),
-    options.keyGuarded ? { liveKeyId: tenant.actorId } : {},
-  );
+export async function getWorkflow(deps: Deps, tenant: Tenant, workflowId: string): Promise<Workflow> {
+  const workflow = await workflows.findWorkflow(deps.db, tenant.environmentId, workflowRef(workflowId));
   if (!workflow) throw workflowNotFound(workflowId);
   return workflow;
 }
 
-/** The workflow as a trigger runs it (see findRunnableWorkflow); 404 when there is none. */
+/**
+ * The workflow as a trigger runs it (see findRunnableWorkflow), and the tenant it runs for; 404 when
+ * there is none. For a key's claim, found only while the key is live: the tenant is then the claim's,
+ * confirmed by that same statement (src/auth/key-guard.ts).
+ */
 export async function getRunnableWorkflow(
   deps: Deps,
-  tenant: Tenant,
+  who: Tenant | KeyClaim,
   workflowId: string,
-  options: { keyGuarded?: boolean } = {},
-): Promise<RunnableWorkflow> {
-  const workflow = await workflows.findRunnableWorkflow(
-    deps.db,
-    tenant.environmentId,
-    workflowRef(workflowId),
-    options.keyGuarded ? tenant.actorId : undefined,
-  );
+): Promise<{ workflow: RunnableWorkflow; tenant: Tenant }> {
+  const ref = workflowRef(workflowId);
+  if (who instanceof KeyClaim) {
+    const found = await workflows.findRunnableWorkflowForClaim(deps.db, who, ref);
+    if (!found) throw workflowNotFound(workflowId);
+    return { workflow: found.found, tenant: found.tenant };
+  }
+  const workflow = await workflows.findRunnableWorkflow(deps.db, who.environmentId, ref);
   if (!workflow) throw workflowNotFound(workflowId);
-  return workflow;
+  return { workflow, tenant: who };
 }
 
 /**
- * The status rule (contract part 5): `draft` is always the opposite of `active` (Novu derives it so
- * since it deprecated drafts).
+ * The status rule (contract part 5), for create, update and the status route alike: `active` when
+ * sent, else the opposite of `draft` when that is sent, else `current` (a new workflow starts
+ * inactive). `draft` is always the opposite of `active` (Novu derives it so since it deprecated
+ * drafts).
  */
-export const statusFor = (active: boolean): workflows.WorkflowStatus => ({ active, draft: !active });
+export function statusFor(
+  sent: { active?: boolean | undefined; draft?: boolean | undefined },
+  current = false,
+): workflows.WorkflowStatus {
+  const active = sent.active ?? (sent.draft === undefined ? current : !sent.draft);
+  return { active, draft: !active };
+}
 
 /**
  * Switches the workflow on or off. Setting the state it already has is a success that changes
  * nothing, updatedAt included, so a client retrying after a lost answer gets the same workflow.
+ * Its route authenticates from memory: the one statement re-checks the key (setStatus).
  */
 export async function setWorkflowStatus(
   deps: Deps,
-  tenant: Tenant,
+  claim: KeyClaim,
   workflowId: string,
   active: boolean,
 ): Promise<Workflow> {
   const workflow = await workflows.setStatus(
     deps.db,
-    tenant.environmentId,
+    claim,
     workflowRef(workflowId),
-    statusFor(active),
+    statusFor({ active }),
     isoNow(deps.clock),
-    tenant.actorId,
   );
   if (!workflow) throw workflowNotFound(workflowId);
   return workflow;
@@ -282,13 +281,13 @@ export async function updateWorkflow(
           throw identifierTakenError(identifier);
         }
         const steps = input.steps === undefined ? current.steps : normalizeSteps(input.steps, current.steps);
-        const active = input.active ?? (input.draft === undefined ? current.active : !input.draft);
+        const { active, draft } = statusFor(input, current.active);
         const doc: workflows.WorkflowDocument = {
           name: name ?? current.name,
           description: input.description === undefined ? current.description : input.description.trim(),
           identifier,
           active,
-          draft: !active,
+          draft,
           critical: input.critical ?? current.critical,
           tags: tags ?? current.tags,
           steps,

@@ -1,3 +1,4 @@
+import { keyGuardedRoute } from "../auth/guarded-route.ts";
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { WORKFLOW_PREFIXES } from "./prefixes.ts";
@@ -9,9 +10,8 @@ export const setWorkflowStatusRoute: RoutePlugin = async (app) => {
   for (const { prefix, legacy } of WORKFLOW_PREFIXES) {
     app.put(
       `${prefix}/:workflowId/status`,
-      {
-        // setStatus re-checks the API key in its own statement: no separate key lookup is needed.
-        config: { keyGuarded: true },
+      // The status change is one statement, and it re-checks the API key: no separate key lookup.
+      keyGuardedRoute({
         schema: {
           operationId: legacy ? "setNotificationTemplateStatus" : "setWorkflowStatus",
           tags: ["Workflows"],
@@ -30,16 +30,11 @@ export const setWorkflowStatusRoute: RoutePlugin = async (app) => {
             }),
           },
         },
-      },
-      async (request) => ({
-        data: presentWorkflow(
-          await setWorkflowStatus(
-            depsOf(app),
-            request.tenant,
-            request.params.workflowId,
-            request.body.active,
+        handler: async (request, _reply, claim) => ({
+          data: presentWorkflow(
+            await setWorkflowStatus(depsOf(app), claim, request.params.workflowId, request.body.active),
           ),
-        ),
+        }),
       }),
     );
   }
