@@ -3,7 +3,7 @@ import { getNotificationRoute } from "./get-notification.ts";
 import { listExecutionDetailsRoute } from "./list-execution-details.ts";
 import { listNotificationsRoute } from "./list-notifications.ts";
 
-/** What happened: notifications with their jobs and execution details (ENGINE.md part 5). */
+/** What happened: notifications with their jobs and execution details (docs/engine.md, "Reading what happened"). */
 export const activityRoutes: RoutePlugin = async (app) => {
   await app.register(listNotificationsRoute);
   await app.register(getNotificationRoute);

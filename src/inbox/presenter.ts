@@ -2,7 +2,7 @@ import type { Message } from "../engine/domain.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import { presentSubscriber } from "../subscribers/presenter.ts";
 
-/** A message as Novu's API shows it (ENGINE.md part 1). */
+/** A message as Novu's API shows it (docs/engine.md, "Records"). */
 export function presentMessage(message: Message, subscriber?: Subscriber) {
   return {
     _id: message.id,

@@ -12,7 +12,7 @@ import { updateMessageActionRoute } from "./update-message-action.ts";
 
 /**
  * The subscriber's in-app feed and what the API key side of Novu's inbox does with it, and the
- * environment's messages, every channel (ENGINE.md part 5).
+ * environment's messages, every channel (docs/engine.md, "Reading what happened").
  */
 export const inboxRoutes: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
   await app.register(getSubscriberFeedRoute);

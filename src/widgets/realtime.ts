@@ -8,7 +8,7 @@ import type { Tenant } from "../tenancy/tenant.ts";
 import { presentWidgetMessage } from "./presenter.ts";
 import { authenticateToken, type SessionTokens } from "./service.ts";
 
-/** How events reach the sockets other processes hold (ENGINE.md part 7). */
+/** How events reach the sockets other processes hold (docs/engine.md, "The inbox widget in real time"). */
 export type RealtimeCluster =
   | { kind: "postgres"; url: string; schema: string | undefined }
   | { kind: "redis"; url: string; prefix: string };

@@ -15,7 +15,7 @@ export type { WidgetRouteOptions } from "./options.ts";
 export { InboxRealtime, type RealtimeCluster } from "./realtime.ts";
 
 /**
- * Novu's inbox widget protocol (ENGINE.md part 7), under /v1/widgets: a session is started with the
+ * Novu's inbox widget protocol (docs/engine.md, "The inbox widget in real time"), under /v1/widgets: a session is started with the
  * environment's public identifier (and an HMAC when the environment asks for one); every other route
  * takes the session's token (`Authorization: Bearer`) and acts for its subscriber alone.
  */

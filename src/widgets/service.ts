@@ -39,7 +39,7 @@ function sameHex(expected: string, given: string): boolean {
 }
 
 /**
- * Starts a subscriber's widget session (ENGINE.md part 7): the environment named by its public
+ * Starts a subscriber's widget session (docs/engine.md, "The inbox widget in real time"): the environment named by its public
  * application identifier, the HMAC checked when the environment asks for one, the subscriber created
  * or updated with the profile fields sent, and a token for that subscriber alone.
  */

@@ -1,4 +1,4 @@
-// The inbox widget's protocol (ENGINE.md part 7) on both backends: sessions with and without HMAC,
+// The inbox widget's protocol (docs/engine.md, "The inbox widget in real time") on both backends: sessions with and without HMAC,
 // the Bearer routes acting for one subscriber alone, and the sockets' events, with socket.io-client
 // against the listening app. Time is the app's ManualClock: a token expires when the test says so.
 import assert from "node:assert/strict";
