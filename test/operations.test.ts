@@ -569,5 +569,54 @@ forEachBackend("operations", (ctx) => {
       assert.ok(!log.includes(idem), "an Idempotency-Key reached the log");
       assert.ok(!/ApiKey tid_/i.test(log), "an Authorization header reached the log");
     });
+
+    test("/health and /metrics complete at debug, every other request at info", async () => {
+      const { dev } = await ctx.tenant();
+      const requests = [
+        { url: "/health", headers: {} },
+        { url: "/health/", headers: {} },
+        { url: "/metrics", headers: {} },
+        { url: "/v1/notification-groups", headers: { authorization: `ApiKey ${dev.apiKey}` } },
+        { url: "/nothing-here", headers: {} },
+      ];
+      /** The "request completed" lines of each URL the app logs at `level`, with their levels. */
+      async function completedAt(level: string) {
+        const lines: string[] = [];
+        const { buildApp } = await import("../src/app.ts");
+        const { createLogger } = await import("../src/ops/logging.ts");
+        const app = await buildApp({
+          store: ctx.store,
+          logger: createLogger(level, { write: (line: string) => lines.push(line) }),
+          realtimeCluster: false,
+        });
+        apps.push(app);
+        for (const r of requests) assert.notEqual((await app.inject(r)).statusCode, 500);
+        const completed = new Map<string, number>();
+        for (const line of lines) {
+          const entry = JSON.parse(line) as { msg: string; level: number; req?: { url: string } };
+          if (entry.msg === "request completed" && entry.req) completed.set(entry.req.url, entry.level);
+        }
+        return completed;
+      }
+      const DEBUG = 20;
+      const INFO = 30;
+      assert.deepEqual(
+        await completedAt("info"),
+        new Map([
+          ["/v1/notification-groups", INFO],
+          ["/nothing-here", INFO],
+        ]),
+      );
+      assert.deepEqual(
+        await completedAt("debug"),
+        new Map([
+          ["/health", DEBUG],
+          ["/health/", DEBUG],
+          ["/metrics", DEBUG],
+          ["/v1/notification-groups", INFO],
+          ["/nothing-here", INFO],
+        ]),
+      );
+    });
   });
 });
