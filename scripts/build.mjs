@@ -74,7 +74,7 @@ function npmRun(script) {
 const ifStale = process.argv.includes("--if-stale");
 const print = fingerprint();
 if (ifStale && isCurrent(print)) process.exit(0);
-if (ifStale) process.stderr.write("tidings: building dist/ (missing, or older than the sources)\n");
+if (ifStale) process.stderr.write("tidings: building dist/ (missing, or out of date with the sources)\n");
 fs.rmSync(STAMP, { force: true });
 // The two builds read and write different files: side by side they take the time of the longer.
 const codes = await Promise.all([npmRun("build:server"), npmRun("build:dashboard")]);
