@@ -3,8 +3,10 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import net from "node:net";
 import { after, describe, test } from "node:test";
+import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import type { App } from "../src/http/types.ts";
+import { createLogger } from "../src/ops/logging.ts";
 import { openStore } from "../src/store/store.ts";
 import { assertErrorBody, leaksInternals } from "./error-body.ts";
 import { forEachBackend } from "./harness.ts";
@@ -582,15 +584,20 @@ forEachBackend("operations", (ctx) => {
       /** The "request completed" lines of each URL the app logs at `level`, with their levels. */
       async function completedAt(level: string) {
         const lines: string[] = [];
-        const { buildApp } = await import("../src/app.ts");
-        const { createLogger } = await import("../src/ops/logging.ts");
+        // The suite app's queue, and no worker: nothing here runs a job, and each app of its own
+        // would hold PostgreSQL connections for the rest of the suite.
         const app = await buildApp({
           store: ctx.store,
           logger: createLogger(level, { write: (line: string) => lines.push(line) }),
+          queue: ctx.app.queue,
+          runWorker: false,
           realtimeCluster: false,
         });
-        apps.push(app);
-        for (const r of requests) assert.notEqual((await app.inject(r)).statusCode, 500);
+        try {
+          for (const r of requests) assert.notEqual((await app.inject(r)).statusCode, 500);
+        } finally {
+          await app.close();
+        }
         const completed = new Map<string, number>();
         for (const line of lines) {
           const entry = JSON.parse(line) as { msg: string; level: number; req?: { url: string } };
