@@ -135,6 +135,13 @@ export async function openRealtime(options: {
 const REQUEST_ID = /^[\w.:@-]{1,128}$/;
 
 /**
+ * Routes that load balancers and Prometheus call every few seconds: at info their lines would
+ * outnumber everything else, so they complete at debug (what goes wrong in them is still logged:
+ * an unreachable database warns, an error is an error).
+ */
+const PROBE_ROUTES = new Set(["/health", "/metrics"]);
+
+/**
  * One log line per request, when it completes, naming the request and its outcome; Fastify's
  * "incoming request" line drops to debug. Logging two lines was a tenth of a request's CPU.
  */
@@ -150,6 +157,7 @@ class OneLinePerRequest extends LogController {
   ): void {
     const fields = { req: request, res: reply, responseTime: reply.elapsedTime };
     if (error) reply.log.error({ ...fields, err: error }, "request errored");
+    else if (PROBE_ROUTES.has(request.routeOptions.url ?? "")) reply.log.debug(fields, "request completed");
     else reply.log.info(fields, "request completed");
   }
 }

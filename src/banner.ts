@@ -14,7 +14,7 @@ export function firstRunBanner(org: CreatedOrganization, baseUrl: string): strin
     "",
     `Dashboard: ${baseUrl}/dashboard (sign in with a key above)`,
     "",
-    "More keys: npm run cli -- keys create --environment <environmentId>   (ids: npm run cli -- keys list)",
+    "More keys: npm run cli -- keys create --environment <environmentId>   (ids: npm run cli -- environments)",
     "",
   ];
   return lines.join("\n");

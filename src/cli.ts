@@ -1,4 +1,7 @@
+import fs from "node:fs";
+import path from "node:path";
 import { parseArgs } from "node:util";
+import { sql } from "kysely";
 import { systemClock } from "./clock.ts";
 import { loadConfig } from "./config.ts";
 import { openQueue } from "./engine/queue/index.ts";
@@ -12,7 +15,8 @@ const USAGE = `Usage: npm run cli -- <command> [options]
 
   init [--name <organization>] [--json]
       Create an organization with Development and Production environments, each with its
-      General group and one API key; prints the keys (shown once).
+      General group and one API key; prints the keys (shown once). Creates the database
+      when there is none yet.
   environments [--json]
       List environments and their ids.
   keys create --environment <environmentId> [--json]
@@ -22,11 +26,12 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   keys revoke <keyId>
       Revoke a key; it is refused from the next request on.
   migrate
-      Bring the database schema up to date.
+      Bring the database schema up to date (creating the database when there is none).
   serve
       Start the server (the same as npm start).
 
 The database is the server's: DATABASE_URL (PostgreSQL) or DATA_DIR (SQLite, default ./data).
+init and migrate create the database when there is none; the other commands refuse to.
 Use "npm run -s cli -- ..." to get the JSON alone, without npm's header.`;
 
 class UsageError extends Error {}
@@ -61,8 +66,29 @@ function print(json: boolean, value: unknown, text: () => string) {
   process.stdout.write(`${json ? JSON.stringify(value, null, 2) : text()}\n`);
 }
 
-async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
+/** Refused: the command would work on a database that does not exist (a mistyped DATA_DIR, say). */
+class NoDatabaseError extends Error {}
+
+const CREATE_HINT = `Point DATA_DIR or DATABASE_URL at the server's database, or create a new one (with an
+organization and its API keys) with: npm run cli -- init`;
+
+/**
+ * The store for one command. Only `create` commands (init, migrate) may bring a database into
+ * being: any other, pointed at nothing, would otherwise make an empty database where the user
+ * expected theirs and answer from it as if all were well.
+ */
+async function withStore<T>(
+  fn: (store: Store) => Promise<T>,
+  options: { create?: boolean } = {},
+): Promise<T> {
   const config = loadConfig();
+  if (!config.databaseUrl && !options.create) {
+    const file = path.join(config.dataDir, "tidings.db");
+    if (!fs.existsSync(file)) {
+      const why = process.env.DATA_DIR ? "" : " (DATA_DIR is not set, so ./data is used)";
+      throw new NoDatabaseError(`no database at ${file}${why}.\n${CREATE_HINT}`);
+    }
+  }
   // A short-lived command: no background checkpoints (SQLite checkpoints on its own schedule).
   const store = await openStore({
     databaseUrl: config.databaseUrl,
@@ -71,6 +97,15 @@ async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
     sqliteBackgroundCheckpoints: false,
   });
   try {
+    if (store.backend === "postgres" && !options.create) {
+      // Tidings' tables, where the server makes them (the connection's search_path).
+      const found = sql<{ table: string | null }>`select to_regclass('organizations')::text as table`;
+      const { rows } = await found.execute(store.db);
+      if (!rows[0]?.table)
+        throw new NoDatabaseError(
+          `the PostgreSQL database at DATABASE_URL has no Tidings tables.\n${CREATE_HINT}`,
+        );
+    }
     await store.migrate();
     return await fn(store);
   } finally {
@@ -98,17 +133,20 @@ export async function run(argv: string[]): Promise<number> {
 
   switch (command) {
     case "init":
-      return withStore(async (store) => {
-        const org = await createOrganization(depsOf(store), values.name ?? "My organization", keySealer());
-        print(json, org, () =>
-          [
-            `Organization ${org.organizationId}`,
-            ...org.environments.map((env) => `  ${env.name.padEnd(12)} ${env._id}  key: ${env.apiKey}`),
-            "The keys are shown once; store them now.",
-          ].join("\n"),
-        );
-        return 0;
-      });
+      return withStore(
+        async (store) => {
+          const org = await createOrganization(depsOf(store), values.name ?? "My organization", keySealer());
+          print(json, org, () =>
+            [
+              `Organization ${org.organizationId}`,
+              ...org.environments.map((env) => `  ${env.name.padEnd(12)} ${env._id}  key: ${env.apiKey}`),
+              "The keys are shown once; store them now.",
+            ].join("\n"),
+          );
+          return 0;
+        },
+        { create: true },
+      );
     case "environments":
       return withStore(async (store) => {
         const envs = await tenancy.listAllEnvironments(depsOf(store));
@@ -118,13 +156,16 @@ export async function run(argv: string[]): Promise<number> {
         return 0;
       });
     case "migrate":
-      return withStore(async (store) => {
-        // The job queue's tables too (graphile-worker's schema on PostgreSQL; nothing more on SQLite).
-        const config = loadConfig();
-        await openQueue({ store, clock: systemClock, config, logger: createLogger("error") });
-        process.stdout.write(`Schema up to date (${store.backend}).\n`);
-        return 0;
-      });
+      return withStore(
+        async (store) => {
+          // The job queue's tables too (graphile-worker's schema on PostgreSQL; nothing more on SQLite).
+          const config = loadConfig();
+          await openQueue({ store, clock: systemClock, config, logger: createLogger("error") });
+          process.stdout.write(`Schema up to date (${store.backend}).\n`);
+          return 0;
+        },
+        { create: true },
+      );
     case "serve":
       await import("./main.ts");
       return 0;

@@ -10,7 +10,7 @@ import {
   openIntegrationTools,
   resolveSecretKey,
 } from "./integrations/service.ts";
-import { bootstrapOrganization } from "./onboarding/service.ts";
+import { bootstrapOrganization, hasNoOrganization } from "./onboarding/service.ts";
 import { createLogger } from "./ops/logging.ts";
 import { openStore } from "./store/store.ts";
 import { workerRegistry } from "./worker.ts";
@@ -95,7 +95,6 @@ export async function main(): Promise<void> {
     return;
   }
 
-  const created = await bootstrapOrganization({ db: store.db, clock }, store.backend, integrations.box);
   // The app runs the worker in this process unless TIDINGS_ROLE=api (and stops it when it closes).
   const app = await buildApp({
     store,
@@ -107,12 +106,7 @@ export async function main(): Promise<void> {
     runWorker: config.role !== "api",
   });
 
-  // SIGTERM/SIGINT: /health turns 503 and new requests are refused (503, Retry-After), the listener
-  // closes, requests in flight finish, then the database closes and the process exits 0. Past
-  // SHUTDOWN_TIMEOUT_MS it exits 1 anyway; a second signal exits at once.
-  closeWithGrace({ delay: config.shutdownTimeoutMs, logger }, async ({ signal, err }) => {
-    if (err) logger.error({ err }, "shutting down after an error");
-    else logger.info({ signal }, "shutting down: finishing in-flight requests");
+  const stop = async () => {
     app.startDraining();
     // Requests in flight and running tasks finish side by side; the database closes after both.
     await Promise.all([app.close(), queue.stop()]);
@@ -120,14 +114,59 @@ export async function main(): Promise<void> {
     logger.info("server and worker closed; closing the database");
     await store.close();
     logger.info("stopped");
+  };
+  // SIGTERM/SIGINT: /health turns 503 and new requests are refused (503, Retry-After), the listener
+  // closes, requests in flight finish, then the database closes and the process exits 0. Past
+  // SHUTDOWN_TIMEOUT_MS it exits 1 anyway; a second signal exits at once.
+  const closing = closeWithGrace({ delay: config.shutdownTimeoutMs, logger }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, "shutting down after an error");
+    else logger.info({ signal }, "shutting down: finishing in-flight requests");
+    await stop();
   });
 
-  const address = await app.listen({ port: config.port, host: config.host });
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // Said plainly, not as a stack trace; and before anything is created, so that a first start
+    // that cannot listen leaves no organization whose keys nobody saw.
+    const firstRun = await hasNoOrganization({ db: store.db, clock }).catch(() => false);
+    logger.error(
+      { code: (error as NodeJS.ErrnoException).code, host: config.host, port: config.port },
+      "could not listen",
+    );
+    process.stderr.write(listenFailure(error, config, firstRun));
+    closing.uninstall();
+    await stop();
+    process.exit(1);
+  }
+  // Only now, listening: the keys are printed by the start that creates them.
+  const created = await bootstrapOrganization({ db: store.db, clock }, store.backend, integrations.box);
   if (created) {
     const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
     const port = new URL(address).port;
     process.stdout.write(firstRunBanner(created, `http://${host}:${port}`));
   }
+}
+
+/** Why the server could not listen, and what to do; on a first start, that no keys were made yet. */
+function listenFailure(error: unknown, config: { host: string; port: number }, firstRun: boolean): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${config.host}:${config.port}`;
+  const reason =
+    code === "EADDRINUSE"
+      ? `port ${config.port} is in use: stop what listens there, or set PORT to another port`
+      : code === "EACCES"
+        ? `no permission to listen on port ${config.port}: set PORT to one above 1023`
+        : code === "EADDRNOTAVAIL"
+          ? `${config.host} is not an address of this machine: check HOST`
+          : (error as Error).message;
+  const lines = [`tidings: cannot listen on ${where}: ${reason}`];
+  if (firstRun)
+    lines.push(
+      "tidings: no organization was created yet; the first start that listens creates it and prints its API keys",
+    );
+  return `${lines.join("\n")}\n`;
 }
 
 await main();

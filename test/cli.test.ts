@@ -1,13 +1,24 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { after, before, test } from "node:test";
+import { sql } from "kysely";
 import { buildApp } from "../src/app.ts";
 import type { App } from "../src/http/types.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { assertErrorBody } from "./error-body.ts";
 import { API_KEY, OBJECT_ID } from "./patterns.ts";
-import { forEachProcessBackend, type ProcessDatabase, runTs } from "./processes.ts";
+import {
+  childEnv,
+  type Finished,
+  forEachProcessBackend,
+  type ProcessDatabase,
+  ROOT,
+  runTs,
+} from "./processes.ts";
 
 // The CLI as a user runs it (README: "Keys and organizations: the CLI"), on the database the
 // server uses; what it prints is checked, and the keys it issues are tried against the real app.
@@ -17,6 +28,29 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 interface InitOutput {
   organizationId: string;
   environments: { name: string; _id: string; apiKey: string }[];
+}
+
+const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The CLI run from another working folder (runTs runs from the repository's), as a user may. */
+function cliIn(cwd: string, env: Record<string, string>, args: string[]): Promise<Finished> {
+  const child = spawn(
+    process.execPath,
+    ["--import", import.meta.resolve("tsx"), path.join(ROOT, "src/cli.ts"), ...args],
+    { cwd, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
 }
 
 forEachProcessBackend("cli", (suite) => {
@@ -45,6 +79,76 @@ forEachProcessBackend("cli", (suite) => {
     });
     return res;
   }
+
+  // What works on the server's database must not, pointed at nothing, make an empty database and
+  // answer from it: a mistyped DATA_DIR would look like a database with no keys.
+  test("on a database that does not exist yet, every command but init and migrate refuses and creates nothing", async () => {
+    const commands = [
+      ["environments"],
+      ["keys", "list", "--json"],
+      ["keys", "create", "--environment", "000000000000000000000000"],
+      ["keys", "revoke", "000000000000000000000000"],
+    ];
+    const runs = full
+      ? await Promise.all(commands.map((args) => cli(...args)))
+      : [await cli(...(commands[0] as string[]))];
+    runs.forEach((run, i) => {
+      const label = commands[i]?.join(" ");
+      assert.equal(run.code, 1, `${label}: ${run.stderr}`);
+      assert.match(
+        run.stderr,
+        suite.backend === "sqlite"
+          ? new RegExp(
+              `no database at ${literally(path.join(database.storeOptions.dataDir as string, "tidings.db"))}\\.`,
+            )
+          : /the PostgreSQL database at DATABASE_URL has no Tidings tables/,
+        label,
+      );
+      assert.match(run.stderr, /create a new one .*\n?.* with: npm run cli -- init/, label);
+      assert.doesNotMatch(run.stderr, /^\s+at /m, `${label}: no stack trace`);
+      assert.equal(run.stdout, "", label);
+    });
+    if (suite.backend === "sqlite") {
+      assert.deepEqual(fs.readdirSync(database.storeOptions.dataDir as string), [], "no file in DATA_DIR");
+    } else {
+      const probe = await openStore(database.storeOptions);
+      try {
+        const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from information_schema.tables where table_schema = current_schema()`.execute(
+          probe.db,
+        );
+        assert.equal(rows[0]?.n, 0, "no table made");
+      } finally {
+        await probe.close();
+      }
+    }
+  });
+
+  if (full)
+    test("without DATA_DIR the refusal says ./data is used and creates no ./data; migrate creates a database on purpose", async () => {
+      const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-cli-cwd-"));
+      try {
+        const refused = await cliIn(cwd, {}, ["keys", "list"]);
+        assert.equal(refused.code, 1, refused.stderr);
+        assert.match(
+          refused.stderr,
+          new RegExp(
+            `no database at ${literally(path.join(cwd, "data", "tidings.db"))} \\(DATA_DIR is not set, so \\./data is used\\)`,
+          ),
+        );
+        assert.deepEqual(fs.readdirSync(cwd), []);
+
+        const dataDir = path.join(cwd, "chosen");
+        const migrated = await cliIn(cwd, { DATA_DIR: dataDir }, ["migrate"]);
+        assert.equal(migrated.code, 0, migrated.stderr);
+        assert.ok(fs.existsSync(path.join(dataDir, "tidings.db")));
+        const listed = await cliIn(cwd, { DATA_DIR: dataDir }, ["environments", "--json"]);
+        assert.equal(listed.code, 0, listed.stderr);
+        assert.deepEqual(JSON.parse(listed.stdout), []);
+      } finally {
+        fs.rmSync(cwd, { recursive: true, force: true });
+      }
+    });
 
   test("init --json prints the organization, its two environments and their keys, as JSON", async () => {
     const run = await cli("init", "--json");

@@ -3,8 +3,10 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import net from "node:net";
 import { after, describe, test } from "node:test";
+import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import type { App } from "../src/http/types.ts";
+import { createLogger } from "../src/ops/logging.ts";
 import { openStore } from "../src/store/store.ts";
 import { assertErrorBody, leaksInternals } from "./error-body.ts";
 import { forEachBackend } from "./harness.ts";
@@ -568,6 +570,60 @@ forEachBackend("operations", (ctx) => {
       assert.ok(!log.includes(dev.apiKey.slice(7)), "the secret part of a key reached the log");
       assert.ok(!log.includes(idem), "an Idempotency-Key reached the log");
       assert.ok(!/ApiKey tid_/i.test(log), "an Authorization header reached the log");
+    });
+
+    test("/health and /metrics complete at debug, every other request at info", async () => {
+      const { dev } = await ctx.tenant();
+      const requests = [
+        { url: "/health", headers: {} },
+        { url: "/health/", headers: {} },
+        { url: "/metrics", headers: {} },
+        { url: "/v1/notification-groups", headers: { authorization: `ApiKey ${dev.apiKey}` } },
+        { url: "/nothing-here", headers: {} },
+      ];
+      /** The "request completed" lines of each URL the app logs at `level`, with their levels. */
+      async function completedAt(level: string) {
+        const lines: string[] = [];
+        // The suite app's queue, and no worker: nothing here runs a job, and each app of its own
+        // would hold PostgreSQL connections for the rest of the suite.
+        const app = await buildApp({
+          store: ctx.store,
+          logger: createLogger(level, { write: (line: string) => lines.push(line) }),
+          queue: ctx.app.queue,
+          runWorker: false,
+          realtimeCluster: false,
+        });
+        try {
+          for (const r of requests) assert.notEqual((await app.inject(r)).statusCode, 500);
+        } finally {
+          await app.close();
+        }
+        const completed = new Map<string, number>();
+        for (const line of lines) {
+          const entry = JSON.parse(line) as { msg: string; level: number; req?: { url: string } };
+          if (entry.msg === "request completed" && entry.req) completed.set(entry.req.url, entry.level);
+        }
+        return completed;
+      }
+      const DEBUG = 20;
+      const INFO = 30;
+      assert.deepEqual(
+        await completedAt("info"),
+        new Map([
+          ["/v1/notification-groups", INFO],
+          ["/nothing-here", INFO],
+        ]),
+      );
+      assert.deepEqual(
+        await completedAt("debug"),
+        new Map([
+          ["/health", DEBUG],
+          ["/health/", DEBUG],
+          ["/metrics", DEBUG],
+          ["/v1/notification-groups", INFO],
+          ["/nothing-here", INFO],
+        ]),
+      );
     });
   });
 });

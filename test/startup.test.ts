@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
+import net from "node:net";
 import { test } from "node:test";
+import { SERVICE_NODE_FLAGS } from "../scripts/service-node-flags.ts";
 import { openStore } from "../src/store/store.ts";
 import {
   forEachProcessBackend,
   type ProcessDatabase,
   runTs,
   type ServerProcess,
+  startTs,
   stopServer,
   waitFor,
 } from "./processes.ts";
@@ -152,6 +155,57 @@ forEachProcessBackend("startup", (suite) => {
     assert.equal(finished.code, 0, finished.stderr);
     assert.ok(!finished.stdout.includes(BANNER_HEADING), finished.stdout);
     assert.doesNotMatch(finished.stdout + finished.stderr, /tid_sk_/);
+  });
+
+  test("a first start whose port is taken says so, exits 1 and creates nothing; the next start prints keys that work", async () => {
+    const db = await suite.database();
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    let failed: Awaited<ReturnType<typeof runTs>>;
+    try {
+      failed = await startTs(
+        "src/main.ts",
+        [],
+        { ...db.env, HOST: "127.0.0.1", PORT: String(port) },
+        SERVICE_NODE_FLAGS,
+      ).exited;
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+    assert.equal(failed.code, 1, failed.stderr);
+    assert.match(
+      failed.stderr,
+      new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: port ${port} is in use`),
+    );
+    assert.match(
+      failed.stderr,
+      /no organization was created yet; the first start that listens creates it and prints its API keys/,
+    );
+    assert.doesNotMatch(failed.stderr, /^\s+at /m, "no stack trace");
+    assert.doesNotMatch(failed.stdout + failed.stderr, /tid_sk_/);
+    assert.ok(!failed.stdout.includes(BANNER_HEADING), failed.stdout);
+    const store = await openStore(db.storeOptions);
+    try {
+      const organizations = await store.db.selectFrom("organizations").select("id").execute();
+      assert.deepEqual(organizations, [], "no organization whose keys nobody saw");
+    } finally {
+      await store.close();
+    }
+
+    const server = await start(db);
+    await waitFor(server, () => server.stdout().includes("More keys:"), "the banner");
+    const printed = bannerKeys(server.stdout());
+    assert.deepEqual([...printed.keys()], ["Development", "Production"], server.stdout());
+    assert.match(server.stdout(), /More keys: npm run cli -- keys create --environment <environmentId>/);
+    for (const key of printed.values()) {
+      const res = await fetch(`${server.url}/v1/notification-groups`, {
+        headers: { authorization: `ApiKey ${key}` },
+      });
+      assert.equal(res.status, 200);
+    }
+    const finished = await stop(server);
+    assert.equal(finished.code, 0, finished.stderr);
   });
 
   // Two processes on one database: PostgreSQL only, where scaling out is supported (SQLite is one

@@ -79,7 +79,7 @@ export interface paths {
   "/v1/events/trigger": {
     /**
      * Trigger a workflow for its recipients
-     * @description The 201 is the commit: the notifications and their first jobs (or one fan-out job, for topics and long lists) are stored before the answer. A transactionId the environment has seen returns the first acknowledgement again and runs nothing twice. An inactive workflow answers `trigger_not_active` and runs nothing.
+     * @description The 201 is the commit: the notifications and their first jobs (or one fan-out job, for topics and long lists) are stored before the answer. A transactionId the environment has seen returns the first acknowledgement again and runs nothing twice. An inactive workflow answers `trigger_not_active` and sends nothing; its notifications are recorded all the same, their jobs skipped, so that the activity shows the trigger and why. A subscriberId that does not exist is created, and its notification says so.
      */
     post: operations["triggerEvent"];
   };
@@ -1175,7 +1175,7 @@ export interface operations {
   };
   /**
    * Trigger a workflow for its recipients
-   * @description The 201 is the commit: the notifications and their first jobs (or one fan-out job, for topics and long lists) are stored before the answer. A transactionId the environment has seen returns the first acknowledgement again and runs nothing twice. An inactive workflow answers `trigger_not_active` and runs nothing.
+   * @description The 201 is the commit: the notifications and their first jobs (or one fan-out job, for topics and long lists) are stored before the answer. A transactionId the environment has seen returns the first acknowledgement again and runs nothing twice. An inactive workflow answers `trigger_not_active` and sends nothing; its notifications are recorded all the same, their jobs skipped, so that the activity shows the trigger and why. A subscriberId that does not exist is created, and its notification says so.
    */
   triggerEvent: {
     requestBody: {

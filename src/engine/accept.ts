@@ -5,13 +5,21 @@ import type { Deps } from "../deps.ts";
 import { mention, unprocessable } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import { pipelined } from "../store/pipeline.ts";
-import { type CreateSubscriberInput, upsertSubscriber } from "../subscribers/service.ts";
+import type { Subscriber } from "../subscribers/domain.ts";
+import { type CreateSubscriberInput, subscriberLabel, upsertRecipient } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { findTopic } from "../topics/service.ts";
 import type { RunnableWorkflow, Step } from "../workflows/domain.ts";
 import { getRunnableWorkflow } from "../workflows/service.ts";
 import type { ChannelSenders } from "./channel-senders.ts";
-import type { Job, Notification, TriggerStatus, WorkflowSnapshot } from "./domain.ts";
+import type {
+  ExecutionDetail,
+  ExecutionStatus,
+  Job,
+  Notification,
+  TriggerStatus,
+  WorkflowSnapshot,
+} from "./domain.ts";
 import type { JobQueue, NewTask } from "./queue/port.ts";
 import * as engine from "./repository.ts";
 
@@ -95,6 +103,57 @@ export interface RunPlan {
   actor: Record<string, unknown>;
   tenant: Record<string, unknown>;
   to: unknown;
+  /**
+   * The workflow was inactive when triggered: its notifications are recorded, for the activity,
+   * with every job skipped and saying why, and nothing is queued. Absent from plans stored before.
+   */
+  inactive?: boolean;
+}
+
+/** What the activity tells of a recipient before its run: an execution detail on its first job. */
+export interface RecipientNote {
+  status: ExecutionStatus;
+  detail: string;
+}
+/** Notes by subscriber _id. */
+export type RecipientNotes = ReadonlyMap<string, RecipientNote>;
+
+const INACTIVE_DETAIL = "Not run: the workflow is inactive";
+
+/** The note on a subscriber a trigger created: it did not exist, and whether it can be reached. */
+export function createdSubscriberNote(subscriber: Subscriber): RecipientNote {
+  const contact = [
+    ...(subscriber.email !== "" ? ["an email address"] : []),
+    ...(subscriber.phone !== "" ? ["a phone number"] : []),
+    ...(subscriber.channels.length > 0 ? ["chat or push credentials"] : []),
+  ];
+  const who = subscriberLabel(subscriber.subscriberId);
+  if (contact.length === 0)
+    return { status: "Warning", detail: `${who} did not exist and was created without contact details` };
+  return {
+    status: "Success",
+    detail: `${who} did not exist and was created from the trigger, with ${contact.join(" and ")}`,
+  };
+}
+
+/**
+ * The trigger's direct recipients as subscriber _ids, in order: each is upserted (Novu's rule: a
+ * subscriberId nobody made is created), and one that did not exist gets a note saying so.
+ */
+export async function resolveRecipients(
+  deps: Deps,
+  tenant: Tenant,
+  recipients: readonly (string | CreateSubscriberInput)[],
+): Promise<{ refs: string[]; notes: Map<string, RecipientNote> }> {
+  const refs: string[] = [];
+  const notes = new Map<string, RecipientNote>();
+  for (const recipient of recipients) {
+    const input = typeof recipient === "string" ? { subscriberId: recipient } : recipient;
+    const { subscriber, created } = await upsertRecipient(deps, tenant, input);
+    refs.push(subscriber.id);
+    if (created) notes.set(subscriber.id, createdSubscriberNote(subscriber));
+  }
+  return { refs, notes };
 }
 
 function objectOr(value: unknown, identifierKey: string): Record<string, unknown> {
@@ -132,7 +191,10 @@ export async function acceptTrigger(
   const { workflow, tenant } = await workflowOf(deps, who, request.name);
   const transactionId = request.transactionId ?? randomUUID();
   const status = statusOf(workflow);
-  if (status !== "processed") return { acknowledged: true, status, transactionId };
+  // A workflow without (active) steps has nothing to show; an inactive one is recorded, unrun, so
+  // that the activity shows the trigger and why nothing was sent.
+  if (status !== "processed" && status !== "trigger_not_active")
+    return { acknowledged: true, status, transactionId };
 
   // At least one: the trigger's schema says so (src/events/schemas.ts).
   const recipients = options.broadcast ? [] : [request.to ?? []].flat();
@@ -144,6 +206,7 @@ export async function acceptTrigger(
     actor: objectOr(request.actor, "subscriberId"),
     tenant: objectOr(request.tenant, "identifier"),
     to: options.broadcast ? { broadcast: true } : (request.to ?? []),
+    ...(status === "trigger_not_active" ? { inactive: true } : {}),
   };
   const fanOut =
     options.broadcast || recipients.length > INLINE_RECIPIENTS || recipients.some((r) => isTopic(r));
@@ -162,7 +225,7 @@ export async function acceptTrigger(
       }
       // The trigger and its subscribers at once (one round trip on PostgreSQL): a trigger the
       // environment has seen rolls all of it back below, so a repeat writes nothing.
-      const [trigger, refs] = await pipelined(trx, [
+      const [trigger, resolved] = await pipelined(trx, [
         (db) =>
           engine.insertTrigger(db, {
             id: newObjectId(),
@@ -176,27 +239,22 @@ export async function acceptTrigger(
             request: fanOut ? { plan, recipients, broadcast: options.broadcast === true } : {},
             createdAt: isoNow(deps.clock),
           }),
-        async (db) => {
-          if (fanOut) return [];
-          const pieceDeps = engineOnConnection(deps, db);
-          const refs: string[] = [];
-          for (const recipient of recipients) {
-            const input =
-              typeof recipient === "string"
-                ? { subscriberId: recipient }
-                : (recipient as CreateSubscriberInput);
-            refs.push((await upsertSubscriber(pieceDeps, tenant, input)).id);
-          }
-          return refs;
-        },
+        async (db) =>
+          fanOut
+            ? undefined
+            : resolveRecipients(
+                engineOnConnection(deps, db),
+                tenant,
+                recipients as (string | CreateSubscriberInput)[],
+              ),
       ]);
       if (!trigger) throw new RepeatedTrigger();
-      if (fanOut) {
+      if (!resolved) {
         await deps.queue.add(trx, [
           { task: TASKS.fanOut, payload: { triggerId: trigger.id }, key: `fan-out:${trigger.id}` },
         ]);
       } else {
-        await createRuns(trxDeps, trigger, plan, refs, { newTrigger: true });
+        await createRuns(trxDeps, trigger, plan, resolved.refs, { newTrigger: true, notes: resolved.notes });
       }
       return { acknowledged: true as const, status, transactionId, repeat: false };
     })
@@ -225,9 +283,10 @@ export async function createRuns(
   >,
   plan: RunPlan,
   subscriberRefs: readonly string[],
-  options: { newTrigger?: boolean } = {},
+  options: { newTrigger?: boolean; notes?: RecipientNotes } = {},
 ): Promise<number> {
   const now = isoNow(deps.clock);
+  const notes = options.notes;
   const unique = [...new Set(subscriberRefs)];
   const channels = plan.steps.map((step) => step.template.type);
   const notifications = unique.map(
@@ -253,7 +312,26 @@ export async function createRuns(
   const runsOf = (created: readonly Notification[]) => {
     const jobs: Job[] = [];
     const tasks: NewTask[] = [];
+    const details: ExecutionDetail[] = [];
+    // Details sort by time, then id, and ids (made by the system clock, as every detail's) by their
+    // second, then at random: a note on the subscriber takes its id from a second before, so that it
+    // comes first among the details of its moment (the inactive workflow's, or, on a quick worker or
+    // under a test's clock, those of the first run).
+    const detail = (job: Job, note: RecipientNote, first = false): ExecutionDetail => ({
+      id: first ? newObjectId(Date.now() - 1000) : newObjectId(),
+      organizationId: job.organizationId,
+      environmentId: job.environmentId,
+      jobId: job.id,
+      notificationId: job.notificationId,
+      subscriberRef: job.subscriberRef,
+      status: note.status,
+      detail: note.detail,
+      raw: "",
+      isRetry: false,
+      createdAt: now,
+    });
     for (const notification of created) {
+      const note = notes?.get(notification.subscriberRef);
       plan.steps.forEach((step, stepIndex) => {
         const job: Job = {
           id: newObjectId(),
@@ -266,7 +344,7 @@ export async function createRuns(
           stepIndex,
           step,
           type: step.template.type,
-          status: stepIndex === 0 ? "queued" : "pending",
+          status: plan.inactive ? "skipped" : stepIndex === 0 ? "queued" : "pending",
           runAt: null,
           attempts: 0,
           digest: {},
@@ -274,17 +352,20 @@ export async function createRuns(
           updatedAt: now,
         };
         jobs.push(job);
-        if (stepIndex === 0) tasks.push(runJobTask(job.id));
+        if (note && stepIndex === 0) details.push(detail(job, note, true));
+        if (plan.inactive) details.push(detail(job, { status: "Warning", detail: INACTIVE_DETAIL }));
+        else if (stepIndex === 0) tasks.push(runJobTask(job.id));
       });
     }
-    return { jobs, tasks };
+    return { jobs, tasks, details };
   };
   if (options.newTrigger) {
-    const { jobs, tasks } = runsOf(notifications);
+    const { jobs, tasks, details } = runsOf(notifications);
     const [created] = await pipelined(deps.db, [
       (db) => engine.insertNotifications(db, notifications),
       (db) => engine.insertJobs(db, jobs),
       (db) => deps.queue.add(db, tasks),
+      (db) => engine.insertDetails(db, details),
     ]);
     // Nothing can have been there before a trigger of this transaction; were it otherwise, its
     // jobs would belong to no notification: roll it all back rather than commit that.
@@ -295,9 +376,10 @@ export async function createRuns(
     return created.length;
   }
   const created = await engine.insertNotifications(deps.db, notifications);
-  const { jobs, tasks } = runsOf(created);
+  const { jobs, tasks, details } = runsOf(created);
   await engine.insertJobs(deps.db, jobs);
   await deps.queue.add(deps.db, tasks);
+  await engine.insertDetails(deps.db, details);
   return created.length;
 }
 

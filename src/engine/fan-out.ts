@@ -1,5 +1,5 @@
 import type { CreateSubscriberInput } from "../subscribers/service.ts";
-import { pageSubscriberRefs, upsertSubscriber } from "../subscribers/service.ts";
+import { pageSubscriberRefs } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { findTopic, pageTopicSubscribers } from "../topics/service.ts";
 import {
@@ -7,7 +7,9 @@ import {
   type EngineDeps,
   engineOnConnection,
   type Recipient,
+  type RecipientNotes,
   type RunPlan,
+  resolveRecipients,
   type TopicRecipient,
 } from "./accept.ts";
 import * as engine from "./repository.ts";
@@ -56,7 +58,7 @@ export async function fanOut(deps: EngineDeps, triggerId: string): Promise<void>
     const done = await deps.db.transaction().execute(async (trx) => {
       const trxDeps = engineOnConnection(deps, trx);
       const batch = await nextBatch(trxDeps, tenant, request, direct, topics, cursor);
-      await createRuns(trxDeps, trigger, request.plan, batch.refs);
+      await createRuns(trxDeps, trigger, request.plan, batch.refs, batch.notes ? { notes: batch.notes } : {});
       await engine.advanceFanout(trx, trigger.id, JSON.stringify(batch.next), batch.finished);
       cursor = batch.next;
       return batch.finished;
@@ -76,19 +78,15 @@ async function nextBatch(
   direct: (string | CreateSubscriberInput)[],
   topics: TopicRecipient[],
   cursor: Cursor,
-): Promise<{ refs: string[]; next: Cursor; finished: boolean }> {
+): Promise<{ refs: string[]; notes?: RecipientNotes; next: Cursor; finished: boolean }> {
   if (request.broadcast) {
     const page = await pageSubscriberRefs(deps, tenant, { after: cursor.after, limit: FAN_OUT_BATCH });
     return { refs: page.refs, next: { source: 0, after: page.next }, finished: page.next === "" };
   }
-  // Source 0: the direct recipients, upserted (at most 100, so one batch).
+  // Source 0: the direct recipients, upserted (at most 100, so one batch); those created are noted.
   if (cursor.source === 0) {
-    const refs: string[] = [];
-    for (const recipient of direct) {
-      const input = typeof recipient === "string" ? { subscriberId: recipient } : recipient;
-      refs.push((await upsertSubscriber(deps, tenant, input)).id);
-    }
-    return { refs, next: { source: 1, after: "" }, finished: topics.length === 0 };
+    const { refs, notes } = await resolveRecipients(deps, tenant, direct);
+    return { refs, notes, next: { source: 1, after: "" }, finished: topics.length === 0 };
   }
   const topic = topics[cursor.source - 1];
   if (!topic) return { refs: [], next: cursor, finished: true };

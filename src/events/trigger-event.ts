@@ -18,7 +18,8 @@ export const triggerEventRoute: RoutePlugin = async (app) => {
           "The 201 is the commit: the notifications and their first jobs (or one fan-out job, for topics and long " +
           "lists) are stored before the answer. A transactionId the environment has seen returns the first " +
           "acknowledgement again and runs nothing twice. An inactive workflow answers `trigger_not_active` and " +
-          "runs nothing.",
+          "sends nothing; its notifications are recorded all the same, their jobs skipped, so that the activity " +
+          "shows the trigger and why. A subscriberId that does not exist is created, and its notification says so.",
         body: TriggerBody,
         response: {
           201: described(TriggerResponse, "The trigger is stored; its status says whether anything runs"),

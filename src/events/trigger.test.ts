@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { assertErrorBody } from "../../test/error-body.ts";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
-import { forEachBackend, type TestContext } from "../../test/harness.ts";
+import { type Client, forEachBackend, type TestContext } from "../../test/harness.ts";
 
 const hexId = () => randomBytes(12).toString("hex");
 
@@ -27,6 +27,29 @@ async function feedOf(ctx: TestContext, apiKey: string, subscriberId: string, co
   }
   return data;
 }
+
+interface ActivityNotification {
+  _id: string;
+  subscriber: { subscriberId: string };
+  jobs: { type: string; status: string; executionDetails: { status: string; detail: string }[] }[];
+}
+
+/** The transaction's notifications (from the activity), once there are `count` (2 s at most: a fan-out runs in the worker). */
+async function notificationsOf(api: Client, transactionId: string, count = 1) {
+  let data: ActivityNotification[] = [];
+  for (let waited = 0; waited <= 2000; waited += 10) {
+    const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+    assert.equal(res.statusCode, 200, res.body);
+    data = res.json().data;
+    if (data.length >= count) return data;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return data;
+}
+
+/** A job's execution details, as text, in the order the activity lists them. */
+const detailsOf = (job: ActivityNotification["jobs"][number] | undefined) =>
+  (job?.executionDetails ?? []).map((d) => d.detail);
 
 forEachBackend("POST /v1/events/trigger", (ctx) => {
   async function setup(steps?: unknown[], active = true) {
@@ -123,19 +146,162 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
     assertErrorBody(res, 422, { path: "/v1/events/trigger" });
   });
 
-  test("an inactive workflow answers trigger_not_active and runs nothing", async () => {
-    const { api, name } = await setup(undefined, false);
-    const subscriberId = hexId();
-    const res = await api.post("/v1/events/trigger", { name, to: subscriberId, payload: { note: "x" } });
+  test("an inactive workflow answers trigger_not_active, sends nothing, and shows in the activity with the reason", async () => {
+    const { tenant, api, name } = await setup(
+      [
+        { template: { type: "in_app", content: "Hi" } },
+        { template: { type: "email", subject: "Hi", content: "Hi" } },
+      ],
+      false,
+    );
+    const known = hexId();
+    assert.equal((await api.post("/v1/subscribers", { subscriberId: known })).statusCode, 201);
+    const unknown = hexId();
+    const transactionId = hexId();
+    const body = { name, to: [known, unknown], payload: { note: "x" }, transactionId };
+    const res = await api.post("/v1/events/trigger", body);
     assert.equal(res.statusCode, 201, res.body);
-    assert.equal(res.json().data.status, "trigger_not_active");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const messages = await api.get(`/v1/messages?transactionId=${res.json().data.transactionId}`);
+    assert.deepEqual(res.json().data, { acknowledged: true, status: "trigger_not_active", transactionId });
+
+    const notifications = await notificationsOf(api, transactionId);
+    assert.deepEqual(notifications.map((n) => n.subscriber.subscriberId).sort(), [known, unknown].sort());
+    for (const n of notifications) {
+      assert.deepEqual(
+        n.jobs.map((job) => [job.type, job.status]),
+        [
+          ["in_app", "skipped"],
+          ["email", "skipped"],
+        ],
+        "every step recorded, none run",
+      );
+      for (const job of n.jobs)
+        assert.ok(
+          job.executionDetails.some(
+            (d) => d.status === "Warning" && d.detail === "Not run: the workflow is inactive",
+          ),
+          JSON.stringify(job.executionDetails),
+        );
+      // The notification's own page says the same.
+      const page = await api.get(`/v1/notifications/${n._id}`);
+      assert.equal(page.statusCode, 200, page.body);
+      assert.deepEqual(page.json().data.jobs, n.jobs);
+    }
+    const created = notifications.find((n) => n.subscriber.subscriberId === unknown);
+    const existing = notifications.find((n) => n.subscriber.subscriberId === known);
+    assert.deepEqual(detailsOf(created?.jobs[0]), [
+      `Subscriber ${unknown} did not exist and was created without contact details`,
+      "Not run: the workflow is inactive",
+    ]);
+    assert.deepEqual(detailsOf(created?.jobs[1]), ["Not run: the workflow is inactive"]);
+    assert.deepEqual(detailsOf(existing?.jobs[0]), ["Not run: the workflow is inactive"]);
+
+    // Nothing was sent, and nothing is left to run: no message, every job final.
+    const messages = await api.get(`/v1/messages?transactionId=${transactionId}`);
     assert.equal(messages.statusCode, 200, messages.body);
     assert.equal(messages.json().data.length, 0);
-    const feed = await api.get(`/v1/subscribers/${subscriberId}/notifications/feed`);
-    if (feed.statusCode === 200) assert.equal(feed.json().data.length, 0);
-    else assert.equal(feed.statusCode, 404);
+    for (const subscriberId of [known, unknown])
+      assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId, 0)).length, 0);
+    // The same transactionId again records nothing more.
+    const again = await api.post("/v1/events/trigger", body);
+    assert.equal(again.json().data.status, "trigger_not_active", again.body);
+    assert.equal((await notificationsOf(api, transactionId)).length, 2);
+  });
+
+  test("an inactive workflow sent to a topic: every member's notification is recorded unrun, by the fan-out", async () => {
+    const { api, name } = await setup(undefined, false);
+    const members = [hexId(), hexId()];
+    const topicKey = hexId();
+    for (const m of members)
+      assert.equal((await api.post("/v1/subscribers", { subscriberId: m })).statusCode, 201);
+    assert.equal(
+      (await api.post(`/v1/topics/${topicKey}/subscribers`, { subscribers: members })).statusCode,
+      200,
+    );
+    const newcomer = hexId();
+    const transactionId = hexId();
+    const res = await api.post("/v1/events/trigger", {
+      name,
+      to: [
+        { type: "Topic", topicKey },
+        { subscriberId: newcomer, email: "new@example.com" },
+      ],
+      transactionId,
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    assert.equal(res.json().data.status, "trigger_not_active");
+    const notifications = await notificationsOf(api, transactionId, 3);
+    assert.deepEqual(
+      notifications.map((n) => n.subscriber.subscriberId).sort(),
+      [...members, newcomer].sort(),
+    );
+    for (const n of notifications) {
+      assert.deepEqual(
+        n.jobs.map((job) => job.status),
+        ["skipped"],
+      );
+      const expected = ["Not run: the workflow is inactive"];
+      if (n.subscriber.subscriberId === newcomer)
+        expected.unshift(
+          `Subscriber ${newcomer} did not exist and was created from the trigger, with an email address`,
+        );
+      assert.deepEqual(detailsOf(n.jobs[0]), expected);
+    }
+    const messages = await api.get(`/v1/messages?transactionId=${transactionId}`);
+    assert.equal(messages.json().data.length, 0);
+  });
+
+  test("a subscriberId that does not exist is created, and its notification says so; an existing one's does not", async () => {
+    const { tenant, api, name } = await setup();
+    const known = hexId();
+    assert.equal((await api.post("/v1/subscribers", { subscriberId: known })).statusCode, 201);
+    const [bare, withEmail] = [hexId(), hexId()];
+    const transactionId = hexId();
+    const res = await api.post("/v1/events/trigger", {
+      name,
+      to: [known, bare, { subscriberId: withEmail, email: "e@example.com", phone: "+15550100" }],
+      payload: { note: "n" },
+      transactionId,
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    assert.equal(res.json().data.status, "processed");
+    for (const subscriberId of [known, bare, withEmail])
+      assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId, 1)).length, 1, "delivered as before");
+    const notifications = await notificationsOf(api, transactionId);
+    const noteOf = (subscriberId: string) => {
+      const n = notifications.find((x) => x.subscriber.subscriberId === subscriberId);
+      assert.ok(n, subscriberId);
+      return n.jobs[0]?.executionDetails.filter((d) => d.detail.includes("did not exist"));
+    };
+    assert.deepEqual(noteOf(known), []);
+    assert.deepEqual(
+      noteOf(bare)?.map((d) => [d.status, d.detail]),
+      [["Warning", `Subscriber ${bare} did not exist and was created without contact details`]],
+    );
+    assert.deepEqual(
+      noteOf(withEmail)?.map((d) => [d.status, d.detail]),
+      [
+        [
+          "Success",
+          `Subscriber ${withEmail} did not exist and was created from the trigger, with an email address and a phone number`,
+        ],
+      ],
+    );
+    // The execution-details route lists it with the notification's others.
+    const bareNotification = notifications.find((n) => n.subscriber.subscriberId === bare);
+    const listed = await api.get(`/v1/execution-details?notificationId=${bareNotification?._id}`);
+    assert.equal(listed.statusCode, 200, listed.body);
+    assert.ok(
+      (listed.json().data as { detail: string }[]).some((d) =>
+        d.detail.startsWith(`Subscriber ${bare} did not exist`),
+      ),
+      listed.body,
+    );
+    // The second trigger to the same subscriber finds it: no note.
+    const second = hexId();
+    await api.post("/v1/events/trigger", { name, to: bare, payload: { note: "2" }, transactionId: second });
+    const [again] = await notificationsOf(api, second);
+    assert.ok(again);
+    assert.ok(!JSON.stringify(again.jobs).includes("did not exist"), JSON.stringify(again.jobs));
   });
 
   test("bad inputs are a 400 naming the field", async () => {

@@ -51,6 +51,11 @@ export async function bootstrapOrganization(
   });
 }
 
+/** Whether the database has no organization yet: what the first start creates (bootstrapOrganization). */
+export async function hasNoOrganization(deps: Deps): Promise<boolean> {
+  return (await countOrganizations(deps)) === 0;
+}
+
 /** `sealer` keeps the keys, encrypted, for the inbox widget's HMAC (see tenancy's issueApiKey). */
 async function createOrganizationTree(
   deps: Deps,

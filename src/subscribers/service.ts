@@ -71,6 +71,18 @@ export async function upsertSubscriber(
   tenant: Tenant,
   input: CreateSubscriberInput,
 ): Promise<Subscriber> {
+  return (await upsertRecipient(deps, tenant, input)).subscriber;
+}
+
+/**
+ * upsertSubscriber, also saying whether the subscriber was created: a trigger to a subscriberId
+ * nobody made creates it (as Novu does), and its activity says so.
+ */
+export async function upsertRecipient(
+  deps: Deps,
+  tenant: Tenant,
+  input: CreateSubscriberInput,
+): Promise<{ subscriber: Subscriber; created: boolean }> {
   const errors: FieldError[] = [];
   const entry = readEntry(input, "", errors);
   throwIfAny(errors);
@@ -84,7 +96,8 @@ export async function upsertSubscriber(
       now,
     );
     if (!upserted) throw new Error("the upsert returned no row");
-    return writeChannelInputs(d, upserted.subscriber, entry.channels, "replace");
+    const subscriber = await writeChannelInputs(d, upserted.subscriber, entry.channels, "replace");
+    return { subscriber, created: upserted.created };
   };
   return entry.channels.length > 0 ? inTransaction(deps, write) : write(deps);
 }
