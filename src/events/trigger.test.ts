@@ -4,6 +4,8 @@ import { test } from "node:test";
 import { assertErrorBody } from "../../test/error-body.ts";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { forEachBackend, type TestContext } from "../../test/harness.ts";
+import { poll } from "../../test/poll.ts";
+import { drain } from "../../test/queue-helpers.ts";
 
 const hexId = () => randomBytes(12).toString("hex");
 
@@ -14,19 +16,20 @@ interface FeedMessage {
   cta: { data: { url?: string } };
 }
 
-/** The subscriber's feed once it holds `count` messages (0: as it is now) (the worker runs in-process); 2 s at most. */
-async function feedOf(ctx: TestContext, apiKey: string, subscriberId: string, count: number) {
-  const api = ctx.client(apiKey);
-  let data: FeedMessage[] = [];
-  for (let waited = 0; waited <= 2000; waited += 10) {
-    const res = await api.get(`/v1/subscribers/${subscriberId}/notifications/feed`);
-    assert.equal(res.statusCode, 200, res.body);
-    data = res.json().data;
-    if (data.length >= count) return data;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return data;
+/** The subscriber's feed as it is now (the worker runs in-process). */
+async function feedOf(ctx: TestContext, apiKey: string, subscriberId: string): Promise<FeedMessage[]> {
+  const res = await ctx.client(apiKey).get(`/v1/subscribers/${subscriberId}/notifications/feed`);
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json().data;
 }
+
+/** The subscriber's feed once it holds `count` messages. */
+const feedWith = (ctx: TestContext, apiKey: string, subscriberId: string, count: number) =>
+  poll(
+    () => feedOf(ctx, apiKey, subscriberId),
+    (feed) => feed.length >= count,
+    { what: `${count} messages in the feed of ${subscriberId}` },
+  );
 
 forEachBackend("POST /v1/events/trigger", (ctx) => {
   async function setup(steps?: unknown[], active = true) {
@@ -61,7 +64,7 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
     assert.equal(ack.acknowledged, true);
     assert.equal(ack.status, "processed");
     assert.ok(ack.transactionId);
-    const feed = await feedOf(ctx, tenant.dev.apiKey, subscriberId, 1);
+    const feed = await feedWith(ctx, tenant.dev.apiKey, subscriberId, 1);
     assert.equal(feed.length, 1);
     const [message] = feed;
     assert.ok(message);
@@ -86,8 +89,8 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
       payload: { note: "2" },
     });
     assert.equal(many.statusCode, 201, many.body);
-    assert.equal((await feedOf(ctx, tenant.dev.apiKey, a, 2)).length, 2);
-    assert.equal((await feedOf(ctx, tenant.dev.apiKey, b, 1)).length, 1);
+    assert.equal((await feedWith(ctx, tenant.dev.apiKey, a, 2)).length, 2);
+    assert.equal((await feedWith(ctx, tenant.dev.apiKey, b, 1)).length, 1);
   });
 
   test("a topic fans out: each member gets exactly one message, also when named directly too", async () => {
@@ -104,10 +107,10 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
       payload: { note: "t" },
     });
     assert.equal(res.statusCode, 201, res.body);
-    for (const m of members) assert.equal((await feedOf(ctx, tenant.dev.apiKey, m, 1)).length, 1);
-    // Give a duplicate the time to show up, then count again.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    for (const m of members) assert.equal((await feedOf(ctx, tenant.dev.apiKey, m, 0)).length, 1);
+    for (const m of members) assert.equal((await feedWith(ctx, tenant.dev.apiKey, m, 1)).length, 1);
+    // Once the queue has done all that is due, a duplicate would be there: count again.
+    await drain(ctx);
+    for (const m of members) assert.equal((await feedOf(ctx, tenant.dev.apiKey, m)).length, 1);
   });
 
   test("a topic that does not exist is a 422 naming it", async () => {
@@ -129,7 +132,7 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
     const res = await api.post("/v1/events/trigger", { name, to: subscriberId, payload: { note: "x" } });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.json().data.status, "trigger_not_active");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await drain(ctx);
     const messages = await api.get(`/v1/messages?transactionId=${res.json().data.transactionId}`);
     assert.equal(messages.statusCode, 200, messages.body);
     assert.equal(messages.json().data.length, 0);
@@ -176,9 +179,9 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
       assert.equal(res.statusCode, 201, res.body);
       assert.equal(res.json().data.transactionId, transactionId);
     }
-    assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId, 1)).length, 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId, 0)).length, 1);
+    assert.equal((await feedWith(ctx, tenant.dev.apiKey, subscriberId, 1)).length, 1);
+    await drain(ctx);
+    assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId)).length, 1);
   });
 
   test("bulk: each event its own result; more than 100 is a 400", async () => {
@@ -192,7 +195,7 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
     assert.equal(results.length, 2);
     assert.equal(results[0].status, "processed");
     assert.equal(results[1].acknowledged, false);
-    assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId, 1)).length, 1);
+    assert.equal((await feedWith(ctx, tenant.dev.apiKey, subscriberId, 1)).length, 1);
     const tooMany = await api.post("/v1/events/trigger/bulk", {
       events: Array.from({ length: 101 }, () => ({ name, to: subscriberId })),
     });
@@ -212,8 +215,8 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
       assert.equal((await api.post("/v1/subscribers", { subscriberId: m })).statusCode, 201);
     const res = await api.post("/v1/events/trigger/broadcast", { name, payload: { note: "all" } });
     assert.equal(res.statusCode, 201, res.body);
-    for (const m of members) assert.equal((await feedOf(ctx, tenant.dev.apiKey, m, 1)).length, 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const m of members) assert.equal((await feedWith(ctx, tenant.dev.apiKey, m, 1)).length, 1);
+    await drain(ctx);
     const outside = await ctx.client(other.dev.apiKey).get(`/v1/subscribers/${outsider}/notifications/feed`);
     assert.equal(outside.statusCode, 200, outside.body);
     assert.equal(outside.json().data.length, 0);
@@ -228,7 +231,7 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
     const b = await off.api.post("/v1/events/trigger", { name: off.name, to: hexId() });
     assert.equal(b.statusCode, 201, b.body);
     assert.equal(b.json().data.status, "no_workflow_active_steps_defined");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await drain(ctx);
     for (const [api, res] of [
       [none.api, a],
       [off.api, b],
