@@ -52,6 +52,26 @@ describe("ManualClock", () => {
     const fired = await new Promise<number>((resolve) => clock.at(1, () => resolve(clock.now())));
     assert.equal(fired, 10_000);
   });
+
+  test("settled() waits for the work fired timers returned, work they set off meanwhile included", async () => {
+    const clock = new ManualClock(0);
+    const done: string[] = [];
+    const step = (name: string) =>
+      new Promise<void>((resolve) =>
+        setImmediate(() => {
+          done.push(name);
+          resolve();
+        }),
+      );
+    clock.at(100, () => step("first").then(() => clock.at(0, () => step("armed by the first"))));
+    clock.at(100, () => void done.push("no promise"));
+    clock.at(100, () => Promise.reject(new Error("handled by the clock: settled() still resolves")));
+    assert.equal(await clock.settled(), 0, "nothing fired yet");
+    clock.advance(100);
+    assert.equal(await clock.settled(), 3);
+    assert.deepEqual(done, ["no promise", "first", "armed by the first"]);
+    assert.equal(clock.started, 3);
+  });
 });
 
 // The system clock's timers never keep a process alive (by design); these tests hold it open with a
@@ -82,7 +102,8 @@ describe("systemClock", () => {
       fired = true;
     });
     cancel();
-    await keptAlive(new Promise((resolve) => setTimeout(resolve, 60)));
+    // A timer of the same clock for a later moment has fired: the cancelled one's moment has passed.
+    await keptAlive(new Promise((resolve) => systemClock.at(Date.now() + 40, () => resolve(undefined))));
     assert.equal(fired, false);
   });
 });

@@ -8,9 +8,11 @@ export interface Clock {
   now(): number;
   /**
    * Calls `fn` once the clock reaches `at` (epoch milliseconds), or at once when it already has.
-   * The returned function cancels the call. Timers do not keep the process alive.
+   * The returned function cancels the call. Timers do not keep the process alive. A promise `fn`
+   * returns stands for the work the call set off: a ManualClock keeps it, so that a test can wait
+   * for that work (see ManualClock.settled()); `fn` handles its own errors.
    */
-  at(at: number, fn: () => void): () => void;
+  at(at: number, fn: () => unknown): () => void;
 }
 
 /** The current time of a clock, as the ISO 8601 UTC string every resource carries. */
@@ -46,7 +48,7 @@ export const systemClock: Clock = {
 interface PendingTimer {
   at: number;
   seq: number;
-  fn: () => void;
+  fn: () => unknown;
 }
 
 /**
@@ -57,6 +59,9 @@ export class ManualClock implements Clock {
   #now: number;
   #seq = 0;
   #timers = new Set<PendingTimer>();
+  /** The promises fired timers returned, until they settle; and how many there have been. */
+  #working = new Set<Promise<unknown>>();
+  #started = 0;
 
   constructor(start: number | Date = Date.UTC(2026, 0, 1)) {
     this.#now = typeof start === "number" ? start : start.getTime();
@@ -66,7 +71,7 @@ export class ManualClock implements Clock {
     return this.#now;
   }
 
-  at(at: number, fn: () => void): () => void {
+  at(at: number, fn: () => unknown): () => void {
     const timer: PendingTimer = { at, seq: this.#seq++, fn };
     this.#timers.add(timer);
     if (at <= this.#now) queueMicrotask(() => this.#fire(timer));
@@ -100,8 +105,30 @@ export class ManualClock implements Clock {
     return this.#timers.size;
   }
 
+  /** How many fired timers have returned a promise so far (see settled()). */
+  get started(): number {
+    return this.#started;
+  }
+
+  /**
+   * Resolves once every promise a fired timer returned has settled, those of timers fired meanwhile
+   * included, with `started` as it was at that moment: a caller that finds `started` moved on since
+   * knows that more work began after.
+   */
+  async settled(): Promise<number> {
+    while (this.#working.size > 0) await Promise.allSettled([...this.#working]);
+    return this.#started;
+  }
+
   #fire(timer: PendingTimer): void {
     if (!this.#timers.delete(timer)) return;
-    timer.fn();
+    const work = timer.fn();
+    if (!(work instanceof Promise)) return;
+    this.#started++;
+    const done = () => {
+      this.#working.delete(settled);
+    };
+    const settled: Promise<void> = work.then(done, done);
+    this.#working.add(settled);
   }
 }

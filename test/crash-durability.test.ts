@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import SqliteDatabase from "better-sqlite3";
 import postgres from "postgres";
+import { poll } from "./poll.ts";
 import {
   call,
   forEachProcessBackend,
@@ -133,11 +134,16 @@ forEachProcessBackend("crash durability", (suite) => {
         ...workflows.map(statusWriter),
         ...Array.from({ length: GROUP_WRITERS }, (_, g) => groupWriter(g)),
       ];
-      // Kill once `target` writes were acknowledged (bounded: 60 s at most).
-      const deadline = Date.now() + 60_000;
-      while (acked < target && unexpected.length === 0 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 2));
-      }
+      // Kill once `target` writes were acknowledged (bounded: 60 s at most, then kill all the same).
+      await poll(
+        () => acked,
+        (n) => n >= target || unexpected.length > 0,
+        {
+          what: `${target} acknowledged writes`,
+          limitMs: 60_000,
+          everyMs: 2,
+        },
+      ).catch(() => {});
       live.child.kill("SIGKILL");
       killed = true;
       const exit: { signal: NodeJS.Signals | null } = await live.exited;

@@ -12,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { createGroup, createSubscriber, createWorkflow, uniqueName } from "./factories.ts";
 import { forEachBackend, type TestTenant } from "./harness.ts";
+import { poll } from "./poll.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const haveBrowser = existsSync(CHROMIUM);
@@ -233,13 +234,13 @@ forEachBackend(
         assert.equal(trigger.statusCode, 201, trigger.body);
         const { transactionId } = trigger.json().data;
         // The in-process worker runs the in-app step.
-        const deadline = Date.now() + 15_000;
-        for (;;) {
-          const feed = await client.get(`/v1/subscribers/${subscriber.subscriberId}/notifications/feed`);
-          if (feed.json().data.length > 0) break;
-          assert.ok(Date.now() < deadline, "the in-app message never arrived");
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        await poll(
+          async () =>
+            (await client.get(`/v1/subscribers/${subscriber.subscriberId}/notifications/feed`)).json().data
+              .length as number,
+          (n) => n > 0,
+          { what: "the in-app message", limitMs: 15_000, everyMs: 100 },
+        );
 
         await page.getByRole("link", { name: "Activity", exact: true }).click();
         await page.getByRole("heading", { name: "Activity" }).waitFor();

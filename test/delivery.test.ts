@@ -1,14 +1,12 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, test } from "node:test";
-import { sql } from "kysely";
 import { ManualClock } from "../src/clock.ts";
 import { loadConfig } from "../src/config.ts";
-import { workerSchemaFor } from "../src/engine/queue/index.ts";
-import { SqliteQueue } from "../src/engine/queue/sqlite-queue.ts";
 import { uniqueName } from "./factories.ts";
 import { type Client, forEachBackend } from "./harness.ts";
-import { sleep, until } from "./queue-helpers.ts";
+import { poll } from "./poll.ts";
+import { drain } from "./queue-helpers.ts";
 import { type SmtpSink, startSmtpSink, startWebhookSink, type WebhookSink } from "./sinks.ts";
 
 // Email and chat delivered for real: an SMTP server (smtp-server) and a local HTTP server stand for
@@ -63,21 +61,7 @@ forEachBackend<ManualClock>(
     };
 
     /** Resolves once the worker has nothing running and nothing due (by real time on PostgreSQL). */
-    async function settle(): Promise<void> {
-      if (ctx.app.queue instanceof SqliteQueue) {
-        await ctx.app.queue.idle();
-        return;
-      }
-      const jobs = sql.id(workerSchemaFor(ctx.store.postgres?.schema), "_private_jobs");
-      // A retry made due by the clock is set by a statement already under way: give it a moment.
-      await sleep(30);
-      await until(async () => {
-        const { rows } = await sql<{ n: number }>`
-          select count(*)::int as n from ${jobs}
-          where locked_at is not null or (run_at <= now() and attempts < max_attempts)`.execute(ctx.store.db);
-        return rows[0]?.n === 0;
-      }, "the worker is idle");
-    }
+    const settle = () => drain(ctx);
 
     /** Moves the business clock on and waits for what fell due to run. */
     async function advance(ms: number): Promise<void> {
@@ -133,14 +117,11 @@ forEachBackend<ManualClock>(
 
     /** Waits (real time, bounded) until every job of the transaction is final, and returns them. */
     async function finished(api: Client, transactionId: string): Promise<JobView[]> {
-      let jobs: JobView[] = [];
-      await until(async () => {
-        jobs = await jobsOf(api, transactionId);
-        return jobs.length > 0 && jobs.every((j) => FINAL.includes(j.status));
-      }, `the jobs of ${transactionId} are final`).catch((error: Error) => {
-        throw new Error(`${error.message}: ${JSON.stringify(jobs)}`);
-      });
-      return jobs;
+      return poll(
+        () => jobsOf(api, transactionId),
+        (jobs) => jobs.length > 0 && jobs.every((j) => FINAL.includes(j.status)),
+        { what: `the jobs of ${transactionId} to be final` },
+      );
     }
 
     async function messagesOf(api: Client, transactionId: string, channel?: string): Promise<MessageView[]> {
@@ -230,10 +211,11 @@ forEachBackend<ManualClock>(
         { template: { type: "email", subject: "Hi", content: "<p>Hi</p>" } },
       ]);
       const tx = await trigger(api, name, { subscriberId: hexId(), email: "grace@example.com" });
-      await until(async () => {
-        const [job] = await jobsOf(api, tx);
-        return job !== undefined && failedDetails(job).length === 1;
-      }, "the first attempt failed");
+      await poll(
+        () => jobsOf(api, tx),
+        ([job]) => job !== undefined && failedDetails(job).length === 1,
+        { what: "the first attempt to fail" },
+      );
       await settle();
       const [failedJob] = await jobsOf(api, tx);
       assert.ok(failedJob);
@@ -376,7 +358,11 @@ forEachBackend<ManualClock>(
       const { api, sink, name, subscriberId } = await chatSetup(["slack"]);
       sink.answer({ status: 503, body: "upstream down" });
       const tx = await trigger(api, name, subscriberId, { orderId: "B-2" });
-      await until(() => sink.requests.length === 1, "the first attempt");
+      await poll(
+        () => sink.requests.length,
+        (n) => n === 1,
+        { what: "the first attempt" },
+      );
       await settle();
       const [job] = await jobsOf(api, tx);
       assert.ok(job);
@@ -387,7 +373,11 @@ forEachBackend<ManualClock>(
       assert.equal(sink.requests.length, 1, "not retried at once");
       sink.answer({ status: 200, body: "ok" });
       await advance(3_000);
-      await until(() => sink.requests.length === 2, "the retry, within 5 s of the failure");
+      await poll(
+        () => sink.requests.length,
+        (n) => n === 2,
+        { what: "the retry, within 5 s of the failure" },
+      );
       const jobs = await finished(api, tx);
       assert.equal(jobOf(jobs, "chat").status, "completed");
       assert.equal((await messagesOf(api, tx, "chat")).length, 1);
@@ -401,7 +391,11 @@ forEachBackend<ManualClock>(
       ]);
       sink.answer({ status: 500, body: "boom" });
       const tx = await trigger(api, name, subscriberId, { orderId: "C-3" });
-      await until(() => sink.requests.length === 1, "the first attempt");
+      await poll(
+        () => sink.requests.length,
+        (n) => n === 1,
+        { what: "the first attempt" },
+      );
       await settle();
       for (let elapsed = 0; elapsed < 120_000; elapsed += 5_000) await advance(5_000);
       assert.ok(sink.requests.length >= 5, `${sink.requests.length} attempts in the first two minutes`);
@@ -446,10 +440,11 @@ forEachBackend<ManualClock>(
       const { api, sink, name, subscriberId } = await chatSetup(["slack"]);
       sink.answer("hang");
       const tx = await trigger(api, name, subscriberId, { orderId: "E-5" });
-      await until(async () => {
-        const [job] = await jobsOf(api, tx);
-        return job !== undefined && failedDetails(job).length === 1;
-      }, "the attempt timed out");
+      await poll(
+        () => jobsOf(api, tx),
+        ([job]) => job !== undefined && failedDetails(job).length === 1,
+        { what: "the attempt to time out" },
+      );
       const [job] = await jobsOf(api, tx);
       assert.match(
         failedDetails(job as JobView)[0]?.raw ?? "",

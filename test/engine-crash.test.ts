@@ -20,6 +20,7 @@ import {
   makeSubscribers,
   tally,
 } from "./engine-processes.ts";
+import { poll } from "./poll.ts";
 import {
   call,
   forEachProcessBackend,
@@ -97,10 +98,17 @@ forEachProcessBackend("engine: SIGKILL under concurrent triggers", (suite) => {
         }
       };
       const senders = Array.from({ length: SENDERS }, (_, s) => sender(s));
-      const deadline = Date.now() + 30_000;
-      while (ackedThisCycle < target && unexpected.length === 0 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 2));
-      }
+      // The kill comes once `target` triggers are acknowledged (in 30 s at most: asserted below, after
+      // the kill, so the process is gone whatever happens).
+      await poll(
+        () => ackedThisCycle,
+        (n) => n >= target || unexpected.length > 0,
+        {
+          what: `${target} acknowledged triggers`,
+          limitMs: 30_000,
+          everyMs: 2,
+        },
+      ).catch(() => {});
       live.child.kill("SIGKILL");
       killed = true;
       const exit = await live.exited;
@@ -129,10 +137,11 @@ forEachProcessBackend("engine: SIGKILL under concurrent triggers", (suite) => {
           .filter((line) => line.msg === recoveryLine)
           .reduce((sum, line) => sum + Number(line.tasks), 0);
       // (The log line may reach us a moment after the work it announced.)
-      for (const until = Date.now() + 5_000; handedBackNow() < atKill.lockedTasks && Date.now() < until; ) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      const handedBack = handedBackNow();
+      const handedBack = await poll(handedBackNow, (n) => n >= atKill.lockedTasks, {
+        what: `the log to tell of ${atKill.lockedTasks} tasks handed back`,
+        limitMs: 5_000,
+        everyMs: 50,
+      });
       assert.equal(handedBack, atKill.lockedTasks, "the tasks locked at the kill were handed back");
 
       // Jobs the kill left in `running` were taken again and finished.

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import SqliteDatabase from "better-sqlite3";
 import postgres from "postgres";
 import { SERVICE_NODE_FLAGS } from "../scripts/service-node-flags.ts";
+import { poll } from "./poll.ts";
 import { call, type ProcessDatabase, type Running, startTs, waitFor } from "./processes.ts";
 
 /** An active workflow of one in-app step whose content is the trigger's transactionId. */
@@ -153,14 +154,15 @@ export class EngineProbe {
    */
   async drained(limitMs: number, alive?: () => void): Promise<number> {
     const started = Date.now();
-    let last: EngineProgress | undefined;
-    while (Date.now() - started < limitMs) {
-      alive?.();
-      last = await this.progress();
-      if (Object.keys(last.unfinished).length === 0 && last.tasks === 0) return Date.now() - started;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    assert.fail(`the worker did not drain within ${limitMs} ms: ${JSON.stringify(last)}`);
+    await poll(
+      () => {
+        alive?.();
+        return this.progress();
+      },
+      (progress) => Object.keys(progress.unfinished).length === 0 && progress.tasks === 0,
+      { what: "the worker to drain", limitMs, everyMs: 100 },
+    );
+    return Date.now() - started;
   }
 
   async close(): Promise<void> {

@@ -15,6 +15,7 @@ import {
   startWorkerProcess,
   tally,
 } from "./engine-processes.ts";
+import { poll } from "./poll.ts";
 import { call, forEachProcessBackend, type Running, seedOrganization, stopServer } from "./processes.ts";
 
 const PHASE1 = 1_000;
@@ -111,10 +112,11 @@ forEachProcessBackend(
       const drain1 = await probe.drained(60_000);
       await checkMessages(PHASE1);
       // The log line may trail its task by a moment.
-      for (const until = Date.now() + 5_000; completed(a) + completed(b) < PHASE1 && Date.now() < until; ) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      const split = [completed(a), completed(b)] as const;
+      const split = await poll(
+        () => [completed(a), completed(b)] as const,
+        ([byA, byB]) => byA + byB >= PHASE1,
+        { what: `the logs to tell of ${PHASE1} tasks done`, limitMs: 5_000, everyMs: 50 },
+      );
       assert.equal(split[0] + split[1], PHASE1, `every task ran once, on one of the two workers: ${split}`);
       assert.ok(split[0] > 0 && split[1] > 0, `both workers took tasks: ${split.join(" / ")}`);
       console.log(
@@ -138,23 +140,28 @@ forEachProcessBackend(
       };
       // Kill b while it holds tasks: freeze it (SIGSTOP), look, and kill it (SIGKILL) if it holds
       // some, else let it go on and look again. Frozen, it can finish nothing between look and kill.
+      // (Bounded by the triggers being answered; the limits are a safety net for a hung run.)
       const killB = async () => {
-        while (completed(b) - bBefore < 20 && answered < PHASE2) {
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-        for (;;) {
-          b.child.kill("SIGSTOP");
-          const held = await lockedByB();
-          if (held > 0 || answered >= PHASE2) {
-            b.child.kill("SIGKILL");
-            const at = Date.now();
-            await b.exited;
-            killed = { lockedByB: held, atAnswer: answered, at };
-            return;
-          }
-          b.child.kill("SIGCONT");
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
+        await poll(
+          () => ({ taken: completed(b) - bBefore, answered }),
+          ({ taken }) => taken >= 20 || answered >= PHASE2,
+          { what: "worker b to take 20 of the new tasks", limitMs: 120_000, everyMs: 5 },
+        );
+        const held = await poll(
+          async () => {
+            b.child.kill("SIGSTOP");
+            const n = await lockedByB();
+            if (n > 0 || answered >= PHASE2) return n;
+            b.child.kill("SIGCONT");
+            return undefined;
+          },
+          (n) => n !== undefined,
+          { what: "worker b, frozen, to hold tasks", limitMs: 120_000, everyMs: 10 },
+        );
+        b.child.kill("SIGKILL");
+        const at = Date.now();
+        await b.exited;
+        killed = { lockedByB: held as number, atAnswer: answered, at };
       };
       const killing = killB();
       await fire("p2", PHASE2, () => {
@@ -171,9 +178,11 @@ forEachProcessBackend(
           .split("\n")
           .filter((line) => line.includes("workers without a heartbeat are presumed dead"))
           .map((line) => JSON.parse(line) as { tasks: number; processes: string[]; time: number });
-      for (const until = Date.now() + 5_000; recovered().length === 0 && Date.now() < until; ) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await poll(recovered, (lines) => lines.length > 0, {
+        what: "worker a to hand back the dead worker's tasks",
+        limitMs: 5_000,
+        everyMs: 50,
+      });
       const handedBack = recovered().reduce((sum, line) => sum + line.tasks, 0);
       const recoveredAfterMs = (recovered()[0]?.time ?? Number.NaN) - killed.at;
       assert.equal(handedBack, killed.lockedByB, "the survivor handed back what the dead worker held");

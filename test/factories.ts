@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { TestContext } from "./harness.ts";
+import { poll } from "./poll.ts";
 
 let counter = 0;
 /** A name no other test uses. */
@@ -35,7 +36,7 @@ export async function createGroup(ctx: TestContext, apiKey: string, name = uniqu
 /** Waits until the clock has moved on, so two writes never share a millisecond timestamp. */
 export async function nextMillisecond() {
   const start = Date.now();
-  while (Date.now() === start) await new Promise((resolve) => setTimeout(resolve, 1));
+  await poll(Date.now, (now) => now !== start, { what: "the clock to move on", everyMs: 1 });
 }
 
 /** Creates (or upserts) a subscriber through the API (201 asserted) and returns the resource. */

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { openStore } from "../src/store/store.ts";
 import { readBool } from "../src/store/values.ts";
 import { assertErrorBody } from "./error-body.ts";
+import { poll } from "./poll.ts";
 import {
   type CallResult,
   call,
@@ -93,6 +94,7 @@ function slowRequest(
     answer,
     async finish() {
       for (let at = half; at < payload.length; at += 8) {
+        // A slow client: the pace of the body is the condition under test, not a wait.
         await sleep(10);
         req.write(payload.subarray(at, at + 8));
       }
@@ -313,6 +315,9 @@ forEachProcessBackend("graceful shutdown", (suite) => {
     const outcomes: Outcome[] = [];
     const createdGroups = new Map<string, string>();
     let sigtermAt = Number.POSITIVE_INFINITY;
+    let exitedAt = Number.POSITIVE_INFINITY;
+    /** The load workers that met the closed port after the process exited (or ran out of time). */
+    const metClosedPort = new Set<number>();
     let gone = false;
     let n = 0;
     const worker = async (w: number) => {
@@ -341,20 +346,36 @@ forEachProcessBackend("graceful shutdown", (suite) => {
           if (group && res.status === 201) createdGroups.set(res.json().data._id, name);
         } catch (error) {
           outcome.error = String((error as Error).cause ?? error);
+          if (outcome.sentAt > exitedAt) metClosedPort.add(w);
+          // Paces a load worker that found the port closed (the load is the stimulus, not a wait).
           if (performance.now() > sigtermAt) await sleep(20);
         }
         outcome.answeredAt = performance.now();
       }
+      metClosedPort.add(w);
     };
     const workers = Array.from({ length: 16 }, (_, w) => worker(w));
     // Let the load run, then SIGTERM in the middle of it.
-    while (outcomes.filter((o) => o.status !== undefined).length < 200) await sleep(5);
+    await poll(
+      () => outcomes.filter((o) => o.status !== undefined).length,
+      (n) => n >= 200,
+      {
+        what: "200 answers under load",
+        everyMs: 5,
+      },
+    );
     sigtermAt = performance.now();
     live.child.kill("SIGTERM");
     const exit = await live.exited;
-    const exitedAt = performance.now();
-    // Give the workers a moment to meet the closed port, then stop them.
-    await sleep(300);
+    exitedAt = performance.now();
+    // Once every worker has met the closed port, stop them.
+    await poll(
+      () => metClosedPort.size,
+      (n) => n === workers.length,
+      {
+        what: "every load worker to meet the closed port",
+      },
+    );
     gone = true;
     await Promise.all(workers);
 

@@ -5,12 +5,12 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
+import { poll } from "./poll.ts";
 import { call, forEachProcessBackend, seedOrganization, stopServer } from "./processes.ts";
 
 const REQUESTS = 40;
 /** How long a retry may keep hearing 409 (a claim cut off by the crash lapses after 10 s). */
-const MAX_RETRIES = 30;
+const RETRY_FOR_MS = 30_000;
 
 forEachProcessBackend("Idempotency-Key across a SIGKILL", (suite) => {
   test("every key ends with exactly one workflow; answered ones replay their first response", async () => {
@@ -45,16 +45,18 @@ forEachProcessBackend("Idempotency-Key across a SIGKILL", (suite) => {
     const server = await suite.start(db.env);
     const ids = new Set<string>();
     for (const [i, key] of keys.entries()) {
-      let res = await call(server, "POST", "/v1/workflows", org.apiKey, body(i), {
-        "idempotency-key": key,
-      });
-      for (let retry = 0; res.status === 409 && retry < MAX_RETRIES; retry++) {
-        assert.equal(res.headers.get("retry-after"), "1");
-        await sleep(1000);
-        res = await call(server, "POST", "/v1/workflows", org.apiKey, body(i), {
-          "idempotency-key": key,
-        });
-      }
+      // Retried as a 409 says (Retry-After: 1) until the claim the crash cut off has lapsed.
+      const res = await poll(
+        async () => {
+          const answer = await call(server, "POST", "/v1/workflows", org.apiKey, body(i), {
+            "idempotency-key": key,
+          });
+          if (answer.status === 409) assert.equal(answer.headers.get("retry-after"), "1");
+          return answer;
+        },
+        (answer) => answer.status !== 409,
+        { what: `key ${key} to be free of its cut-off claim`, limitMs: RETRY_FOR_MS, everyMs: 1_000 },
+      );
       assert.equal(res.status, 201, res.text);
       const first = answered.get(key);
       if (first !== undefined) {

@@ -10,7 +10,8 @@ import { createLogger } from "../src/ops/logging.ts";
 import { openStore } from "../src/store/store.ts";
 import { assertErrorBody, leaksInternals } from "./error-body.ts";
 import { forEachBackend } from "./harness.ts";
-import { appWith, eventually, freePort } from "./ops-helpers.ts";
+import { appWith, freePort } from "./ops-helpers.ts";
+import { poll } from "./poll.ts";
 
 const redisUrl = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 async function redisAnswers(url: string): Promise<boolean> {
@@ -158,12 +159,15 @@ forEachBackend("operations", (ctx) => {
         const { dev } = await ctx.tenant();
         const headers = { authorization: `ApiKey ${dev.apiKey}` };
         // Wait until both have connected (before that each counts on its own, by design).
-        const ready = await eventually(async () => {
-          const a = await one.inject({ url: "/v1/notification-groups", headers });
-          const b = await two.inject({ url: "/v1/notification-groups", headers });
-          return Number(b.headers["ratelimit-remaining"]) < Number(a.headers["ratelimit-remaining"]);
-        }, 10_000);
-        assert.ok(ready, "the second process never saw the first one's requests");
+        await poll(
+          async () => {
+            const a = await one.inject({ url: "/v1/notification-groups", headers });
+            const b = await two.inject({ url: "/v1/notification-groups", headers });
+            return Number(b.headers["ratelimit-remaining"]) < Number(a.headers["ratelimit-remaining"]);
+          },
+          Boolean,
+          { what: "the second process to see the first one's requests", limitMs: 10_000, everyMs: 50 },
+        );
         let remaining = 0;
         for (let i = 0; i < 10; i++) {
           remaining = Number(
@@ -191,9 +195,10 @@ forEachBackend("operations", (ctx) => {
         });
         assert.equal(res.statusCode, 200);
         assert.equal(res.headers["ratelimit-limit"], "3", "limits still apply, per process");
-        assert.ok(
-          await eventually(() => lines.some((l) => l.includes("Redis is unreachable")), 5000),
-          lines.join(""),
+        await poll(
+          () => lines.join(""),
+          (log) => log.includes("Redis is unreachable"),
+          { what: "the log to say Redis is unreachable", limitMs: 5000, everyMs: 50 },
         );
       });
 
@@ -209,10 +214,11 @@ forEachBackend("operations", (ctx) => {
           );
         let redis: ChildProcess = start();
         try {
-          assert.ok(
-            await eventually(() => redisAnswers(`redis://127.0.0.1:${port}`), 5000),
-            "own Redis did not start",
-          );
+          await poll(() => redisAnswers(`redis://127.0.0.1:${port}`), Boolean, {
+            what: "own Redis to start",
+            limitMs: 5000,
+            everyMs: 50,
+          });
           const lines: string[] = [];
           const app = await make(
             { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_RPS: "1000", RATE_LIMIT_BURST: "2000" },
@@ -232,14 +238,16 @@ forEachBackend("operations", (ctx) => {
             assert.equal(res.statusCode, 200, res.body);
             assert.ok(res.headers["ratelimit-limit"]);
           }
-          assert.ok(
-            await eventually(() => lines.some((l) => l.includes("Redis is unreachable")), 5000),
-            lines.join(""),
+          await poll(
+            () => lines.join(""),
+            (log) => log.includes("Redis is unreachable"),
+            { what: "the log to say Redis is unreachable", limitMs: 5000, everyMs: 50 },
           );
           redis = start();
-          assert.ok(
-            await eventually(() => lines.some((l) => l.includes("Redis answers again")), 10_000),
-            lines.join(""),
+          await poll(
+            () => lines.join(""),
+            (log) => log.includes("Redis answers again"),
+            { what: "the log to say Redis answers again", limitMs: 10_000, everyMs: 50 },
           );
           assert.equal((await call()).statusCode, 200);
         } finally {
@@ -260,10 +268,11 @@ forEachBackend("operations", (ctx) => {
           },
         );
         try {
-          assert.ok(
-            await eventually(() => redisAnswers(`redis://127.0.0.1:${port}`), 5000),
-            "own Redis did not start",
-          );
+          await poll(() => redisAnswers(`redis://127.0.0.1:${port}`), Boolean, {
+            what: "own Redis to start",
+            limitMs: 5000,
+            everyMs: 50,
+          });
           const lines: string[] = [];
           const app = await make({ REDIS_URL: `redis://127.0.0.1:${port}` }, lines);
           const { dev } = await ctx.tenant();
@@ -274,14 +283,13 @@ forEachBackend("operations", (ctx) => {
             });
           // Until its first connection is up, the process counts locally: wait for a bucket in Redis.
           // A wait, not a timing assertion: 5 s ran out once on a machine loaded far beyond its cores.
-          assert.ok(
-            await eventually(async () => {
+          await poll(
+            async () => {
               await call();
-              return (await redisCommand(port, `EXISTS tidings:rate:env:${dev.environmentId}`)).startsWith(
-                ":1",
-              );
-            }, 20_000),
-            "the bucket never reached Redis",
+              return redisCommand(port, `EXISTS tidings:rate:env:${dev.environmentId}`);
+            },
+            (answer) => answer.startsWith(":1"),
+            { what: "the bucket to reach Redis", limitMs: 20_000, everyMs: 50 },
           );
           redis.kill("SIGSTOP");
           // Each request waits at most the command timeout, then is counted locally.
@@ -291,12 +299,13 @@ forEachBackend("operations", (ctx) => {
             lines.join(""),
           );
           redis.kill("SIGCONT");
-          assert.ok(
-            await eventually(async () => {
+          await poll(
+            async () => {
               await call();
-              return lines.some((l) => l.includes("Redis answers again"));
-            }, 10_000),
-            lines.join(""),
+              return lines.join("");
+            },
+            (log) => log.includes("Redis answers again"),
+            { what: "the log to say Redis answers again", limitMs: 10_000, everyMs: 50 },
           );
         } finally {
           redis.kill("SIGKILL");

@@ -14,6 +14,7 @@ import { createOrganization } from "../src/onboarding/service.ts";
 import { SecretBox } from "../src/store/secret-box.ts";
 import { openStore } from "../src/store/store.ts";
 import { type BackendName, describeEachBackend, postgresUrl } from "./backends.ts";
+import { poll } from "./poll.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -166,8 +167,10 @@ export function runTs(script: string, args: string[], env: Record<string, string
 }
 
 /**
- * Waits until `ready` holds, polling; fails when the process exits first or after `limitMs` (a
- * safety net for a hung process, not a timing assertion: the limit is generous on purpose).
+ * poll() for a process: until `ready` holds; fails at once when the process exits first, and after
+ * `limitMs` (a safety net for a hung process, not a timing assertion: the limit is generous on
+ * purpose) SIGKILLs it, since a caller that got no handle to it could not, and fails with what it
+ * wrote.
  */
 export async function waitFor(
   running: Running,
@@ -179,21 +182,17 @@ export async function waitFor(
   void running.exited.then((f) => {
     exited = f;
   });
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    if (await ready()) return;
-    if (exited) {
-      throw new Error(
-        `the process exited (${exited.code ?? exited.signal}) before ${what}\nstdout:\n${exited.stdout}\nstderr:\n${exited.stderr}`,
-      );
-    }
-    if (Date.now() > deadline) {
-      running.child.kill("SIGKILL");
-      throw new Error(
-        `gave up waiting for ${what}\nstdout:\n${running.stdout()}\nstderr:\n${running.stderr()}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  const stop = () =>
+    exited &&
+    `the process exited (${exited.code ?? exited.signal})\nstdout:\n${exited.stdout}\nstderr:\n${exited.stderr}`;
+  try {
+    await poll(ready, Boolean, { what, limitMs, everyMs: 50, stop });
+  } catch (error) {
+    if (exited) throw error;
+    running.child.kill("SIGKILL");
+    throw new Error(
+      `${(error as Error).message}\nstdout:\n${running.stdout()}\nstderr:\n${running.stderr()}`,
+    );
   }
 }
 

@@ -5,6 +5,7 @@ import { type JobQueue, openQueue, workerSchemaFor } from "../src/engine/queue/i
 import { SqliteQueue } from "../src/engine/queue/sqlite-queue.ts";
 import type { Store } from "../src/store/store.ts";
 import type { Backend } from "./backends.ts";
+import { poll } from "./poll.ts";
 
 export const silentLogger = pino({ level: "silent" });
 
@@ -76,15 +77,7 @@ export async function queueFixture(backend: Backend, defaults: QueueOptions = {}
         for (const queue of queues) if (queue instanceof SqliteQueue) await queue.idle();
         return;
       }
-      const deadline = Date.now() + 5_000;
-      for (;;) {
-        const { rows } = await sql<{ n: number }>`
-          select count(*)::int as n from ${sql.id(workerSchema, "jobs")}
-          where locked_at is not null or (run_at <= now() and attempts < max_attempts)`.execute(store.db);
-        if (rows[0]?.n === 0) return;
-        if (Date.now() > deadline) throw new Error(`${rows[0]?.n} jobs still due or running after 5 s`);
-        await sleep(10);
-      }
+      await pgQueueQuiet(store, workerSchema, 5_000);
     },
     async count(task) {
       const [table, name] =
@@ -117,8 +110,6 @@ export async function queueFixture(backend: Backend, defaults: QueueOptions = {}
   return fixture;
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** A promise opened by hand: what a handler waits on so a test can hold it mid-run. */
 export function gate(): { open(): void; opened: Promise<void> } {
   let open!: () => void;
@@ -128,15 +119,36 @@ export function gate(): { open(): void; opened: Promise<void> } {
   return { open, opened };
 }
 
-/** Polls until `check` holds; fails after `ms` (a safety net, not a timing assertion). */
-export async function until(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  ms = 5_000,
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(5);
+/**
+ * Resolves once the app's queue has done all the work that is due, so that a test can show that
+ * nothing (more) happens: move a ManualClock past the moment, drain, then look.
+ * SQLite: the in-process worker is idle (a clock's advance() or a wake() has already set it to work,
+ * so this waits for what they set off). PostgreSQL: what a ManualClock's timers set off has ended
+ * (the tasks they add, the retries they make due: graphile-worker keeps real time, so the engine
+ * does these itself), and no task runs and none is due; again, should a task have set off more.
+ */
+export async function drain(ctx: { app: { queue: JobQueue }; store: Store; clock: Clock }): Promise<void> {
+  const { queue } = ctx.app;
+  if (queue instanceof SqliteQueue) return queue.idle();
+  const clock = ctx.clock instanceof ManualClock ? ctx.clock : undefined;
+  const workerSchema = workerSchemaFor(ctx.store.postgres?.schema);
+  for (;;) {
+    const started = await clock?.settled();
+    await pgQueueQuiet(ctx.store, workerSchema);
+    if (clock === undefined || clock.started === started) return;
   }
+}
+
+/** Polls graphile-worker's table until no job is locked (running) and none is due. */
+async function pgQueueQuiet(store: Store, workerSchema: string, limitMs?: number): Promise<void> {
+  await poll(
+    async () => {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from ${sql.id(workerSchema, "jobs")}
+        where locked_at is not null or (run_at <= now() and attempts < max_attempts)`.execute(store.db);
+      return rows[0]?.n;
+    },
+    (n) => n === 0,
+    { what: "no task running or due", ...(limitMs !== undefined ? { limitMs } : {}) },
+  );
 }

@@ -12,7 +12,7 @@ import {
 } from "@novu/node";
 import { forEachBackend } from "./harness.ts";
 import { OBJECT_ID } from "./patterns.ts";
-import { until } from "./queue-helpers.ts";
+import { poll } from "./poll.ts";
 import { type SmtpSink, startSmtpSink, startWebhookSink, type WebhookSink } from "./sinks.ts";
 
 /**
@@ -136,25 +136,30 @@ forEachBackend("@novu/node SDK: integrations and delivery", (ctx) => {
     });
     assert.equal(trigger.status, 201);
 
-    await until(() => smtp.mails.length > mailsBefore, "the email arrived");
+    await poll(
+      () => smtp.mails.length,
+      (n) => n > mailsBefore,
+      { what: "the email" },
+    );
     const mail = smtp.mails.at(-1);
     assert.equal(mail?.parsed.subject, "Hi Lin");
     assert.equal(mail?.parsed.from?.text, '"Hello Team" <hello@example.com>');
     assert.deepEqual(mail?.to, ["lin@example.com"]);
-    await until(
-      () => hooks.requests.some((r) => r.path === "/services/T1/B1/x"),
-      "the Slack message arrived",
-    );
+    await poll(() => hooks.requests.some((r) => r.path === "/services/T1/B1/x"), Boolean, {
+      what: "the Slack message",
+    });
     const slack = hooks.requests.find((r) => r.path === "/services/T1/B1/x");
     assert.deepEqual(slack?.body, { text: "Your report is ready (for Lin)" });
 
     const transactionId = trigger.data.data.transactionId;
-    let channels: string[] = [];
-    await until(async () => {
-      const messages = await novu.messages.list({ transactionIds: [transactionId] } as never);
-      channels = messages.data.data.map((m: { channel: string }) => m.channel).sort();
-      return channels.length === 2;
-    }, "both messages are recorded");
+    const channels = await poll(
+      async () => {
+        const messages = await novu.messages.list({ transactionIds: [transactionId] } as never);
+        return messages.data.data.map((m: { channel: string }) => m.channel).sort() as string[];
+      },
+      (found) => found.length === 2,
+      { what: "both messages to be recorded" },
+    );
     assert.deepEqual(channels, ["chat", "email"]);
   });
 });

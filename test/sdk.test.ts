@@ -19,7 +19,8 @@ import { ManualClock } from "../src/clock.ts";
 import { uniqueName } from "./factories.ts";
 import { type Client, forEachBackend, type TestContext } from "./harness.ts";
 import { OBJECT_ID } from "./patterns.ts";
-import { until } from "./queue-helpers.ts";
+import { poll } from "./poll.ts";
+import { drain } from "./queue-helpers.ts";
 
 // The official @novu/node SDK (2.x) against the real server over a socket, configured as a user
 // would: `backendUrl` pointing at the server (the SDK appends /v1), the API key as its secret key.
@@ -550,12 +551,13 @@ forEachBackend<ManualClock>(
 
     /** The subscriber's feed (newest first) once it holds at least `count` messages. */
     async function feedOf(novu: Novu, subscriberId: string, count: number): Promise<FeedMessage[]> {
-      let data: FeedMessage[] = [];
-      await until(async () => {
-        data = (await novu.subscribers.getNotificationsFeed(subscriberId, { limit: 100 })).data.data;
-        return data.length >= count;
-      }, `the feed of ${subscriberId} holds ${count} messages`);
-      return data;
+      return poll(
+        async () =>
+          (await novu.subscribers.getNotificationsFeed(subscriberId, { limit: 100 })).data
+            .data as FeedMessage[],
+        (data) => data.length >= count,
+        { what: `the feed of ${subscriberId} to hold ${count} messages` },
+      );
     }
 
     /**
@@ -563,15 +565,16 @@ forEachBackend<ManualClock>(
      * a final state (read through the API; the SDK has no call for notifications).
      */
     async function settled(api: Client, transactionId: string, notifications = 1): Promise<JobView[]> {
-      let jobs: JobView[] = [];
-      await until(async () => {
-        const res = await api.get(`/v1/notifications?transactionId=${transactionId}&limit=100`);
-        assert.equal(res.statusCode, 200, res.body);
-        const found = res.json().data as { jobs: JobView[] }[];
-        jobs = found.flatMap((n) => n.jobs);
-        return found.length >= notifications && jobs.every((j) => FINAL.has(j.status));
-      }, `transaction ${transactionId} has run`);
-      return jobs;
+      const found = await poll(
+        async () => {
+          const res = await api.get(`/v1/notifications?transactionId=${transactionId}&limit=100`);
+          assert.equal(res.statusCode, 200, res.body);
+          return res.json().data as { jobs: JobView[] }[];
+        },
+        (all) => all.length >= notifications && all.every((n) => n.jobs.every((j) => FINAL.has(j.status))),
+        { what: `transaction ${transactionId} to have run` },
+      );
+      return found.flatMap((n) => n.jobs);
     }
 
     const contents = (messages: FeedMessage[]) => messages.map((m) => m.content);
@@ -665,13 +668,15 @@ forEachBackend<ManualClock>(
         transactionId: "tx-actor",
       });
       assert.equal(res.status, 201);
-      let runAt = "";
-      await until(async () => {
-        const found = await api.get("/v1/notifications?transactionId=tx-actor");
-        const job = found.json().data[0]?.jobs[0];
-        runAt = job?.status === "delayed" ? job.runAt : "";
-        return runAt !== "";
-      }, "the delay waits");
+      const runAt = await poll(
+        async () => {
+          const found = await api.get("/v1/notifications?transactionId=tx-actor");
+          const job = found.json().data[0]?.jobs[0];
+          return job?.status === "delayed" ? (job.runAt as string) : "";
+        },
+        (at) => at !== "",
+        { what: "the delay to wait" },
+      );
       assert.equal(runAt, new Date(triggeredAt + 60 * 60_000).toISOString(), "an hour, not five minutes");
       ctx.clock.advance(60 * 60_000);
       await settled(api, "tx-actor");
@@ -724,10 +729,12 @@ forEachBackend<ManualClock>(
       await novu.trigger(name, { to: "waiting", payload: { note: "canceled" }, transactionId: "to-cancel" });
       await novu.trigger(name, { to: "waiting", payload: { note: "kept" }, transactionId: "to-keep" });
       for (const tx of ["to-cancel", "to-keep"]) {
-        await until(async () => {
-          const res = await api.get(`/v1/notifications?transactionId=${tx}`);
-          return res.json().data[0]?.jobs[0]?.status === "delayed";
-        }, `${tx} waits in its delay`);
+        await poll(
+          async () =>
+            (await api.get(`/v1/notifications?transactionId=${tx}`)).json().data[0]?.jobs[0]?.status,
+          (status) => status === "delayed",
+          { what: `${tx} to wait in its delay` },
+        );
       }
 
       const canceled = await novu.events.cancel("to-cancel");
@@ -753,7 +760,9 @@ forEachBackend<ManualClock>(
           ["in_app", "canceled"],
         ],
       );
-      // A canceled job never runs again: the feed holds the kept trigger's message only.
+      // A canceled job never runs again: once the queue has done all that is due, the feed holds the
+      // kept trigger's message only.
+      await drain(ctx);
       assert.deepEqual(contents(await feedOf(novu, "waiting", 1)), ["Hi , kept"]);
       const none = await novu.messages.list({ transactionIds: ["to-cancel"] });
       assert.equal(none.data.totalCount, 0);

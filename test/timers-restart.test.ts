@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { openStore } from "../src/store/store.ts";
+import { EngineProbe } from "./engine-processes.ts";
+import { poll } from "./poll.ts";
 import {
   type CallResult,
   call,
@@ -19,7 +21,6 @@ import {
 
 const tallyOf = (values: string[]) =>
   values.reduce<Record<string, number>>((tally, v) => ({ ...tally, [v]: (tally[v] ?? 0) + 1 }), {});
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const hexId = () => randomBytes(12).toString("hex");
 
 function ok(res: CallResult, status = 201) {
@@ -27,13 +28,16 @@ function ok(res: CallResult, status = 201) {
   return res.json();
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
-    await sleep(20);
+/**
+ * Waits until no job is unfinished and the queue holds no task (the dead workers' ones handed back
+ * on PostgreSQL after WORKER_DEAD_AFTER_MS, 30 s by default, included).
+ */
+async function drained(db: ProcessDatabase): Promise<void> {
+  const probe = new EngineProbe(db);
+  try {
+    await probe.drained(90_000);
+  } finally {
+    await probe.close();
   }
 }
 
@@ -89,7 +93,7 @@ forEachProcessBackend("timers across a restart", (suite) => {
     // dies. Counted by step type: the steps after a merged event are `merged` too, so "four jobs
     // delayed or merged" could be met with the third event still on its way (it would then, rightly,
     // open a window of its own after the restart).
-    const due = await until(
+    const due = await poll(
       () =>
         withStore(db, (store) =>
           store.db
@@ -102,7 +106,7 @@ forEachProcessBackend("timers across a restart", (suite) => {
         jobs.filter((j) => j.type === "delay" && j.status === "delayed").length === 1 &&
         jobs.filter((j) => j.type === "digest" && j.status === "delayed").length === 1 &&
         jobs.filter((j) => j.type === "digest" && j.status === "merged").length === 2,
-      "the delay set, and the three events in the window",
+      { what: "the delay set, and the three events in the window" },
     );
     const dueOf = (type: string) =>
       new Date(due.find((j) => j.type === type && j.run_at !== null)?.run_at ?? 0).getTime();
@@ -112,15 +116,15 @@ forEachProcessBackend("timers across a restart", (suite) => {
     server = await suite.start(env);
     const readyAt = Date.now();
 
-    const messages = await until(
+    const messages = await poll(
       async () =>
         ok(await call(server, "GET", `/v1/messages?subscriberId=${subscriberId}`, seed.apiKey), 200)
           .data as Message[],
       (m) => m.length >= 2,
-      "both messages after the restart",
+      { what: "both messages after the restart" },
     );
-    // Time for a second delivery, were there one to come.
-    await sleep(1_000);
+    // Nothing is left to deliver a second time: every job is final and the queue is empty.
+    await drained(db);
     const after = ok(await call(server, "GET", `/v1/messages?subscriberId=${subscriberId}`, seed.apiKey), 200)
       .data as Message[];
     assert.deepEqual(
@@ -198,7 +202,7 @@ forEachProcessBackend("timers across a restart", (suite) => {
     );
     // Every event in the window; then one process dies (whichever ran the lead and added the close's
     // task: the survivor has seen that task in its own scans and must close the window on time).
-    const lead = await until(
+    const lead = await poll(
       () =>
         withStore(db, (store) =>
           store.db
@@ -209,7 +213,7 @@ forEachProcessBackend("timers across a restart", (suite) => {
             .execute(),
         ),
       (jobs) => jobs.length === 100 && jobs.every((j) => j.status !== "queued" && j.status !== "running"),
-      "100 events in the window",
+      { what: "100 events in the window" },
     );
     const statuses = `${JSON.stringify(tallyOf(lead.map((j) => j.status)))} ${Date.now() - triggeredAt} ms after the triggers`;
     assert.equal(lead.filter((j) => j.status === "delayed").length, 1, `one window, still open: ${statuses}`);
@@ -220,14 +224,16 @@ forEachProcessBackend("timers across a restart", (suite) => {
     const closesAt = new Date(window.closes_at as string).getTime();
     await stopServer(servers[0], "SIGKILL");
     const survivor = servers[1];
-    const messages = await until(
+    const messages = await poll(
       async () =>
         ok(await call(survivor, "GET", `/v1/messages?subscriberId=${subscriberId}`, seed.apiKey), 200)
           .data as Message[],
       (m) => m.length >= 1,
-      "the digest",
+      { what: "the digest" },
     );
-    await sleep(1_000);
+    // Nothing is left to deliver a second time: every job is final and the queue is empty (a task
+    // the dead process held included, once the survivor has handed it back and run it).
+    await drained(db);
     const all = ok(await call(survivor, "GET", `/v1/messages?subscriberId=${subscriberId}`, seed.apiKey), 200)
       .data as Message[];
     assert.equal(all.length, 1, "one digest");

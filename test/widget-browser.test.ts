@@ -15,6 +15,7 @@ import { build } from "esbuild";
 import { type Browser, chromium } from "playwright-core";
 import { createWorkflow, uniqueName } from "./factories.ts";
 import { type Client, forEachBackend } from "./harness.ts";
+import { poll } from "./poll.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const haveBrowser = existsSync(CHROMIUM);
@@ -211,10 +212,11 @@ forEachBackend("Novu's inbox component against Tidings, in Chromium", (ctx) => {
 
     const wrong = await open("00".repeat(32));
     try {
-      const deadline = Date.now() + 15_000;
-      while (!wrong.errors.some((e) => /Failed to initialize the session/.test(e)) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await poll(
+        () => wrong.errors.join("\n"),
+        (errors) => /Failed to initialize the session/.test(errors),
+        { what: "the page to fail to start its session", limitMs: 15_000, everyMs: 50 },
+      );
       assert.ok(
         wrong.errors.some((e) => /Failed to initialize the session.*400.*hmacHash/.test(e)),
         wrong.errors.join("\n"),

@@ -3,10 +3,8 @@ import { test } from "node:test";
 import { sql } from "kysely";
 import { assertErrorBody } from "../../test/error-body.ts";
 import { forEachBackend } from "../../test/harness.ts";
-import { until } from "../../test/queue-helpers.ts";
+import { drain } from "../../test/queue-helpers.ts";
 import { type CatalogRoute, makeFixtures, ROUTES } from "../../test/route-catalog.ts";
-import { workerSchemaFor } from "../engine/queue/index.ts";
-import { SqliteQueue } from "../engine/queue/sqlite-queue.ts";
 import type { Store } from "../store/store.ts";
 import { findKeyOwner, revokeApiKey } from "../tenancy/repository.ts";
 import { isKeyGuarded } from "./guarded-route.ts";
@@ -22,19 +20,7 @@ forEachBackend(
   "every key-guarded route: a key revoked between two calls is refused on the second, which changes nothing",
   (ctx) => {
     /** Resolves once the worker has nothing running and nothing due (polled on PostgreSQL). */
-    async function settle(): Promise<void> {
-      if (ctx.app.queue instanceof SqliteQueue) {
-        await ctx.app.queue.idle();
-        return;
-      }
-      const jobs = sql.id(workerSchemaFor(ctx.store.postgres?.schema), "_private_jobs");
-      await until(async () => {
-        const { rows } = await sql<{ n: number }>`
-          select count(*)::int as n from ${jobs}
-          where locked_at is not null or (run_at <= now() and attempts < max_attempts)`.execute(ctx.store.db);
-        return rows[0]?.n === 0;
-      }, "the worker is idle");
-    }
+    const settle = () => drain(ctx);
 
     /**
      * Every row of every table of the app, so that any write at all shows; but queue_workers, where

@@ -3,6 +3,8 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { forEachBackend, type Client as TestClient } from "../../test/harness.ts";
+import { poll } from "../../test/poll.ts";
+import { drain } from "../../test/queue-helpers.ts";
 import { ManualClock } from "../clock.ts";
 import { addUnits } from "./time-units.ts";
 
@@ -12,22 +14,12 @@ import { addUnits } from "./time-units.ts";
 
 const START = Date.UTC(2026, 0, 31, 12);
 const hexId = () => randomBytes(12).toString("hex");
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface JobView {
   type: string;
   status: string;
   runAt: string;
   executionDetails: { detail: string; status: string }[];
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  let value = await read();
-  for (const start = Date.now(); !done(value); value = await read()) {
-    if (Date.now() - start > 15_000) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
-    await sleep(10);
-  }
-  return value;
 }
 
 const settled = (jobs: JobView[]) =>
@@ -83,18 +75,18 @@ forEachBackend(
         const { api, name } = await setup({ type: "regular", amount: 2, unit });
         const startedAt = ctx.clock.now();
         const tx = await fire(api, name, { n: unit });
-        const [delay] = await until(() => jobsOf(api, tx), settled, `the ${unit} delay`);
+        const [delay] = await poll(() => jobsOf(api, tx), settled, { what: `the ${unit} delay` });
         const due = addUnits(startedAt, 2, unit);
         assert.equal(delay?.status, "delayed", unit);
         assert.equal(delay?.runAt, new Date(due).toISOString(), `2 ${unit} from now`);
         ctx.clock.set(due - 1);
-        await sleep(30);
+        await drain(ctx);
         assert.equal((await messagesOf(api, tx)).length, 0, `nothing 1 ms before 2 ${unit}`);
         ctx.clock.set(due);
-        const messages = await until(
+        const messages = await poll(
           () => messagesOf(api, tx),
           (m) => m.length === 1,
-          `the message after 2 ${unit}`,
+          { what: `the message after 2 ${unit}` },
         );
         assert.equal(messages[0]?.content, `Delivered ${unit}`);
         assert.equal(messages[0]?.createdAt, new Date(due).toISOString(), "delivered at the due moment");
@@ -105,23 +97,23 @@ forEachBackend(
       const { api, name } = await setup({ type: "scheduled", delayPath: "meeting.startsAt" });
       const at = ctx.clock.now() + 90 * 60_000;
       const tx = await fire(api, name, { n: 1, meeting: { startsAt: new Date(at).toISOString() } });
-      const [delay] = await until(() => jobsOf(api, tx), settled, "the scheduled delay");
+      const [delay] = await poll(() => jobsOf(api, tx), settled, { what: "the scheduled delay" });
       assert.equal(delay?.runAt, new Date(at).toISOString());
       ctx.clock.advance(89 * 60_000);
-      await sleep(30);
+      await drain(ctx);
       assert.equal((await messagesOf(api, tx)).length, 0);
       ctx.clock.advance(60_000);
-      await until(
+      await poll(
         () => messagesOf(api, tx),
         (m) => m.length === 1,
-        "the message at the date",
+        { what: "the message at the date" },
       );
     });
 
     test("overrides.delay replaces the step's delay for one trigger", async () => {
       const { api, name } = await setup({ type: "scheduled", delayPath: "sendAt" });
       const tx = await fire(api, name, { n: 2 }, { overrides: { delay: { amount: 3, unit: "days" } } });
-      const [delay] = await until(() => jobsOf(api, tx), settled, "the overridden delay");
+      const [delay] = await poll(() => jobsOf(api, tx), settled, { what: "the overridden delay" });
       assert.equal(delay?.runAt, new Date(ctx.clock.now() + 3 * 86_400_000).toISOString());
     });
 
@@ -144,10 +136,10 @@ forEachBackend(
       for (const [payload, more, reason] of cases) {
         const tx = await fire(api, name, payload, more);
         // Settled, and its reason readable (the job's row and its detail are one commit).
-        const jobs = await until(
+        const jobs = await poll(
           () => jobsOf(api, tx),
           (js) => settled(js) && (js[0]?.executionDetails.some((d) => d.status === "Failed") ?? false),
-          "the failed delay and its reason",
+          { what: "the failed delay and its reason" },
         );
         assert.deepEqual(
           jobs.map((j) => j.status),
@@ -159,10 +151,10 @@ forEachBackend(
         assert.equal((await messagesOf(api, tx)).length, 0);
       }
       ctx.clock.advance(60_000);
-      await until(
+      await poll(
         () => messagesOf(api, good),
         (m) => m.length === 1,
-        "the good trigger's message",
+        { what: "the good trigger's message" },
       );
     });
 
@@ -170,16 +162,16 @@ forEachBackend(
       const { api, name } = await setup({ type: "regular", amount: 5, unit: "minutes" });
       for (let round = 0; round < 8; round++) {
         const tx = await fire(api, name, { n: round });
-        await until(() => jobsOf(api, tx), settled, "the delay");
+        await poll(() => jobsOf(api, tx), settled, { what: "the delay" });
         const cancel = api.delete(`/v1/events/trigger/${tx}`);
         ctx.clock.advance(5 * 60_000);
         const answer = (await cancel).json().data as boolean;
-        const jobs = await until(
+        const jobs = await poll(
           () => jobsOf(api, tx),
           (all) => all.every((j) => !["pending", "queued", "running", "delayed"].includes(j.status)),
-          "the run to settle",
+          { what: "the run to settle" },
         );
-        await sleep(30);
+        await drain(ctx);
         const delivered = (await messagesOf(api, tx)).length;
         const inApp = jobs.find((j) => j.type === "in_app")?.status;
         assert.ok(

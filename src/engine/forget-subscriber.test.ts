@@ -3,7 +3,8 @@ import { test } from "node:test";
 import { sql } from "kysely";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { forEachBackend, type TestContext } from "../../test/harness.ts";
-import { gate, until } from "../../test/queue-helpers.ts";
+import { poll } from "../../test/poll.ts";
+import { gate } from "../../test/queue-helpers.ts";
 import { ManualClock } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { newObjectId } from "../ids.ts";
@@ -51,12 +52,13 @@ forEachBackend<ManualClock>(
         transactionId,
       });
       assert.equal(res.statusCode, 201, res.body);
-      let jobs: JobView[] = [];
-      await until(async () => {
-        const found = await api.get(`/v1/notifications?transactionId=${transactionId}`);
-        jobs = found.json().data[0]?.jobs ?? [];
-        return jobs[0]?.status === "delayed";
-      }, "the run waits in its delay");
+      const jobs = await poll(
+        async () =>
+          ((await api.get(`/v1/notifications?transactionId=${transactionId}`)).json().data[0]?.jobs ??
+            []) as JobView[],
+        (found) => found[0]?.status === "delayed",
+        { what: "the run to wait in its delay" },
+      );
       const inApp = jobs[1];
       assert.ok(inApp);
       const me: Tenant = {
@@ -106,7 +108,9 @@ forEachBackend<ManualClock>(
         ran = true;
       });
       // The job reads the subscriber (the delete is not committed yet), then waits at its row.
-      await until(async () => ran || (await blocks(ctx, deleting.pid())), "the job waits for the delete");
+      await poll(async () => ran || (await blocks(ctx, deleting.pid())), Boolean, {
+        what: "the job to wait for the delete",
+      });
       deleting.release();
       await deleting.finished;
       await running;
@@ -168,10 +172,9 @@ forEachBackend<ManualClock>(
       const deleting = api.delete("/v1/subscribers/racer").finally(() => {
         deleted = true;
       });
-      await until(
-        async () => deleted || (await blocks(ctx, writing.pid())),
-        "the delete waits for the worker",
-      );
+      await poll(async () => deleted || (await blocks(ctx, writing.pid())), Boolean, {
+        what: "the delete to wait for the worker",
+      });
       assert.equal(deleted, false, "the delete waited for the subscriber's row");
       writing.release();
       await writing.finished;
@@ -202,10 +205,9 @@ forEachBackend<ManualClock>(
       const deleting = api.delete("/v1/subscribers/racer").finally(() => {
         deleted = true;
       });
-      await until(
-        async () => deleted || (await blocks(ctx, triggering.pid())),
-        "the delete waits for the trigger",
-      );
+      await poll(async () => deleted || (await blocks(ctx, triggering.pid())), Boolean, {
+        what: "the delete to wait for the trigger",
+      });
       assert.equal(deleted, false, "the delete waited for the subscriber's row");
       triggering.release();
       await triggering.finished;

@@ -3,6 +3,8 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { forEachBackend, type Client as TestClient } from "../../test/harness.ts";
+import { poll } from "../../test/poll.ts";
+import { drain } from "../../test/queue-helpers.ts";
 import { ManualClock } from "../clock.ts";
 
 const START = Date.UTC(2026, 5, 1, 12);
@@ -14,17 +16,10 @@ interface JobView {
   executionDetails: { detail: string }[];
 }
 
-/** Polls (real time, bounded: 2 s) until `done` holds for the transaction's jobs; returns them as they are then. */
-async function jobsOf(api: TestClient, transactionId: string, done: (jobs: JobView[]) => boolean) {
-  let jobs: JobView[] = [];
-  for (let waited = 0; waited <= 2000; waited += 10) {
-    const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
-    assert.equal(res.statusCode, 200, res.body);
-    jobs = res.json().data.flatMap((n: { jobs: JobView[] }) => n.jobs);
-    if (done(jobs)) return jobs;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return jobs;
+async function jobsOf(api: TestClient, transactionId: string): Promise<JobView[]> {
+  const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json().data.flatMap((n: { jobs: JobView[] }) => n.jobs);
 }
 
 async function messagesOf(api: TestClient, transactionId: string) {
@@ -73,12 +68,16 @@ forEachBackend(
     test("a delay holds the message until the clock passes it", async () => {
       const { api, name } = await setup([delay(5), inApp]);
       const tx = await fire(api, name);
-      await jobsOf(api, tx, (jobs) => jobs.some((j) => j.type === "delay" && j.status === "delayed"));
+      await poll(
+        () => jobsOf(api, tx),
+        (jobs) => jobs.some((j) => j.type === "delay" && j.status === "delayed"),
+        { what: "the delay job to wait" },
+      );
       ctx.clock.advance(4 * 60_000);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await drain(ctx);
       assert.equal((await messagesOf(api, tx)).length, 0, "nothing before the delay is over");
       ctx.clock.advance(60_000);
-      const jobs = await jobsOf(api, tx, settled("in_app"));
+      const jobs = await poll(() => jobsOf(api, tx), settled("in_app"), { what: "the in-app job to settle" });
       assert.equal(jobs.find((j) => j.type === "in_app")?.status, "completed", JSON.stringify(jobs));
       assert.equal((await messagesOf(api, tx)).length, 1);
     });
@@ -86,25 +85,33 @@ forEachBackend(
     test("overrides.delay changes the delay", async () => {
       const { api, name } = await setup([delay(5), inApp]);
       const tx = await fire(api, name, { overrides: { delay: { amount: 1, unit: "hours" } } });
-      await jobsOf(api, tx, (jobs) => jobs.some((j) => j.type === "delay" && j.status === "delayed"));
+      await poll(
+        () => jobsOf(api, tx),
+        (jobs) => jobs.some((j) => j.type === "delay" && j.status === "delayed"),
+        { what: "the delay job to wait" },
+      );
       ctx.clock.advance(30 * 60_000);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await drain(ctx);
       assert.equal((await messagesOf(api, tx)).length, 0, "five minutes were overridden by an hour");
       ctx.clock.advance(30 * 60_000);
-      await jobsOf(api, tx, settled("in_app"));
+      await poll(() => jobsOf(api, tx), settled("in_app"), { what: "the in-app job to settle" });
       assert.equal((await messagesOf(api, tx)).length, 1);
     });
 
     test("cancel before the delay is over: {data:true}, job canceled, no message after the clock moves", async () => {
       const { api, name } = await setup([delay(5), inApp]);
       const tx = await fire(api, name);
-      await jobsOf(api, tx, (jobs) => jobs.some((j) => j.type === "delay" && j.status === "delayed"));
+      await poll(
+        () => jobsOf(api, tx),
+        (jobs) => jobs.some((j) => j.type === "delay" && j.status === "delayed"),
+        { what: "the delay job to wait" },
+      );
       const res = await api.delete(`/v1/events/trigger/${tx}`);
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(res.json(), { data: true });
       ctx.clock.advance(10 * 60_000);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const jobs = await jobsOf(api, tx, () => true);
+      await drain(ctx);
+      const jobs = await jobsOf(api, tx);
       assert.ok(
         jobs.some((j) => j.status === "canceled"),
         JSON.stringify(jobs.map((j) => [j.type, j.status])),
@@ -126,13 +133,15 @@ forEachBackend(
       };
       const { api, name } = await setup([filtered]);
       const miss = await fire(api, name, { payload: { plan: "free" } });
-      const jobs = await jobsOf(api, miss, settled("in_app"));
+      const jobs = await poll(() => jobsOf(api, miss), settled("in_app"), {
+        what: "the in-app job to settle",
+      });
       const job = jobs.find((j) => j.type === "in_app");
       assert.equal(job?.status, "skipped", JSON.stringify(jobs));
       assert.ok(job?.executionDetails.some((d) => d.detail === "filtered"));
       assert.equal((await messagesOf(api, miss)).length, 0);
       const hit = await fire(api, name, { payload: { plan: "pro" } });
-      await jobsOf(api, hit, settled("in_app"));
+      await poll(() => jobsOf(api, hit), settled("in_app"), { what: "the in-app job to settle" });
       assert.equal((await messagesOf(api, hit)).length, 1);
     });
 
@@ -140,7 +149,11 @@ forEachBackend(
       const off = { template: { type: "in_app", content: "Off {{who}}" }, active: false };
       const { api, name } = await setup([off, inApp]);
       const tx = await fire(api, name);
-      await jobsOf(api, tx, (jobs) => jobs.filter((j) => j.status === "completed").length === 1);
+      await poll(
+        () => jobsOf(api, tx),
+        (jobs) => jobs.filter((j) => j.status === "completed").length === 1,
+        { what: "one job to complete" },
+      );
       const messages = await messagesOf(api, tx);
       assert.deepEqual(
         messages.map((m) => m.content),
@@ -162,7 +175,9 @@ forEachBackend(
           assert.equal(made.statusCode, 200, made.body);
         }
         const tx = await fire(api, name, { to: subscriberId });
-        const jobs = await jobsOf(api, tx, settled("in_app"));
+        const jobs = await poll(() => jobsOf(api, tx), settled("in_app"), {
+          what: "the in-app job to settle",
+        });
         const job = jobs.find((j) => j.type === "in_app");
         assert.equal(job?.status, critical ? "completed" : "skipped", JSON.stringify(jobs));
         assert.equal((await messagesOf(api, tx)).length, critical ? 1 : 0);

@@ -420,7 +420,8 @@ async function finish(
   if (timer && !deps.queue.runAtFollowsClock) {
     deps.clock.at(timer.dueAt, () => {
       const { runAt: _runAt, ...now } = timer.task;
-      void deps.queue
+      // Returned: a ManualClock keeps the promise, so that a test can wait for the task to be added.
+      return deps.queue
         .add(deps.db, [{ ...now, key: `${timer.task.key ?? job.id}:by-clock` }])
         .then(() => deps.queue.wake())
         .catch(() => {

@@ -4,6 +4,8 @@ import { test } from "node:test";
 import { assertErrorBody } from "../../test/error-body.ts";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { type Client, forEachBackend, type TestContext } from "../../test/harness.ts";
+import { poll } from "../../test/poll.ts";
+import { drain } from "../../test/queue-helpers.ts";
 
 const hexId = () => randomBytes(12).toString("hex");
 
@@ -14,19 +16,20 @@ interface FeedMessage {
   cta: { data: { url?: string } };
 }
 
-/** The subscriber's feed once it holds `count` messages (0: as it is now) (the worker runs in-process); 2 s at most. */
-async function feedOf(ctx: TestContext, apiKey: string, subscriberId: string, count: number) {
-  const api = ctx.client(apiKey);
-  let data: FeedMessage[] = [];
-  for (let waited = 0; waited <= 2000; waited += 10) {
-    const res = await api.get(`/v1/subscribers/${subscriberId}/notifications/feed`);
-    assert.equal(res.statusCode, 200, res.body);
-    data = res.json().data;
-    if (data.length >= count) return data;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return data;
+/** The subscriber's feed as it is now (the worker runs in-process). */
+async function feedOf(ctx: TestContext, apiKey: string, subscriberId: string): Promise<FeedMessage[]> {
+  const res = await ctx.client(apiKey).get(`/v1/subscribers/${subscriberId}/notifications/feed`);
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json().data;
 }
+
+/** The subscriber's feed once it holds `count` messages. */
+const feedWith = (ctx: TestContext, apiKey: string, subscriberId: string, count: number) =>
+  poll(
+    () => feedOf(ctx, apiKey, subscriberId),
+    (feed) => feed.length >= count,
+    { what: `${count} messages in the feed of ${subscriberId}` },
+  );
 
 interface ActivityNotification {
   _id: string;
@@ -34,18 +37,17 @@ interface ActivityNotification {
   jobs: { type: string; status: string; executionDetails: { status: string; detail: string }[] }[];
 }
 
-/** The transaction's notifications (from the activity), once there are `count` (2 s at most: a fan-out runs in the worker). */
-async function notificationsOf(api: Client, transactionId: string, count = 1) {
-  let data: ActivityNotification[] = [];
-  for (let waited = 0; waited <= 2000; waited += 10) {
-    const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
-    assert.equal(res.statusCode, 200, res.body);
-    data = res.json().data;
-    if (data.length >= count) return data;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return data;
-}
+/** The transaction's notifications (from the activity), once there are `count` (a fan-out runs in the worker). */
+const notificationsOf = (api: Client, transactionId: string, count = 1) =>
+  poll(
+    async () => {
+      const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().data as ActivityNotification[];
+    },
+    (data) => data.length >= count,
+    { what: `${count} notifications of transaction ${transactionId}` },
+  );
 
 /** A job's execution details, as text, in the order the activity lists them. */
 const detailsOf = (job: ActivityNotification["jobs"][number] | undefined) =>
@@ -84,7 +86,7 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
     assert.equal(ack.acknowledged, true);
     assert.equal(ack.status, "processed");
     assert.ok(ack.transactionId);
-    const feed = await feedOf(ctx, tenant.dev.apiKey, subscriberId, 1);
+    const feed = await feedWith(ctx, tenant.dev.apiKey, subscriberId, 1);
     assert.equal(feed.length, 1);
     const [message] = feed;
     assert.ok(message);
@@ -109,8 +111,8 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
       payload: { note: "2" },
     });
     assert.equal(many.statusCode, 201, many.body);
-    assert.equal((await feedOf(ctx, tenant.dev.apiKey, a, 2)).length, 2);
-    assert.equal((await feedOf(ctx, tenant.dev.apiKey, b, 1)).length, 1);
+    assert.equal((await feedWith(ctx, tenant.dev.apiKey, a, 2)).length, 2);
+    assert.equal((await feedWith(ctx, tenant.dev.apiKey, b, 1)).length, 1);
   });
 
   test("a topic fans out: each member gets exactly one message, also when named directly too", async () => {
@@ -127,10 +129,10 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
       payload: { note: "t" },
     });
     assert.equal(res.statusCode, 201, res.body);
-    for (const m of members) assert.equal((await feedOf(ctx, tenant.dev.apiKey, m, 1)).length, 1);
-    // Give a duplicate the time to show up, then count again.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    for (const m of members) assert.equal((await feedOf(ctx, tenant.dev.apiKey, m, 0)).length, 1);
+    for (const m of members) assert.equal((await feedWith(ctx, tenant.dev.apiKey, m, 1)).length, 1);
+    // Once the queue has done all that is due, a duplicate would be there: count again.
+    await drain(ctx);
+    for (const m of members) assert.equal((await feedOf(ctx, tenant.dev.apiKey, m)).length, 1);
   });
 
   test("a topic that does not exist is a 422 naming it", async () => {
@@ -196,11 +198,12 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
     assert.deepEqual(detailsOf(existing?.jobs[0]), ["Not run: the workflow is inactive"]);
 
     // Nothing was sent, and nothing is left to run: no message, every job final.
+    await drain(ctx);
     const messages = await api.get(`/v1/messages?transactionId=${transactionId}`);
     assert.equal(messages.statusCode, 200, messages.body);
     assert.equal(messages.json().data.length, 0);
     for (const subscriberId of [known, unknown])
-      assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId, 0)).length, 0);
+      assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId)).length, 0);
     // The same transactionId again records nothing more.
     const again = await api.post("/v1/events/trigger", body);
     assert.equal(again.json().data.status, "trigger_not_active", again.body);
@@ -265,7 +268,11 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.json().data.status, "processed");
     for (const subscriberId of [known, bare, withEmail])
-      assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId, 1)).length, 1, "delivered as before");
+      assert.equal(
+        (await feedWith(ctx, tenant.dev.apiKey, subscriberId, 1)).length,
+        1,
+        "delivered as before",
+      );
     const notifications = await notificationsOf(api, transactionId);
     const noteOf = (subscriberId: string) => {
       const n = notifications.find((x) => x.subscriber.subscriberId === subscriberId);
@@ -403,9 +410,9 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
       assert.equal(res.statusCode, 201, res.body);
       assert.equal(res.json().data.transactionId, transactionId);
     }
-    assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId, 1)).length, 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId, 0)).length, 1);
+    assert.equal((await feedWith(ctx, tenant.dev.apiKey, subscriberId, 1)).length, 1);
+    await drain(ctx);
+    assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId)).length, 1);
   });
 
   test("bulk: each event its own result; more than 100 is a 400", async () => {
@@ -419,7 +426,7 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
     assert.equal(results.length, 2);
     assert.equal(results[0].status, "processed");
     assert.equal(results[1].acknowledged, false);
-    assert.equal((await feedOf(ctx, tenant.dev.apiKey, subscriberId, 1)).length, 1);
+    assert.equal((await feedWith(ctx, tenant.dev.apiKey, subscriberId, 1)).length, 1);
     const tooMany = await api.post("/v1/events/trigger/bulk", {
       events: Array.from({ length: 101 }, () => ({ name, to: subscriberId })),
     });
@@ -439,8 +446,8 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
       assert.equal((await api.post("/v1/subscribers", { subscriberId: m })).statusCode, 201);
     const res = await api.post("/v1/events/trigger/broadcast", { name, payload: { note: "all" } });
     assert.equal(res.statusCode, 201, res.body);
-    for (const m of members) assert.equal((await feedOf(ctx, tenant.dev.apiKey, m, 1)).length, 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const m of members) assert.equal((await feedWith(ctx, tenant.dev.apiKey, m, 1)).length, 1);
+    await drain(ctx);
     const outside = await ctx.client(other.dev.apiKey).get(`/v1/subscribers/${outsider}/notifications/feed`);
     assert.equal(outside.statusCode, 200, outside.body);
     assert.equal(outside.json().data.length, 0);
@@ -455,7 +462,7 @@ forEachBackend("POST /v1/events/trigger", (ctx) => {
     const b = await off.api.post("/v1/events/trigger", { name: off.name, to: hexId() });
     assert.equal(b.statusCode, 201, b.body);
     assert.equal(b.json().data.status, "no_workflow_active_steps_defined");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await drain(ctx);
     for (const [api, res] of [
       [none.api, a],
       [off.api, b],

@@ -4,6 +4,7 @@ import { test } from "node:test";
 import { assertErrorBody } from "../../test/error-body.ts";
 import { createWorkflow, nextMillisecond, uniqueName } from "../../test/factories.ts";
 import { type Client, forEachBackend } from "../../test/harness.ts";
+import { poll } from "../../test/poll.ts";
 
 const hexId = () => randomBytes(12).toString("hex");
 
@@ -52,10 +53,11 @@ forEachBackend("the inbox and activity", (ctx) => {
       });
       assert.equal(res.statusCode, 201, res.body);
       // One at a time, a millisecond apart: workers may run jobs in parallel, and the feed is newest first.
-      for (let waited = 0; waited <= 2000; waited += 10) {
-        if ((await feed(api, subscriberId)).data.length > n) break;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await poll(
+        async () => (await feed(api, subscriberId)).data.length,
+        (count) => count > n,
+        { what: `message ${n} in the feed` },
+      );
       await nextMillisecond();
     }
     const messages = (await feed(api, subscriberId)).data;

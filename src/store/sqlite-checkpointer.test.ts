@@ -5,9 +5,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import SqliteDatabase from "better-sqlite3";
+import { poll } from "../../test/poll.ts";
 import { SqliteCheckpointer } from "./sqlite-checkpointer.ts";
 
 describe("SQLite background checkpoints", () => {
@@ -27,12 +27,6 @@ describe("SQLite background checkpoints", () => {
     return { file, raw };
   }
 
-  async function until(what: string, done: () => boolean) {
-    // Returns as soon as it holds; the budget is for a slow, busy machine.
-    for (let i = 0; i < 1200 && !done(); i++) await sleep(25);
-    assert.ok(done(), `timed out waiting until ${what}`);
-  }
-
   test("the worker copies committed pages into the database file while the writer only appends", async () => {
     const { file, raw } = openWriter("steady.db");
     const checkpointer = SqliteCheckpointer.start(file, raw, { intervalMs: 20 });
@@ -46,10 +40,11 @@ describe("SQLite background checkpoints", () => {
       // A run counted now may have begun mid-way through the writes: wait for two more. (Not a frame
       // count: should the worker catch up while the writer pauses, the log restarts from frame 1.)
       const runsBefore = checkpointer.stats.runs;
-      await until("the worker has checkpointed every frame written", () => {
-        const s = checkpointer.stats;
-        return s.runs >= runsBefore + 2 && s.checkpointedFrames === s.logFrames;
-      });
+      await poll(
+        () => ({ ...checkpointer.stats }),
+        (s) => s.runs >= runsBefore + 2 && s.checkpointedFrames === s.logFrames,
+        { what: "the worker to checkpoint every frame written" },
+      );
       // The database file alone (a copy, without its log) holds every row.
       const copy = path.join(dir, "steady-copy.db");
       fs.copyFileSync(file, copy);
@@ -69,7 +64,11 @@ describe("SQLite background checkpoints", () => {
     const { file, raw } = openWriter("stop.db");
     const checkpointer = SqliteCheckpointer.start(file, raw, { intervalMs: 20 });
     raw.prepare("insert into items (body) values (?)").run("hello");
-    await until("the worker has run", () => checkpointer.stats.runs > 0);
+    await poll(
+      () => checkpointer.stats.runs,
+      (runs) => runs > 0,
+      { what: "the worker to run" },
+    );
     await checkpointer.stop();
     assert.equal(
       raw.pragma("wal_autocheckpoint", { simple: true }),
@@ -108,7 +107,11 @@ console.log("migrated");\n`,
       onError: (error) => errors.push(error),
     });
     try {
-      await until("the failure is reported", () => errors.length > 0);
+      await poll(
+        () => errors,
+        (found) => found.length > 0,
+        { what: "the failure to be reported" },
+      );
       assert.equal(raw.pragma("wal_autocheckpoint", { simple: true }), 1000);
     } finally {
       await checkpointer.stop();

@@ -6,6 +6,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import SqliteDatabase from "better-sqlite3";
 import { type ColumnType, type Generated, Kysely, sql } from "kysely";
+import { poll } from "../../test/poll.ts";
 import { GroupCommitSqlite, GroupCommitSqliteDialect, WalSync } from "./sqlite-group-commit.ts";
 
 interface Db {
@@ -177,15 +178,6 @@ describe("SQLite group commit at synchronous=NORMAL, the log synced off the even
       held.push({ fd, release: real, fail: reject });
     });
 
-  /** Lets the event loop turn until `check` holds (or fails after 2 s). */
-  async function until(check: () => boolean, what: string) {
-    const deadline = Date.now() + 2000;
-    while (!check()) {
-      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  }
-
   const settled = <T>(promise: Promise<T>) => {
     const state = { done: false, failed: undefined as unknown };
     promise.then(
@@ -225,14 +217,20 @@ describe("SQLite group commit at synchronous=NORMAL, the log synced off the even
     holding = true;
     const commitsBefore = groupCommit.stats.commits;
     const write = settled(db.insertInto("items").values({ name: "w1", flag: false }).execute());
-    await until(() => held.length === 1, "the sync of the first commit");
+    await poll(
+      () => held.length,
+      (n) => n === 1,
+      { what: "the sync of the first commit" },
+    );
     assert.equal(groupCommit.stats.commits, commitsBefore + 1, "committed at once, at NORMAL");
     const walFd = held[0]?.fd ?? -1;
     assert.equal(fs.fstatSync(walFd).ino, fs.statSync(`${file}-wal`).ino, "it syncs the log file");
+    // The sync is held a while (a slow disk: the condition under test, not a wait for an outcome);
+    // an acknowledgement that did not wait for it would have come meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(write.done, false, "not acknowledged while its sync is under way");
     held.shift()?.release();
-    await until(() => write.done, "the write's acknowledgement");
+    await poll(() => write.done, Boolean, { what: "the write's acknowledgement" });
     assert.equal(write.failed, undefined);
     holding = false;
   });
@@ -240,7 +238,11 @@ describe("SQLite group commit at synchronous=NORMAL, the log synced off the even
   test("writes that arrive during a sync wait in one open batch: one COMMIT and one sync for them all", async () => {
     holding = true;
     const first = settled(db.insertInto("items").values({ name: "g0", flag: false }).execute());
-    await until(() => held.length === 1, "the first sync");
+    await poll(
+      () => held.length,
+      (n) => n === 1,
+      { what: "the first sync" },
+    );
     const commitsBefore = groupCommit.stats.commits;
     const syncsBefore = walSync.stats.syncs;
     // Arriving over several turns of the event loop while the first sync is held.
@@ -258,28 +260,38 @@ describe("SQLite group commit at synchronous=NORMAL, the log synced off the even
     }
     assert.equal(groupCommit.stats.commits, commitsBefore, "nothing committed while the log syncs");
     held.shift()?.release();
-    await until(() => first.done, "the first write");
-    await until(() => held.length === 1, "the gathered batch's sync");
+    await poll(() => first.done, Boolean, { what: "the first write" });
+    await poll(
+      () => held.length,
+      (n) => n === 1,
+      { what: "the gathered batch's sync" },
+    );
     assert.equal(groupCommit.stats.commits, commitsBefore + 1, "the twenty writes share one COMMIT");
     assert.equal(walSync.stats.syncs, syncsBefore + 1, "and one sync");
     assert.ok(later.every((w) => !w.done));
     held.shift()?.release();
-    await until(() => later.every((w) => w.done), "the gathered writes");
+    await poll(() => later.every((w) => w.done), Boolean, { what: "the gathered writes" });
     holding = false;
   });
 
   test("a read that would see a commit not yet on disk waits for its sync", async () => {
     holding = true;
     const write = settled(db.insertInto("items").values({ name: "r1", flag: true }).execute());
-    await until(() => held.length === 1, "the write's sync");
+    await poll(
+      () => held.length,
+      (n) => n === 1,
+      { what: "the write's sync" },
+    );
     // Committed, so a read finds the row: it must not answer before that row is on disk.
     const read = db.selectFrom("items").select("name").where("name", "=", "r1").executeTakeFirst();
     const reading = settled(read);
+    // The sync is held a while (a slow disk: the condition under test, not a wait for an outcome);
+    // a read that did not wait for it would have answered meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(reading.done, false, "the read waits for the sync");
     held.shift()?.release();
     assert.deepEqual(await read, { name: "r1" });
-    await until(() => write.done, "the write");
+    await poll(() => write.done, Boolean, { what: "the write" });
     // Nothing unsynced: a read answers at once, with no sync of its own.
     const syncs = walSync.stats.syncs;
     assert.deepEqual(
@@ -293,9 +305,17 @@ describe("SQLite group commit at synchronous=NORMAL, the log synced off the even
   test("a failed sync refuses its writes and every later one, for good", async () => {
     holding = true;
     const write = settled(db.insertInto("items").values({ name: "x1", flag: false }).execute());
-    await until(() => held.length === 1, "the write's sync");
+    await poll(
+      () => held.length,
+      (n) => n === 1,
+      { what: "the write's sync" },
+    );
     held.shift()?.fail(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" }));
-    await until(() => write.failed !== undefined, "the write's refusal");
+    await poll(
+      () => write.failed,
+      (failed) => failed !== undefined,
+      { what: "the write's refusal" },
+    );
     assert.match(String(write.failed), /could not be synced to disk: EIO/);
     assert.ok(walSync.failure);
     holding = false;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { assertErrorBody } from "../../test/error-body.ts";
-import { createSubscriber, uniqueName } from "../../test/factories.ts";
+import { createSubscriber, nextMillisecond, uniqueName } from "../../test/factories.ts";
 import { forEachBackend } from "../../test/harness.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -88,7 +88,7 @@ forEachBackend("POST /v1/subscribers", (ctx) => {
       email: "grace@example.com",
       data: { a: 1 },
     });
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await nextMillisecond();
     const again = await ctx.client(dev.apiKey).post("/v1/subscribers", {
       subscriberId: "user-3",
       lastName: "Hopper",

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { assertErrorBody } from "../../test/error-body.ts";
 import { createSubscriber, createWorkflow, uniqueName } from "../../test/factories.ts";
 import { type Client, forEachBackend } from "../../test/harness.ts";
-import { until } from "../../test/queue-helpers.ts";
+import { poll } from "../../test/poll.ts";
 import { ManualClock } from "../clock.ts";
 
 forEachBackend("DELETE /v1/subscribers/:subscriberId", (ctx) => {
@@ -68,13 +68,15 @@ const FINAL = new Set(["completed", "failed", "canceled", "merged", "skipped"]);
 
 /** The transaction's one notification once `done` holds for its jobs (polled, with a deadline). */
 async function notificationOf(api: Client, transactionId: string, done: (jobs: JobView[]) => boolean) {
-  let found: { _id: string; jobs: JobView[] } | undefined;
-  await until(async () => {
-    const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
-    assert.equal(res.statusCode, 200, res.body);
-    found = res.json().data[0];
-    return found !== undefined && done(found.jobs);
-  }, `the jobs of ${transactionId}`);
+  const found = await poll(
+    async () => {
+      const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().data[0] as { _id: string; jobs: JobView[] } | undefined;
+    },
+    (notification) => notification !== undefined && done(notification.jobs),
+    { what: `the jobs of ${transactionId}` },
+  );
   assert.ok(found);
   return found;
 }

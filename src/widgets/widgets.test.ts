@@ -10,6 +10,7 @@ import { io as connect } from "socket.io-client";
 import { assertErrorBody, errorBodyProblem } from "../../test/error-body.ts";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { type Client, forEachBackend, type TestContext } from "../../test/harness.ts";
+import { poll } from "../../test/poll.ts";
 import { ManualClock } from "../clock.ts";
 
 /** The one error body, for the path the request went to. */
@@ -103,16 +104,6 @@ async function openSocket(base: string, how: { auth?: unknown; query?: Record<st
   return { socket, events };
 }
 
-async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string, ms = 5_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 forEachBackend(
   "the inbox widget",
   (ctx) => {
@@ -148,10 +139,10 @@ forEachBackend(
       const deliver = async (subscriberId: string, token: string, count: number) => {
         const before = (await feedOf(token)).length;
         for (let n = 0; n < count; n++) await trigger(subscriberId, n);
-        return until(
+        return poll(
           () => feedOf(token),
           (feed) => feed.length === before + count,
-          "the messages",
+          { what: "the messages" },
         );
       };
       return { tenant, api, applicationIdentifier, session, trigger, feedOf, deliver };
@@ -502,54 +493,54 @@ forEachBackend(
       try {
         await trigger(alice.subscriberId, 1);
         for (const s of [a1, a2]) {
-          const received = await until(
+          const received = await poll(
             () => s.events.find((e) => e.name === "notification_received"),
             (e) => e !== undefined,
-            "notification_received",
+            { what: "notification_received" },
           );
           const message = received?.data.message as Message;
           assert.equal(message.content, "Hello 1");
           assert.equal(message.subscriberId, alice.subscriberId);
-          await until(
+          await poll(
             () => s.events.filter((e) => e.name === "unseen_count_changed").at(-1)?.data.unseenCount,
             (n) => n === 1,
-            "unseen 1",
+            { what: "unseen 1" },
           );
-          await until(
+          await poll(
             () => s.events.filter((e) => e.name === "unread_count_changed").at(-1)?.data.unreadCount,
             (n) => n === 1,
-            "unread 1",
+            { what: "unread 1" },
           );
         }
         const [message] = (await feedOf(alice.token)) as [Message];
         // Marked through the widget, then through the API key's route, then deleted: each is told.
         await widget(ctx, alice.token).post("/messages/mark-as", { messageId: message._id, markAs: "seen" });
-        await until(
+        await poll(
           () => a1.events.filter((e) => e.name === "unseen_count_changed").at(-1)?.data.unseenCount,
           (n) => n === 0,
-          "unseen 0",
+          { what: "unseen 0" },
         );
         await api.post(`/v1/subscribers/${alice.subscriberId}/messages/mark-as`, {
           messageId: message._id,
           markAs: "read",
         });
-        await until(
+        await poll(
           () => a2.events.filter((e) => e.name === "unread_count_changed").at(-1)?.data.unreadCount,
           (n) => n === 0,
-          "unread 0",
+          { what: "unread 0" },
         );
         await trigger(alice.subscriberId, 2);
-        await until(
+        await poll(
           () => a1.events.filter((e) => e.name === "notification_received").length,
           (n) => n === 2,
-          "the second message",
+          { what: "the second message" },
         );
         const changes = a1.events.filter((e) => e.name === "unseen_count_changed").length;
         await api.delete(`/v1/messages/${message._id}`);
-        await until(
+        await poll(
           () => a1.events.filter((e) => e.name === "unseen_count_changed").length,
           (n) => n > changes,
-          "a count after the delete",
+          { what: "a count after the delete" },
         );
         assert.deepEqual(b.events, [], "Bob's socket heard nothing of Alice's inbox");
       } finally {
@@ -578,14 +569,14 @@ forEachBackend(
         assert.equal(refused.length, 1);
         assert.match(refused[0]?.message ?? "", /Too many connections/);
         opened.pop()?.socket.close();
-        await until(
+        await poll(
           () =>
             openSocket(base, { auth: { token } }).then(
               (s) => s,
               () => undefined,
             ),
           (s) => s !== undefined,
-          "a freed place",
+          { what: "a freed place" },
         ).then((s) => s && opened.push(s));
 
         // The week passes: every socket of the session is closed, and the token no longer connects.

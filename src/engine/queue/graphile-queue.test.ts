@@ -5,7 +5,8 @@ import { after, afterEach, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import pino from "pino";
 import { backends, postgresSkipped } from "../../../test/backends.ts";
-import { gate, type QueueFixture, queueFixture, sleep, until } from "../../../test/queue-helpers.ts";
+import { poll } from "../../../test/poll.ts";
+import { gate, type QueueFixture, queueFixture } from "../../../test/queue-helpers.ts";
 import { ManualClock } from "../../clock.ts";
 import type { FailedTask, JobQueue, NewTask } from "./port.ts";
 
@@ -61,11 +62,11 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
     await add(queue, [{ task: "flaky", payload: { job: "j1" }, maxAttempts: 3 }]);
 
     for (const attempt of [1, 2]) {
-      let row: JobRow | undefined;
-      await until(async () => {
-        [row] = await jobs("flaky");
-        return row?.attempts === attempt && row.locked_at === null;
-      }, `attempt ${attempt} failed and was rescheduled`);
+      const [row] = await poll(
+        () => jobs("flaky"),
+        ([job]) => job?.attempts === attempt && job.locked_at === null,
+        { what: `attempt ${attempt} to fail and be rescheduled` },
+      );
       assert.equal(row?.last_error, `attempt ${attempt} failed`);
       // e^attempt seconds: 2.7 s after the first failure, 7.4 s after the second, counted from the
       // failure (the clock's moment), read here a little later; half a second either way is the
@@ -78,7 +79,11 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
       assert.equal(attempts.length, attempt, "retried before its time");
       await makeDueNow([row?.id ?? ""]);
     }
-    await until(() => failed.length > 0, "the task was given up");
+    await poll(
+      () => failed.length,
+      (n) => n > 0,
+      { what: "the task to be given up" },
+    );
     await fx.settled();
     assert.deepEqual(attempts, [1, 2, 3]);
     assert.equal(failed.length, 1);
@@ -106,11 +111,12 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
     });
     const due = Date.now() + 400;
     await add(queue, [{ task: "remind", payload: {}, runAt: due }]);
-    await sleep(250);
-    // A loaded machine can stretch the 250 ms sleep past the due time: then it may rightly have run.
-    assert.ok(startedAt === 0 || startedAt >= due - 5, "ran before it was due");
-    await until(() => startedAt > 0, "the task ran", 3_000);
-    // The database's clock decides; on one host it agrees with Node's to well under 5 ms.
+    await poll(
+      () => startedAt,
+      (at) => at > 0,
+      { what: "the task to run", limitMs: 3_000 },
+    );
+    // Not early: the database's clock decides; on one host it agrees with Node's to well under 5 ms.
     assert.ok(startedAt >= due - 5, `started ${due - startedAt} ms early`);
     // With a 50 ms poll it is rarely 100 ms late. The bound is loose because another test file
     // installing its worker schema now makes graphile-worker stop and restart ours (see
@@ -130,10 +136,13 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
     });
     await add(queue, [{ task: "timer", payload: {}, runAt: clock.now() + 60_000 }]);
     clock.advance(120_000);
-    await sleep(150);
     assert.equal(ran, false);
+    // Still a minute away in real time, which decides for graphile-worker: nothing can take it
+    // before then, and nothing has (no attempt counted, not locked).
     const [row] = await jobs("timer");
     assert.ok(row && row.due_in > 59 && row.due_in <= 60, `due in ${row?.due_in} s of real time`);
+    assert.equal(row.attempts, 0);
+    assert.equal(row.locked_at, null);
   });
 
   test("another schema's migration notice stops graphile-worker; ours starts again and keeps the exit code clean", async () => {
@@ -141,21 +150,48 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
     const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
     const queue = await fx.open({ logger });
     const ran: unknown[] = [];
-    await queue.start({ later: async (payload) => void ran.push(payload.n) });
-    // start() resolves as graphile-worker sends its LISTEN; give the server a moment to run it.
-    await sleep(50);
+    // start() resolves as graphile-worker sends its LISTEN, not once the server has run it. Its
+    // connections are named (node-postgres reads PGAPPNAME when it opens one) so that the test can
+    // see when the server has: a notice sent before then would reach no one.
+    const listener = `tidings-test-${process.pid}-${Date.now()}`;
+    const appName = process.env.PGAPPNAME;
+    process.env.PGAPPNAME = listener;
+    try {
+      await queue.start({ later: async (payload) => void ran.push(payload.n) });
+    } finally {
+      if (appName === undefined) delete process.env.PGAPPNAME;
+      else process.env.PGAPPNAME = appName;
+    }
+    await poll(
+      async () =>
+        (
+          await sql<{ n: number }>`
+            select count(*)::int as n from pg_stat_activity
+            where application_name = ${listener} and state = 'idle' and query like 'LISTEN %'`.execute(
+            fx.store.db,
+          )
+        ).rows[0]?.n,
+      (n) => n === 1,
+      { what: "graphile-worker to listen" },
+    );
     // What graphile-worker sends when it installs a schema, any schema of the database.
     await sql`select pg_notify('worker:migrate', ${JSON.stringify({ migrationNumber: 11, breaking: true })})`.execute(
       fx.store.db,
     );
-    await until(() => lines.some((line) => line.includes("restarting it")), "the worker restarted");
+    await poll(() => lines.some((line) => line.includes("restarting it")), Boolean, {
+      what: "the worker to restart",
+    });
     assert.notEqual(
       process.exitCode,
       57,
       "graphile-worker's exit code for a breaking migration was left set",
     );
     await add(queue, [{ task: "later", payload: { n: 1 } }]);
-    await until(() => ran.length === 1, "a task added after the restart ran");
+    await poll(
+      () => ran.length,
+      (n) => n === 1,
+      { what: "a task added after the restart to run" },
+    );
     await fx.settled();
     assert.deepEqual(ran, [1]);
   });
@@ -176,7 +212,11 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
       first,
       Array.from({ length: 1000 }, (_, n) => ({ task: "fan", payload: { n } })),
     );
-    await until(() => runs.size === 1000, "every task ran", 10_000);
+    await poll(
+      () => runs.size,
+      (n) => n === 1000,
+      { what: "every task to run", limitMs: 10_000 },
+    );
     await fx.settled();
     const twice = [...runs].filter(([, count]) => count !== 1);
     assert.deepEqual(twice, [], "tasks run more than once");
@@ -232,9 +272,17 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
       },
       { onFailed: async (task) => void failed.push(task) },
     );
-    await until(() => ran.includes("orphan"), "the dead worker's task ran again", 3_000);
+    await poll(
+      () => ran,
+      (r) => r.includes("orphan"),
+      { what: "the dead worker's task to run again", limitMs: 3_000 },
+    );
     const tookMs = Date.now() - began;
-    await until(async () => (await jobs("orphan")).length === 0, "the handed-back task completed");
+    await poll(
+      () => jobs("orphan"),
+      (rows) => rows.length === 0,
+      { what: "the handed-back task to complete" },
+    );
     const [busy] = await jobs("busy");
     assert.ok(busy?.locked_at, "a live worker's task is not touched");
     assert.deepEqual(ran, ["orphan"]);
@@ -281,10 +329,15 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
       },
     });
     await add(first, [{ task: "slow", payload: {} }]);
-    await until(() => runs.length === 1, "the first worker took the task");
+    await poll(
+      () => runs.length,
+      (n) => n === 1,
+      { what: "the first worker to take the task" },
+    );
     await second.start({ slow: async () => void runs.push("second") });
-    // Four times deadAfterMs, with the second worker sweeping all along.
-    await sleep(1_600);
+    // The task runs for four times deadAfterMs, with the second worker sweeping all along: the long
+    // run is the condition under test (the outcome is read from the runs afterwards), not a wait.
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
     slow.open();
     await fx.settled();
     assert.deepEqual(runs, ["first"], "the task ran once, on its own worker");
@@ -301,7 +354,7 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
       },
     });
     await add(queue, [{ task: "hang", payload: {} }]);
-    await until(() => entered, "the task started");
+    await poll(() => entered, Boolean, { what: "the task to start" });
     const began = performance.now();
     await queue.stop();
     const waited = performance.now() - began;
@@ -315,7 +368,11 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
     const next = await fx.open();
     let ranAgain = 0;
     await next.start({ hang: async () => void ranAgain++ });
-    await until(() => ranAgain === 1, "the handed-back task ran again");
+    await poll(
+      () => ranAgain,
+      (n) => n === 1,
+      { what: "the handed-back task to run again" },
+    );
     await fx.settled();
     // The abandoned handler ends at last; that changes nothing.
     stuck.open();

@@ -607,29 +607,31 @@ export class GraphileQueue implements JobQueue {
    */
   #retryByClock(taskId: string, attempts: number): void {
     const due = this.#options.clock.now() + retryDelayMs(attempts);
-    this.#options.clock.at(due, () => void this.#makeDue(taskId, attempts));
+    // Returned: a ManualClock keeps the promise, so that a test can wait for the retry to be made due.
+    this.#options.clock.at(due, () => this.#makeDue(taskId, attempts));
   }
 
   /** Sets the failed job's run_at to now; a job whose failure is not recorded yet is looked at again. */
-  async #makeDue(taskId: string, attempts: number, tries = 0): Promise<void> {
-    if (this.#stopped) return;
+  async #makeDue(taskId: string, attempts: number): Promise<void> {
     const jobs = sql.id(this.#options.schema, "_private_jobs");
-    try {
-      const { rows } = await sql<{ locked: boolean }>`
-        with due as (
-          update ${jobs} set run_at = now()
-          where id = ${taskId}::bigint and attempts = ${attempts} and locked_at is null
-          returning id
-        )
-        select exists (
-          select 1 from ${jobs} where id = ${taskId}::bigint and attempts = ${attempts} and locked_at is not null
-        ) as locked`.execute(this.#db);
-      // graphile-worker records the failure right after the handler throws: wait for it, briefly.
-      if (rows[0]?.locked && tries < 250) {
-        setTimeout(() => void this.#makeDue(taskId, attempts, tries + 1), 20).unref();
+    for (let tries = 0; !this.#stopped; tries++) {
+      try {
+        const { rows } = await sql<{ locked: boolean }>`
+          with due as (
+            update ${jobs} set run_at = now()
+            where id = ${taskId}::bigint and attempts = ${attempts} and locked_at is null
+            returning id
+          )
+          select exists (
+            select 1 from ${jobs} where id = ${taskId}::bigint and attempts = ${attempts} and locked_at is not null
+          ) as locked`.execute(this.#db);
+        // graphile-worker records the failure right after the handler throws: wait for it, briefly.
+        if (!rows[0]?.locked || tries >= 250) return;
+      } catch (err) {
+        if (!this.#stopped) this.#logger.warn({ err, taskId }, "job queue: could not make a retry due");
+        return;
       }
-    } catch (err) {
-      if (!this.#stopped) this.#logger.warn({ err, taskId }, "job queue: could not make a retry due");
+      await new Promise((resolve) => setTimeout(resolve, 20).unref());
     }
   }
 

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { after, afterEach, before, describe, test } from "node:test";
 import { backends } from "../../../test/backends.ts";
-import { gate, type QueueFixture, queueFixture, sleep, until } from "../../../test/queue-helpers.ts";
+import { poll } from "../../../test/poll.ts";
+import { gate, type QueueFixture, queueFixture } from "../../../test/queue-helpers.ts";
 
 for (const backend of backends) {
   describe(`job queue [${backend.name}]`, () => {
@@ -32,13 +33,15 @@ for (const backend of backends) {
       });
       queue.wake();
 
-      await until(() => ran.length > 0, "the committed task ran");
+      await poll(
+        () => ran.length,
+        (n) => n > 0,
+        { what: "the committed task to run" },
+      );
       await fx.settled();
-      // Time for a second run of either task, were there one to come.
-      await sleep(100);
-      await fx.settled();
-      assert.deepEqual(ran, ["committed"]);
+      // Idle, and the queue holds nothing: no task is left to run a second time.
       assert.equal(await fx.count(), 0, "a finished task leaves nothing behind");
+      assert.deepEqual(ran, ["committed"]);
     });
 
     test("a key dedups while its task is pending, running included, and is free once it is done", async () => {
@@ -69,7 +72,7 @@ for (const backend of backends) {
       await add(3);
       assert.equal(await fx.count(), 1);
       queue.wake();
-      await until(() => entered, "the task started");
+      await poll(() => entered, Boolean, { what: "the task to start" });
       // While it runs, the key is still taken.
       await add(4);
       assert.equal(await fx.count(), 1);
@@ -80,7 +83,11 @@ for (const backend of backends) {
       // Done: the key is free again.
       await add(5);
       queue.wake();
-      await until(() => ran.length === 2, "the re-added task ran");
+      await poll(
+        () => ran.length,
+        (n) => n === 2,
+        { what: "the re-added task to run" },
+      );
       await fx.settled();
       assert.deepEqual(ran, [1, 5]);
       assert.equal(await fx.count(), 0);
@@ -89,29 +96,26 @@ for (const backend of backends) {
     test("stop() waits for a running task to finish", async () => {
       const { store } = fx;
       const queue = await fx.open();
-      const hold = gate();
+      const stopCalled = gate();
       let entered = false;
       let finished = false;
       await queue.start({
         slow: async () => {
           entered = true;
-          await hold.opened;
+          await stopCalled.opened;
+          // The task goes on for a while after stop() was called: the work stop() must wait out
+          // (what is tested), not a wait for an outcome.
+          await new Promise((resolve) => setTimeout(resolve, 150));
           finished = true;
         },
       });
       await store.db.transaction().execute((trx) => queue.add(trx, [{ task: "slow", payload: {} }]));
       queue.wake();
-      await until(() => entered, "the task started");
+      await poll(() => entered, Boolean, { what: "the task to start" });
 
-      let stopped = false;
-      const stopping = queue.stop().then(() => {
-        stopped = true;
-      });
-      await sleep(150);
-      assert.equal(stopped, false, "stop() returned while a task was running");
-      hold.open();
-      await stopping;
-      assert.equal(finished, true);
+      const stopping = queue.stop().then(() => finished);
+      stopCalled.open();
+      assert.equal(await stopping, true, "stop() returned while a task was running");
       assert.equal(await fx.count(), 0, "the finished task was recorded as done before stop() returned");
     });
 
@@ -121,8 +125,20 @@ for (const backend of backends) {
       await queue.start({});
       await store.db.transaction().execute((trx) => queue.add(trx, [{ task: "later", payload: {} }]));
       queue.wake();
-      await sleep(100);
       assert.equal(await fx.count(), 1, "the task waits for a worker that knows it");
+      // Shown by the worker that does know it: the task reaches it on its first attempt, so no
+      // worker ran (and failed) it before.
+      const knowing = await fx.open();
+      const attempts: number[] = [];
+      await knowing.start({ later: async (_payload, context) => void attempts.push(context.attempt) });
+      knowing.wake();
+      await poll(
+        () => attempts,
+        (a) => a.length > 0,
+        { what: "the task to reach the worker that knows it" },
+      );
+      await fx.settled();
+      assert.deepEqual(attempts, [1], "the task waited for a worker that knows it");
     });
   });
 }

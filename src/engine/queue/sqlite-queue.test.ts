@@ -4,7 +4,8 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { after, afterEach, before, describe, test } from "node:test";
 import { backends } from "../../../test/backends.ts";
-import { gate, type QueueFixture, queueFixture, silentLogger, until } from "../../../test/queue-helpers.ts";
+import { poll } from "../../../test/poll.ts";
+import { gate, type QueueFixture, queueFixture, silentLogger } from "../../../test/queue-helpers.ts";
 import { type ManualClock, systemClock } from "../../clock.ts";
 import { openStore } from "../../store/store.ts";
 import type { FailedTask } from "./port.ts";
@@ -168,7 +169,11 @@ describe("SQLite job queue", () => {
       .transaction()
       .execute((trx) => queue.add(trx, [{ task: "soon", payload: {}, runAt: due }]));
     queue.wake();
-    await until(() => startedAt > 0, "the task ran", 2_000);
+    await poll(
+      () => startedAt,
+      (at) => at > 0,
+      { what: "the task to run", limitMs: 2_000 },
+    );
     assert.ok(startedAt >= due, `started ${due - startedAt} ms early`);
     assert.ok(startedAt - due < 100, `started ${startedAt - due} ms late`);
   });
@@ -186,7 +191,11 @@ describe("SQLite job queue", () => {
     });
     await addTasks(first, [{ task: "deliver", payload: { message: "m1" } }]);
     first.wake();
-    await until(() => claimedBy !== "", "the first worker claimed the task");
+    await poll(
+      () => claimedBy,
+      (by) => by !== "",
+      { what: "the first worker to claim the task" },
+    );
 
     // A new process opens the same file (its own connection) and starts its worker.
     const file = fx.store.groupCommit?.raw.name;
@@ -222,7 +231,7 @@ describe("SQLite job queue", () => {
     });
     await addTasks(first, [{ task: "once", payload: { job: "j9" }, maxAttempts: 1 }]);
     first.wake();
-    await until(() => entered, "the first worker claimed the task");
+    await poll(() => entered, Boolean, { what: "the first worker to claim the task" });
 
     const file = fx.store.groupCommit?.raw.name;
     assert.ok(file);
@@ -266,7 +275,7 @@ describe("SQLite job queue", () => {
     });
     await addTasks(queue, [{ task: "hang", payload: {} }]);
     queue.wake();
-    await until(() => entered, "the task started");
+    await poll(() => entered, Boolean, { what: "the task to start" });
     const began = performance.now();
     await queue.stop();
     const waited = performance.now() - began;

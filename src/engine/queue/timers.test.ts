@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { after, afterEach, before, describe, test } from "node:test";
 import { backends } from "../../../test/backends.ts";
-import { type QueueFixture, queueFixture, sleep, until } from "../../../test/queue-helpers.ts";
+import { poll } from "../../../test/poll.ts";
+import { type QueueFixture, queueFixture } from "../../../test/queue-helpers.ts";
 import { systemClock } from "../../clock.ts";
 
 const LATE_MS = 1_000;
@@ -50,13 +51,17 @@ for (const backend of backends) {
     test("idle: each future task starts at its moment (timed, not polled), never before it", async () => {
       const { queue, lateness } = await timedQueue();
       // Let the worker settle into idleness first.
-      await sleep(100);
+      await fx.settled();
       const now = Date.now();
       const times = [now + 150, now + 300, now + 450, now + 600, now + 750];
       await addAt(queue, times);
       queue.wake();
       const machine = await Promise.all(times.map(bareTimer));
-      await until(() => lateness.length === 5, "the five tasks ran", 3_000);
+      await poll(
+        () => lateness.length,
+        (n) => n === 5,
+        { what: "the five tasks to run", limitMs: 3_000 },
+      );
       lateness.forEach((late, i) => {
         assert.ok(late >= 0, `a task ran ${-late} ms early`);
         const own = late - (machine[i] ?? 0);
@@ -76,7 +81,11 @@ for (const backend of backends) {
       await before.stop();
       const { lateness } = await timedQueue();
       const startedAt = Date.now();
-      await until(() => lateness.length === 2, "both tasks ran", 3_000);
+      await poll(
+        () => lateness.length,
+        (n) => n === 2,
+        { what: "both tasks to run", limitMs: 3_000 },
+      );
       const [overdue, onTime] = lateness as [number, number];
       // The overdue task ran at (now - 1 s) + overdue: at once after the new queue started.
       const afterStart = now - 1_000 + overdue - startedAt;
