@@ -19,8 +19,11 @@ import {
   stopServer,
 } from "./processes.ts";
 
-const tallyOf = (values: string[]) =>
-  values.reduce<Record<string, number>>((tally, v) => ({ ...tally, [v]: (tally[v] ?? 0) + 1 }), {});
+function tallyOf(values: string[]): Record<string, number> {
+  const tally: Record<string, number> = {};
+  for (const v of values) tally[v] = (tally[v] ?? 0) + 1;
+  return tally;
+}
 const hexId = () => randomBytes(12).toString("hex");
 
 function ok(res: CallResult, status = 201) {
