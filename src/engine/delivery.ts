@@ -4,7 +4,13 @@ import type { Subscriber } from "../subscribers/domain.ts";
 import type { EngineDeps } from "./accept.ts";
 import type { ChatSender, DeliveryResult, Sender } from "./channel-senders.ts";
 import { digestedEvents } from "./digest.ts";
-import { type ExecutionStatus, freshInboxState, type Job, type Message, type Notification } from "./domain.ts";
+import {
+  type ExecutionStatus,
+  freshInboxState,
+  type Job,
+  type Message,
+  type Notification,
+} from "./domain.ts";
 import { insertMessage, jobMessages } from "./message-repository.ts";
 import { escapeModeFor, renderTemplate, templateData } from "./render.ts";
 

@@ -28,7 +28,12 @@ describe("the in-app step's template", () => {
             ],
           },
         },
-        data: { invoice: "{{n}}", nested: { who: "{{name}}", amount: 12, flag: true }, list: ["a", "{{n}}"], none: null },
+        data: {
+          invoice: "{{n}}",
+          nested: { who: "{{name}}", amount: 12, flag: true },
+          list: ["a", "{{n}}"],
+          none: null,
+        },
       },
       values,
     );

@@ -81,7 +81,8 @@ function renderData(
   depth: number,
 ): Record<string, unknown> {
   const rendered: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) rendered[key] = renderValue(item, `${path}.${key}`, render, depth);
+  for (const [key, item] of Object.entries(value))
+    rendered[key] = renderValue(item, `${path}.${key}`, render, depth);
   return rendered;
 }
 
@@ -93,7 +94,8 @@ function renderValue(
 ): unknown {
   if (typeof value === "string") return render(path, value);
   if (depth >= MAX_DATA_DEPTH) return value;
-  if (Array.isArray(value)) return value.map((item, i) => renderValue(item, `${path}[${i}]`, render, depth + 1));
+  if (Array.isArray(value))
+    return value.map((item, i) => renderValue(item, `${path}[${i}]`, render, depth + 1));
   if (isObject(value)) return renderData(value, path, render, depth + 1);
   return value;
 }

@@ -11,7 +11,13 @@ import { type Channel, TIME_UNITS } from "../workflows/domain.ts";
 import { type EngineDeps, engineOnConnection, runJobTask } from "./accept.ts";
 import { deliverChat, deliverEmail } from "./delivery.ts";
 import { arriveAtDigest, digestedEvents, mergeFollowingSteps } from "./digest.ts";
-import { type ExecutionDetail, type ExecutionStatus, freshInboxState, type Job, type Notification } from "./domain.ts";
+import {
+  type ExecutionDetail,
+  type ExecutionStatus,
+  freshInboxState,
+  type Job,
+  type Notification,
+} from "./domain.ts";
 import { stepPasses } from "./filters.ts";
 import { renderInAppTemplate } from "./in-app-template.ts";
 import { insertMessage } from "./message-repository.ts";

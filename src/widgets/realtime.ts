@@ -3,6 +3,7 @@ import type { Client, Pool, QueryResult } from "pg";
 import type { Logger } from "pino";
 import { Server, type Socket } from "socket.io";
 import type { Deps } from "../deps.ts";
+import { presentMessageDocument } from "../inbox/presenter.ts";
 import {
   authenticateToken,
   findSubscriberMessage,
@@ -11,7 +12,6 @@ import {
   type SessionTokens,
 } from "../inbox/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import { presentMessageDocument } from "../inbox/presenter.ts";
 import { presentProfile } from "./presenter.ts";
 
 /** How events reach the sockets other processes hold (docs/engine.md, "The inbox widget in real time"). */
