@@ -201,7 +201,7 @@ forEachBackend(
     }
 
     test("the engine writes what the inbox shows: subject, body, avatar, data, actions, redirect, tags, severity, workflow", async () => {
-      const { inbox, rich, deliver, subscriberId } = await setup();
+      const { inbox, rich, plain, deliver, subscriberId, applicationIdentifier } = await setup();
       try {
         await deliver(rich, [{ n: 7, kind: "monthly", label: "y", region: "eu" }]);
         const { notifications, hasMore } = ok(await notificationsOf(inbox).list({ limit: 10 }));
@@ -241,6 +241,13 @@ forEachBackend(
         assert.deepEqual(n.deliveredAt, [n.createdAt]);
         assert.equal(n.createdAt, new Date(ctx.clock.now() - 1).toISOString());
         assert.equal(n.readAt, undefined);
+        // A session started now counts it under its workflow's severity.
+        await deliver(plain, [{ n: 8 }]);
+        const again = await openInbox(ctx, { applicationIdentifier, subscriber: { subscriberId } });
+        assert.deepEqual(again.session?.unreadCount, {
+          total: 2,
+          severity: { high: 1, medium: 0, low: 0, none: 1 },
+        });
       } finally {
         await inbox.close();
       }

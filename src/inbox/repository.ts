@@ -346,15 +346,10 @@ export interface PageQuery {
 }
 
 /**
- * A page of the subscriber's in-app messages matching the filter, newest first, and whether more
- * follow: one more row than the page is read, never a count.
+ * The statement of a page (see inboxPage): the subscriber's range of `messages_inbox`, in its order,
+ * one row more than the page.
  */
-export async function inboxPage(
-  db: Db,
-  subscriberRef: string,
-  filter: NotificationFilter,
-  page: PageQuery,
-): Promise<{ messages: Message[]; hasMore: boolean }> {
+export function inboxPageQuery(db: Db, subscriberRef: string, filter: NotificationFilter, page: PageQuery) {
   let query = inboxOf(db, subscriberRef).where(filterPredicate(db, filter));
   const after = page.after;
   if (after) {
@@ -365,19 +360,39 @@ export async function inboxPage(
       ]),
     );
   }
-  const rows = await query
+  return query
     .selectAll()
     .orderBy("created_at", "desc")
     .orderBy("id", "desc")
     .limit(page.limit + 1)
-    .offset(page.offset)
-    .execute();
+    .offset(page.offset);
+}
+
+/**
+ * A page of the subscriber's in-app messages matching the filter, newest first, and whether more
+ * follow: one more row than the page is read, never a count.
+ */
+export async function inboxPage(
+  db: Db,
+  subscriberRef: string,
+  filter: NotificationFilter,
+  page: PageQuery,
+): Promise<{ messages: Message[]; hasMore: boolean }> {
+  const rows = await inboxPageQuery(db, subscriberRef, filter, page).execute();
   return { messages: rows.slice(0, page.limit).map(messageFromRow), hasMore: rows.length > page.limit };
 }
 
+/** The statement of a count (see countInbox). */
+export function countInboxQuery(db: Db, subscriberRef: string, filter: NotificationFilter) {
+  return inboxOf(db, subscriberRef)
+    .where(filterPredicate(db, filter))
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"));
+}
+
 /** How many of the subscriber's in-app messages match the filter. */
-export function countInbox(db: Db, subscriberRef: string, filter: NotificationFilter): Promise<number> {
-  return countRows(inboxOf(db, subscriberRef).where(filterPredicate(db, filter)));
+export async function countInbox(db: Db, subscriberRef: string, filter: NotificationFilter): Promise<number> {
+  const row = await countInboxQuery(db, subscriberRef, filter).executeTakeFirstOrThrow();
+  return Number(row.total);
 }
 
 /** One of the subscriber's in-app messages, or undefined when it is not theirs (or not in-app). */
