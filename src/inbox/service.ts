@@ -115,15 +115,16 @@ export async function unreadCounts(deps: Deps, subscriberRef: string): Promise<U
 }
 
 /**
- * What the sockets tell a subscriber after every change: the unseen messages of its feed, and the
- * unread ones its inbox shows (as the widget's one number, and by severity for Novu's current inbox).
+ * What the sockets tell a subscriber after every change: the unseen and the unread messages its inbox
+ * shows (not the snoozed), the unread as the widget's one number and by severity for Novu's current
+ * inbox.
  */
 export async function inboxCounts(
   deps: Deps,
   subscriberRef: string,
 ): Promise<{ unseenCount: number; unreadCount: number; counts: UnreadCounts }> {
   const [unseenCount, counts] = await Promise.all([
-    messages.countMessages(deps.db, subscriberRef, "in_app", { seen: false }),
+    messages.countInbox(deps.db, subscriberRef, { seen: false }),
     unreadCounts(deps, subscriberRef),
   ]);
   return { unseenCount, unreadCount: counts.total, counts };

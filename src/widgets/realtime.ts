@@ -42,16 +42,16 @@ const roomOf = (environmentId: string, subscriberRef: string) => `inbox:${enviro
 
 /**
  * The inbox in real time: socket.io on the API's port and default path (`/socket.io`), as Novu's
- * widget expects. A socket proves itself with a widget session's token (`auth.token`, or
- * `query.token` as older widgets send it) and joins its subscriber's room; it is disconnected when
- * the token expires.
+ * clients expect. A socket proves itself with a session's token, the widget's or Novu's current
+ * inbox's (`auth.token`, or `query.token` as @novu/js and older widgets send it), and joins its
+ * subscriber's room; it is disconnected when the token expires.
  *
  * A change to a subscriber's feed (`publish`, after its commit) goes to every process: handled here,
  * and through the cluster adapter (@socket.io/postgres-adapter's LISTEN/NOTIFY, or
  * @socket.io/redis-adapter when REDIS_URL is set) to the others. Only a process that holds one of
- * the subscriber's sockets then reads anything: the new message (`notification_received`) and the
- * counts (`unseen_count_changed`, `unread_count_changed`), read once per burst of changes however
- * many sockets listen. A worker process (TIDINGS_ROLE=worker) holds no sockets and only publishes.
+ * the subscriber's sockets then reads anything: the new message (`notification_received`, also
+ * when a snoozed one comes back) and the counts (`unseen_count_changed`, `unread_count_changed` with
+ * the counts by severity), read once per burst of changes however many sockets listen. A worker process (TIDINGS_ROLE=worker) holds no sockets and only publishes.
  */
 export class InboxRealtime {
   readonly io: Server;
