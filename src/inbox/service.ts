@@ -321,6 +321,17 @@ export { SessionTokens, type SubscriberSession } from "./session-tokens.ts";
 
 // ---------------------------------------------------------------- Novu's current inbox
 
+// The filters' readers, for any route that takes the client's filters (the session's, or a key's
+// routes over a subscriber's notifications): they refuse what the client's matcher would not read.
+export {
+  MAX_COUNT_FILTERS,
+  readCountFilters,
+  readDataFilter,
+  readFilter,
+  readSeverity,
+  readTags,
+} from "./filters.ts";
+
 /** The subscriber's notifications with their workflows as they are now (one read for all of them). */
 async function withWorkflows(deps: Deps, tenant: Tenant, list: Message[]): Promise<InboxNotification[]> {
   const workflows = await workflowSummariesByIds(
