@@ -3,10 +3,16 @@ import type { Client, Pool, QueryResult } from "pg";
 import type { Logger } from "pino";
 import { Server, type Socket } from "socket.io";
 import type { Deps } from "../deps.ts";
-import { findSubscriberMessage, type InboxChange, inboxCounts } from "../inbox/service.ts";
+import { presentMessageDocument } from "../inbox/presenter.ts";
+import {
+  authenticateToken,
+  findSubscriberMessage,
+  type InboxChange,
+  inboxCounts,
+  type SessionTokens,
+} from "../inbox/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import { presentWidgetMessage } from "./presenter.ts";
-import { authenticateToken, type SessionTokens } from "./service.ts";
+import { presentProfile } from "./presenter.ts";
 
 /** How events reach the sockets other processes hold (docs/engine.md, "The inbox widget in real time"). */
 export type RealtimeCluster =
@@ -36,16 +42,16 @@ const roomOf = (environmentId: string, subscriberRef: string) => `inbox:${enviro
 
 /**
  * The inbox in real time: socket.io on the API's port and default path (`/socket.io`), as Novu's
- * widget expects. A socket proves itself with a widget session's token (`auth.token`, or
- * `query.token` as older widgets send it) and joins its subscriber's room; it is disconnected when
- * the token expires.
+ * clients expect. A socket proves itself with a session's token, the widget's or Novu's current
+ * inbox's (`auth.token`, or `query.token` as @novu/js and older widgets send it), and joins its
+ * subscriber's room; it is disconnected when the token expires.
  *
  * A change to a subscriber's feed (`publish`, after its commit) goes to every process: handled here,
  * and through the cluster adapter (@socket.io/postgres-adapter's LISTEN/NOTIFY, or
  * @socket.io/redis-adapter when REDIS_URL is set) to the others. Only a process that holds one of
- * the subscriber's sockets then reads anything: the new message (`notification_received`) and the
- * counts (`unseen_count_changed`, `unread_count_changed`), read once per burst of changes however
- * many sockets listen. A worker process (TIDINGS_ROLE=worker) holds no sockets and only publishes.
+ * the subscriber's sockets then reads anything: the new message (`notification_received`, also
+ * when a snoozed one comes back) and the counts (`unseen_count_changed`, `unread_count_changed` with
+ * the counts by severity), read once per burst of changes however many sockets listen. A worker process (TIDINGS_ROLE=worker) holds no sockets and only publishes.
  */
 export class InboxRealtime {
   readonly io: Server;
@@ -211,9 +217,9 @@ export class InboxRealtime {
         messageId,
       );
       if (!found) return;
-      this.io.local
-        .to(room)
-        .emit("notification_received", { message: presentWidgetMessage(found.message, found.subscriber) });
+      this.io.local.to(room).emit("notification_received", {
+        message: presentMessageDocument(found.notification, presentProfile(found.subscriber)),
+      });
     } catch (err) {
       this.#logger.warn({ err }, "inbox sockets: could not read a new message");
     }
@@ -232,10 +238,14 @@ export class InboxRealtime {
       try {
         do {
           state.again = false;
-          const { unseenCount, unreadCount } = await inboxCounts(this.#options.deps, change.subscriberRef);
+          const { unseenCount, unreadCount, counts } = await inboxCounts(
+            this.#options.deps,
+            change.subscriberRef,
+          );
           const to = this.io.local.to(room);
           to.emit("unseen_count_changed", { unseenCount });
-          to.emit("unread_count_changed", { unreadCount });
+          // The widget reads the one number, Novu's current inbox the counts by severity.
+          to.emit("unread_count_changed", { unreadCount, counts });
         } while (state.again && this.#hasLocal(room));
       } catch (err) {
         this.#logger.warn({ err }, "inbox sockets: could not read a subscriber's counts");

@@ -3,7 +3,15 @@ import { type KeyClaim, keyIsLive, whileKeyIsLive } from "../auth/key-guard.ts";
 import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database, WorkflowsTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
-import type { PreferenceSettings, RunnableWorkflow, Step, Trigger, Workflow } from "./domain.ts";
+import {
+  type PreferenceSettings,
+  type RunnableWorkflow,
+  SEVERITIES,
+  type Severity,
+  type Step,
+  type Trigger,
+  type Workflow,
+} from "./domain.ts";
 
 type Db = Kysely<Database>;
 
@@ -31,6 +39,10 @@ function withGroup(eb: ExpressionBuilder<Database, "workflows">) {
 
 type Row = Selectable<WorkflowsTable> & { [K in GroupColumn as `group_${K}`]: unknown };
 
+/** The stored severity; anything else (none is written) reads as none. */
+const severityOf = (value: string): Severity =>
+  (SEVERITIES as readonly string[]).includes(value) ? (value as Severity) : "none";
+
 /** The workflow a path names: by _id, or by trigger identifier. */
 function byRef(ref: WorkflowRef) {
   return (eb: ExpressionBuilder<Database, "workflows">) =>
@@ -53,6 +65,7 @@ function toWorkflow(row: Row): Workflow {
     active: readBool(row.active),
     draft: readBool(row.draft),
     critical: readBool(row.critical),
+    severity: severityOf(row.severity),
     tags: readJson<string[]>(row.tags),
     steps: readJson<Step[]>(row.steps),
     triggers: readJson<Trigger[]>(row.triggers),
@@ -87,6 +100,7 @@ export type WorkflowDocument = Pick<
   | "active"
   | "draft"
   | "critical"
+  | "severity"
   | "tags"
   | "steps"
   | "triggers"
@@ -103,6 +117,7 @@ function documentColumns(doc: WorkflowDocument) {
     active: doc.active,
     draft: doc.draft,
     critical: doc.critical,
+    severity: doc.severity,
     tags: writeJson(doc.tags),
     steps: writeJson(doc.steps),
     triggers: writeJson(doc.triggers),
@@ -187,6 +202,8 @@ const RUNNABLE_COLUMNS = [
   "identifier",
   "active",
   "critical",
+  "severity",
+  "tags",
   "steps",
   "triggers",
   "preference_settings",
@@ -194,7 +211,7 @@ const RUNNABLE_COLUMNS = [
 
 /**
  * The live workflow as a trigger runs it, or undefined; read on every trigger, so it reads only
- * RUNNABLE_COLUMNS (no group lookups, no tags or data to parse).
+ * RUNNABLE_COLUMNS (no group lookups, no data to parse; the tags go to the inbox's messages).
  */
 export function findRunnableWorkflow(
   db: Db,
@@ -243,6 +260,8 @@ async function selectRunnableWorkflow(
     identifier: row.identifier,
     active: readBool(row.active),
     critical: readBool(row.critical),
+    severity: severityOf(row.severity),
+    tags: readJson<string[]>(row.tags),
     steps: readJson<Step[]>(row.steps),
     triggers: readJson<Trigger[]>(row.triggers),
     preferenceSettings: readJson<PreferenceSettings>(row.preference_settings),
@@ -494,26 +513,42 @@ export async function purgeDeletedWorkflowsOfGroup(db: Db, environmentId: string
 export interface WorkflowSummary {
   id: string;
   name: string;
+  /** The trigger identifier. */
+  identifier: string;
   active: boolean;
   critical: boolean;
+  severity: Severity;
   tags: string[];
   triggers: Trigger[];
   preferenceSettings: PreferenceSettings;
 }
 
-function summaryQuery(db: Db, environmentId: string) {
-  return db
+function summaryQuery(db: Db, environmentId: string, liveOnly = true) {
+  const query = db
     .selectFrom("workflows")
-    .select(["id", "name", "active", "critical", "tags", "triggers", "preference_settings", "created_at"])
-    .where("workflows.environment_id", "=", environmentId)
-    .where(live);
+    .select([
+      "id",
+      "name",
+      "identifier",
+      "active",
+      "critical",
+      "severity",
+      "tags",
+      "triggers",
+      "preference_settings",
+      "created_at",
+    ])
+    .where("workflows.environment_id", "=", environmentId);
+  return liveOnly ? query.where(live) : query;
 }
 
 function toSummary(row: {
   id: string;
   name: string;
+  identifier: string;
   active: boolean | number;
   critical: boolean | number;
+  severity: string;
   tags: string;
   triggers: string;
   preference_settings: string;
@@ -521,8 +556,10 @@ function toSummary(row: {
   return {
     id: row.id,
     name: row.name,
+    identifier: row.identifier,
     active: readBool(row.active),
     critical: readBool(row.critical),
+    severity: severityOf(row.severity),
     tags: readJson<string[]>(row.tags),
     triggers: readJson<Trigger[]>(row.triggers),
     preferenceSettings: readJson<PreferenceSettings>(row.preference_settings),
@@ -543,4 +580,20 @@ export async function listActiveWorkflowSummaries(db: Db, environmentId: string)
 export async function findWorkflowSummary(db: Db, environmentId: string, ref: WorkflowRef) {
   const row = await summaryQuery(db, environmentId).where(byRef(ref)).executeTakeFirst();
   return row ? toSummary(row) : undefined;
+}
+
+/**
+ * The workflows of these ids, deleted ones too (what a message names keeps its name and tags after
+ * its workflow is deleted, until the workflow is purged with its group).
+ */
+export async function findWorkflowSummariesByIds(
+  db: Db,
+  environmentId: string,
+  ids: readonly string[],
+): Promise<WorkflowSummary[]> {
+  if (ids.length === 0) return [];
+  const rows = await summaryQuery(db, environmentId, false)
+    .where("workflows.id", "in", [...ids])
+    .execute();
+  return rows.map(toSummary);
 }
