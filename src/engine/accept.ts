@@ -225,7 +225,7 @@ export async function createRuns(
   >,
   plan: RunPlan,
   subscriberRefs: readonly string[],
-  options: { newTrigger?: boolean } = {},
+  options: { newTrigger?: boolean; topicId?: string } = {},
 ): Promise<number> {
   const now = isoNow(deps.clock);
   const unique = [...new Set(subscriberRefs)];
@@ -246,6 +246,7 @@ export async function createRuns(
       tenant: plan.tenant,
       to: plan.to,
       channels,
+      topicId: options.topicId ?? "",
       createdAt: now,
       updatedAt: now,
     }),

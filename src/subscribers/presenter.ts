@@ -15,6 +15,7 @@ export function presentSubscriber(subscriber: Subscriber): SubscriberResource {
     phone: subscriber.phone,
     avatar: subscriber.avatar,
     locale: subscriber.locale,
+    timezone: subscriber.timezone,
     data: subscriber.data,
     channels: subscriber.channels.map((channel) => ({
       providerId: channel.providerId,

@@ -37,6 +37,10 @@ export const Subscriber = Type.Object(
     phone: Type.String(),
     avatar: Type.String(),
     locale: Type.String(),
+    timezone: Type.String({
+      description:
+        "An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC",
+    }),
     data: FreeObject("Your own data about the subscriber"),
     channels: Type.Array(SubscriberChannel, { description: "Delivery credentials, one entry per provider" }),
     isOnline: Type.Boolean(),
@@ -172,6 +176,13 @@ const profileFields = {
   phone: Nullable(Type.String({ maxLength: 100 })),
   avatar: Nullable(Type.String({ maxLength: 2048, description: "A URL of the subscriber's picture" })),
   locale: Nullable(Type.String({ maxLength: 35, description: "A language tag: `en`, `en-US`, `pt_BR`" })),
+  timezone: Nullable(
+    Type.String({
+      maxLength: 64,
+      description:
+        "An IANA timezone (`Europe/Paris`), or empty: the clocks the subscriber's schedule is read on",
+    }),
+  ),
   data: Type.Optional(
     Type.Union([FreeObject("Your own data about the subscriber (at most 64 KiB as JSON)"), Type.Null()]),
   ),

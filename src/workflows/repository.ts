@@ -3,7 +3,15 @@ import { type KeyClaim, keyIsLive, whileKeyIsLive } from "../auth/key-guard.ts";
 import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database, WorkflowsTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
-import type { PreferenceSettings, RunnableWorkflow, Step, Trigger, Workflow } from "./domain.ts";
+import {
+  CHANNELS,
+  type Channel,
+  type PreferenceSettings,
+  type RunnableWorkflow,
+  type Step,
+  type Trigger,
+  type Workflow,
+} from "./domain.ts";
 
 type Db = Kysely<Database>;
 
@@ -499,12 +507,24 @@ export interface WorkflowSummary {
   tags: string[];
   triggers: Trigger[];
   preferenceSettings: PreferenceSettings;
+  /** The channels its active steps deliver on, each once, in step order: what a preference can turn off. */
+  channels: Channel[];
 }
 
 function summaryQuery(db: Db, environmentId: string) {
   return db
     .selectFrom("workflows")
-    .select(["id", "name", "active", "critical", "tags", "triggers", "preference_settings", "created_at"])
+    .select([
+      "id",
+      "name",
+      "active",
+      "critical",
+      "tags",
+      "triggers",
+      "preference_settings",
+      "steps",
+      "created_at",
+    ])
     .where("workflows.environment_id", "=", environmentId)
     .where(live);
 }
@@ -517,7 +537,13 @@ function toSummary(row: {
   tags: string;
   triggers: string;
   preference_settings: string;
+  steps: string;
 }): WorkflowSummary {
+  const channels = new Set<Channel>();
+  for (const step of readJson<Step[]>(row.steps)) {
+    const type = step.template?.type as string;
+    if (step.active && (CHANNELS as readonly string[]).includes(type)) channels.add(type as Channel);
+  }
   return {
     id: row.id,
     name: row.name,
@@ -526,6 +552,7 @@ function toSummary(row: {
     tags: readJson<string[]>(row.tags),
     triggers: readJson<Trigger[]>(row.triggers),
     preferenceSettings: readJson<PreferenceSettings>(row.preference_settings),
+    channels: [...channels],
   };
 }
 
@@ -543,4 +570,25 @@ export async function listActiveWorkflowSummaries(db: Db, environmentId: string)
 export async function findWorkflowSummary(db: Db, environmentId: string, ref: WorkflowRef) {
   const row = await summaryQuery(db, environmentId).where(byRef(ref)).executeTakeFirst();
   return row ? toSummary(row) : undefined;
+}
+
+/** The live workflows (active or not) among these _ids and trigger identifiers, oldest first. */
+export async function findWorkflowSummaries(
+  db: Db,
+  environmentId: string,
+  ids: readonly string[],
+  identifiers: readonly string[],
+): Promise<WorkflowSummary[]> {
+  if (ids.length === 0 && identifiers.length === 0) return [];
+  const rows = await summaryQuery(db, environmentId)
+    .where((eb) =>
+      eb.or([
+        ...(ids.length > 0 ? [eb("workflows.id", "in", ids)] : []),
+        ...(identifiers.length > 0 ? [eb("workflows.identifier", "in", identifiers)] : []),
+      ]),
+    )
+    .orderBy("workflows.created_at")
+    .orderBy("workflows.id")
+    .execute();
+  return rows.map(toSummary);
 }
