@@ -31,8 +31,8 @@ import { parseQueryString } from "./http/query-string.ts";
 import type { App } from "./http/types.ts";
 import { validatorCompiler } from "./http/validation.ts";
 import { registerIdempotencyKeyPurge } from "./idempotency/purge.ts";
-import { inboxRoutes } from "./inbox/routes.ts";
-import type { InboxChange } from "./inbox/service.ts";
+import { inboxRoutes, inboxSessionRoutes } from "./inbox/routes.ts";
+import { type InboxChange, SessionTokens } from "./inbox/service.ts";
 import { integrationRoutes } from "./integrations/routes.ts";
 import { channelSenders, type IntegrationTools, openIntegrationTools } from "./integrations/service.ts";
 import { notificationGroupRoutes } from "./notification-groups/routes.ts";
@@ -49,7 +49,6 @@ import { environmentRoutes } from "./tenancy/routes.ts";
 import { findKeyOwner } from "./tenancy/service.ts";
 import { topicRoutes } from "./topics/routes.ts";
 import { InboxRealtime, type RealtimeCluster, widgetRoutes } from "./widgets/routes.ts";
-import { SessionTokens } from "./widgets/service.ts";
 import { workerRegistry } from "./worker.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
 import { workflowGroupReferences } from "./workflows/service.ts";
@@ -314,6 +313,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
             scheme: "bearer",
             description: "The token of an inbox widget session (POST /v1/widgets/session/initialize)",
           },
+          SubscriberSession: {
+            type: "http",
+            scheme: "bearer",
+            description: "The token of a subscriber's inbox session (POST /v1/inbox/session)",
+          },
         },
       },
     },
@@ -353,6 +357,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
     { prefix: "/v1" },
   );
+  await app.register(inboxSessionRoutes, {
+    prefix: "/v1/inbox",
+    tools: { sealer: integrations.box, tokens: realtime.tokens },
+    onChange: onInboxChange,
+    maxSnoozeDurationHours: config.inboxMaxSnoozeDurationHours,
+  });
   await app.register(widgetRoutes, {
     prefix: "/v1/widgets",
     tools: { sealer: integrations.box, tokens: realtime.tokens },

@@ -29,3 +29,16 @@ describe("configuration: WORKER_CONCURRENCY", () => {
     assert.equal(loadConfig({ WORKER_CONCURRENCY: "4" }).workerConcurrency, 4);
   });
 });
+
+describe("configuration: INBOX_MAX_SNOOZE_DURATION_HOURS", () => {
+  test("90 days (2160 hours) by default, 0 to turn snoozing off, at most ten years", () => {
+    assert.equal(loadConfig({}).inboxMaxSnoozeDurationHours, 2160);
+    assert.equal(loadConfig({ INBOX_MAX_SNOOZE_DURATION_HOURS: "0" }).inboxMaxSnoozeDurationHours, 0);
+    assert.equal(loadConfig({ INBOX_MAX_SNOOZE_DURATION_HOURS: "24" }).inboxMaxSnoozeDurationHours, 24);
+    for (const value of ["-1", "1.5", "x", "87601"])
+      assert.throws(
+        () => loadConfig({ INBOX_MAX_SNOOZE_DURATION_HOURS: value }),
+        /^ConfigError: INBOX_MAX_SNOOZE_DURATION_HOURS must be/,
+      );
+  });
+});

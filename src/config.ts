@@ -53,6 +53,11 @@ export interface Config {
   readonly widgetSessionTtlS: number;
   /** How many inbox sockets one subscriber may hold open on one process (WIDGET_SOCKETS_PER_SUBSCRIBER). */
   readonly widgetSocketsPerSubscriber: number;
+  /**
+   * How far ahead the inbox may snooze a notification (INBOX_MAX_SNOOZE_DURATION_HOURS, 90 days);
+   * 0 turns snoozing off, and Novu's inbox then hides it.
+   */
+  readonly inboxMaxSnoozeDurationHours: number;
 }
 
 export const ROLES = ["all", "api", "worker"] as const;
@@ -176,5 +181,6 @@ export function loadConfig(env: Env = process.env): Config {
     smtpTimeoutMs: integer(env, "SMTP_TIMEOUT_MS", 10_000, 50, 600_000),
     widgetSessionTtlS: integer(env, "WIDGET_SESSION_TTL_S", 7 * 86_400, 60, 365 * 86_400),
     widgetSocketsPerSubscriber: integer(env, "WIDGET_SOCKETS_PER_SUBSCRIBER", 10, 1, 10_000),
+    inboxMaxSnoozeDurationHours: integer(env, "INBOX_MAX_SNOOZE_DURATION_HOURS", 2160, 0, 87_600),
   });
 }

@@ -108,6 +108,13 @@ export interface paths {
     /** The execution details of a notification or a subscriber */
     get: operations["listExecutionDetails"];
   };
+  "/v1/inbox/session": {
+    /**
+     * Start a subscriber's inbox session (no API key: the browser calls this)
+     * @description Creates the subscriber if need be and returns a token for its inbox alone. When the environment has `hmac: true` (Production starts so), `subscriberHash` must be the hex HMAC-SHA256 of the subscriberId keyed with the environment's API key, computed on your server; the subscriber's profile fields are applied only with a valid hash.
+     */
+    post: operations["startInboxSession"];
+  };
   "/v1/integrations": {
     /** List the environment's integrations, oldest first */
     get: operations["listIntegrations"];
@@ -1950,6 +1957,196 @@ export interface operations {
         };
       };
       /** @description Invalid query */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Start a subscriber's inbox session (no API key: the browser calls this)
+   * @description Creates the subscriber if need be and returns a token for its inbox alone. When the environment has `hmac: true` (Production starts so), `subscriberHash` must be the hex HMAC-SHA256 of the subscriberId keyed with the environment's API key, computed on your server; the subscriber's profile fields are applied only with a valid hash.
+   */
+  startInboxSession: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The environment's public identifier (GET /v1/environments/me) */
+          applicationIdentifier: string;
+          context?: {
+            [key: string]: unknown;
+          } | null;
+          contextHash?: string | null;
+          defaultSchedule?: {
+            [key: string]: unknown;
+          } | null;
+          subscriber?: {
+            avatar?: string | null;
+            data?: {
+              [key: string]: unknown;
+            } | null;
+            email?: string | null;
+            firstName?: string | null;
+            lastName?: string | null;
+            locale?: string | null;
+            phone?: string | null;
+            /** @description Your id for the subscriber */
+            subscriberId: string;
+            timezone?: string | null;
+          };
+          subscriberHash?: string | null;
+          /** @description Older clients name the subscriber here */
+          subscriberId?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The session */
+      201: {
+        content: {
+          "application/json": {
+            data: {
+              applicationIdentifier: string;
+              /** @description Whether the environment is not Production */
+              isDevelopmentMode: boolean;
+              /** @description How far ahead a notification may be snoozed; 0: snoozing is off */
+              maxSnoozeDurationHours: number;
+              /** @description Always false */
+              removeNovuBranding: boolean;
+              /** @description The session's token: send it as "Bearer <token>", and to the socket */
+              token: string;
+              /** @description unreadCount.total, as older clients read it */
+              totalUnreadCount: number;
+              /** @description The unread notifications the inbox shows (neither archived nor snoozed), by severity */
+              unreadCount: {
+                severity: {
+                  high: number;
+                  low: number;
+                  medium: number;
+                  none: number;
+                };
+                total: number;
+              };
+            };
+          };
+        };
+      };
+      /** @description Unknown applicationIdentifier, no subscriberId, or a missing or wrong subscriberHash with HMAC on */
       400: {
         content: {
           "application/json": {

@@ -233,3 +233,31 @@ export async function setMessageAction(
     .executeTakeFirstOrThrow();
   return messageFromRow(updated);
 }
+
+export const SEVERITIES = ["high", "medium", "low", "none"] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/**
+ * The subscriber's unread in-app messages that its inbox shows (neither archived nor snoozed), by
+ * severity; one grouped count over `messages_inbox`.
+ */
+export async function unreadBySeverity(db: Db, subscriberRef: string): Promise<Record<Severity, number>> {
+  const rows = await db
+    .selectFrom("messages")
+    .select(["severity", (eb) => eb.fn.countAll<number | string | bigint>().as("count")])
+    .where("subscriber_ref", "=", subscriberRef)
+    .where("channel", "=", "in_app")
+    .where("read", "=", false)
+    .where("archived", "=", false)
+    .where("snoozed_until", "is", null)
+    .groupBy("severity")
+    .execute();
+  const counts: Record<Severity, number> = { high: 0, medium: 0, low: 0, none: 0 };
+  for (const row of rows) {
+    const severity = (SEVERITIES as readonly string[]).includes(row.severity)
+      ? (row.severity as Severity)
+      : "none";
+    counts[severity] += Number(row.count);
+  }
+  return counts;
+}

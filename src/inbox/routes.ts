@@ -1,4 +1,5 @@
 import type { RoutePluginWith } from "../http/types.ts";
+import { createSessionRoute } from "./create-session.ts";
 import { deleteMessageRoute } from "./delete-message.ts";
 import { deleteTransactionMessagesRoute } from "./delete-transaction-messages.ts";
 import { getSubscriberFeedRoute } from "./get-subscriber-feed.ts";
@@ -7,7 +8,8 @@ import { listMessagesRoute } from "./list-messages.ts";
 import { markAllMessagesRoute } from "./mark-all-messages.ts";
 import { markMessagesRoute } from "./mark-messages.ts";
 import { markMessagesLegacyRoute } from "./mark-messages-legacy.ts";
-import type { InboxRouteOptions } from "./options.ts";
+import type { InboxRouteOptions, InboxSessionRouteOptions } from "./options.ts";
+import { sessionCheck } from "./session-check.ts";
 import { updateMessageActionRoute } from "./update-message-action.ts";
 
 /**
@@ -24,4 +26,28 @@ export const inboxRoutes: RoutePluginWith<InboxRouteOptions> = async (app, optio
   await app.register(listMessagesRoute);
   await app.register(deleteMessageRoute, options);
   await app.register(deleteTransactionMessagesRoute, options);
+};
+
+/**
+ * Novu's current inbox (@novu/js, @novu/react), under /v1/inbox (docs/engine.md, "The inbox"): a
+ * session is started with the environment's public identifier (and an HMAC when the environment asks
+ * for one); every other route takes the session's token (`Authorization: Bearer`) and acts for its
+ * subscriber alone.
+ */
+export const inboxSessionRoutes: RoutePluginWith<InboxSessionRouteOptions> = async (app, given) => {
+  // Without the plugin's own registration options (its prefix), which the routes must not take again.
+  const options: InboxSessionRouteOptions = {
+    tools: given.tools,
+    onChange: given.onChange,
+    maxSnoozeDurationHours: given.maxSnoozeDurationHours,
+  };
+  app.addHook("onRoute", (route) => {
+    route.schema = { ...route.schema, security: route.schema?.security ?? [{ SubscriberSession: [] }] };
+  });
+  await app.register(createSessionRoute, options);
+  // Every route a session calls is registered in this scope, behind the session check: it sets
+  // request.tenant and request.subscriberSession (src/inbox/session-check.ts).
+  await app.register(async (session) => {
+    session.addHook("onRequest", sessionCheck(app, options.tools));
+  });
 };

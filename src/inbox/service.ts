@@ -1,12 +1,13 @@
 import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import type { Message } from "../engine/domain.ts";
-import { mention, notFound } from "../errors.ts";
+import { invalidField, mention, notFound } from "../errors.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import { findSubscriberRefs, getSubscriber, getSubscriberByRef } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import type { Channel } from "../workflows/domain.ts";
 import * as messages from "./repository.ts";
+import { type SessionTools, type StartSessionInput, startSession } from "./session.ts";
 
 // ---------------------------------------------------------------- the subscriber's feed
 
@@ -90,16 +91,34 @@ export async function findSubscriberMessage(
   return { message, subscriber };
 }
 
-/** The subscriber's unseen and unread in-app message counts, by our id for the subscriber. */
+/** Unread notifications by severity, and in all. */
+export interface UnreadCounts {
+  total: number;
+  severity: Record<messages.Severity, number>;
+}
+
+/**
+ * The subscriber's unread in-app messages that its inbox shows (neither archived nor snoozed): what
+ * the bell counts.
+ */
+export async function unreadCounts(deps: Deps, subscriberRef: string): Promise<UnreadCounts> {
+  const severity = await messages.unreadBySeverity(deps.db, subscriberRef);
+  return { total: severity.high + severity.medium + severity.low + severity.none, severity };
+}
+
+/**
+ * What the sockets tell a subscriber after every change: the unseen messages of its feed, and the
+ * unread ones its inbox shows (as the widget's one number, and by severity for Novu's current inbox).
+ */
 export async function inboxCounts(
   deps: Deps,
   subscriberRef: string,
-): Promise<{ unseenCount: number; unreadCount: number }> {
-  const [unseenCount, unreadCount] = await Promise.all([
+): Promise<{ unseenCount: number; unreadCount: number; counts: UnreadCounts }> {
+  const [unseenCount, counts] = await Promise.all([
     messages.countMessages(deps.db, subscriberRef, "in_app", { seen: false }),
-    messages.countMessages(deps.db, subscriberRef, "in_app", { read: false }),
+    unreadCounts(deps, subscriberRef),
   ]);
-  return { unseenCount, unreadCount };
+  return { unseenCount, unreadCount: counts.total, counts };
 }
 
 export type MarkAs = "read" | "seen" | "unread" | "unseen";
@@ -243,3 +262,50 @@ export async function updateMessageAction(
   if (!updated) throw notFound(`Message ${mention(messageId, "with this id")} was not found`);
   return updated;
 }
+
+// ---------------------------------------------------------------- sessions
+
+export interface InboxSessionInput {
+  applicationIdentifier: string;
+  subscriber?:
+    | ({ subscriberId: string; timezone?: string | null | undefined } & StartSessionInput["profile"])
+    | undefined;
+  /** Older clients name the subscriber at the top. */
+  subscriberId?: string | undefined;
+  subscriberHash?: string | null | undefined;
+}
+
+/**
+ * Starts the session of Novu's current inbox (docs/engine.md, "The inbox"): the profile fields it
+ * sends change the subscriber only with a valid `subscriberHash` (its timezone is not kept), and
+ * the answer carries the unread counts the bell starts from.
+ */
+export async function startInboxSession(deps: Deps, tools: SessionTools, input: InboxSessionInput) {
+  const subscriberId = input.subscriber?.subscriberId ?? input.subscriberId;
+  if (subscriberId === undefined) throw invalidField("subscriber.subscriberId", "is required");
+  const { subscriberId: _named, timezone: _timezone, ...profile } = input.subscriber ?? { subscriberId };
+  const started = await startSession(
+    deps,
+    tools,
+    {
+      applicationIdentifier: input.applicationIdentifier,
+      subscriberId,
+      hash: input.subscriberHash,
+      profile,
+    },
+    { hashField: "subscriberHash", profileNeedsHash: true },
+  );
+  return { ...started, unread: await unreadCounts(deps, started.subscriber.id) };
+}
+
+export {
+  authenticateSession,
+  authenticateToken,
+  type SessionIdentity,
+  type SessionRules,
+  type SessionTools,
+  type StartSessionInput,
+  startSession,
+  subscriberHmac,
+} from "./session.ts";
+export { SessionTokens, type SubscriberSession } from "./session-tokens.ts";

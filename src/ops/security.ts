@@ -30,8 +30,8 @@ export function helmetHeaders(options: HelmetOptions): Record<string, string> {
 
 /**
  * Security headers on every response, and CORS only for the origins CORS_ORIGINS names (none by
- * default: a browser page on another origin cannot call the API), but for the inbox widget's routes,
- * which any page may call.
+ * default: a browser page on another origin cannot call the API), but for the inbox's routes
+ * (/v1/inbox and the widget's /v1/widgets), which any page may call.
  *
  * The API answers JSON, so its policy is the strictest (`default-src 'none'`). The docs page brings
  * its own policy from @fastify/swagger-ui (`staticCSP`, hashes of its inline scripts), which replaces
@@ -84,9 +84,22 @@ export async function registerSecurity(app: App, config: Config): Promise<void> 
     origin: true,
     allowedHeaders: ["Authorization", "Content-Type", "User-Agent", "X-Request-Id"],
   };
+  // Novu's current inbox (@novu/js) sends its version headers on every call, the session's start too.
+  const inbox = {
+    ...widget,
+    allowedHeaders: [
+      "Authorization",
+      "Content-Type",
+      "Novu-API-Version",
+      "Novu-Client-Version",
+      "Novu-Application-Identifier",
+      "X-Request-Id",
+    ],
+  };
   await app.register(cors, {
     delegator: (request, callback) => {
-      callback(null, (request.url ?? "").startsWith("/v1/widgets/") ? widget : api);
+      const url = request.url ?? "";
+      callback(null, url.startsWith("/v1/inbox/") ? inbox : url.startsWith("/v1/widgets/") ? widget : api);
     },
   });
 }

@@ -72,6 +72,8 @@ export interface WorkflowsTable {
   preference_settings: Json;
   data: Json;
   workflow_integration_status: Json;
+  /** Migration 0011: high, medium, low or none; what the inbox shows and filters by. */
+  severity: ColumnType<string, string | undefined, string>;
   notification_group_id: string;
   parent_id: string;
   creator_id: string;
@@ -297,6 +299,21 @@ export interface MessagesTable {
   last_read_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Migration 0011 (the inbox): set by archive; an archived message is read. */
+  archived: ColumnType<boolean | number, boolean | undefined, boolean>;
+  archived_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
+  /** Hidden from the feed until then; its timer (a queue task) brings it back unread. */
+  snoozed_until: ColumnType<string | Date | null, string | null | undefined, string | null>;
+  first_seen_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
+  /** JSON array of ISO moments: written, and each time a snooze ended. */
+  delivered_at: ColumnType<string, string | undefined, string>;
+  /** JSON array: the workflow's tags when the message was written. */
+  tags: ColumnType<string, string | undefined, string>;
+  /** The workflow's severity when the message was written: high, medium, low or none. */
+  severity: ColumnType<string, string | undefined, string>;
+  /** JSON object: the in-app step's `data`, rendered. */
+  data: ColumnType<string, string | undefined, string>;
+  avatar: ColumnType<string, string | undefined, string>;
 }
 
 export interface ExecutionDetailsTable {

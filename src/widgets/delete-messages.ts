@@ -1,10 +1,11 @@
 import { notFound } from "../errors.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import { changeOf } from "../inbox/index.ts";
 import { Deleted, deletedBody } from "../inbox/schemas.ts";
 import { deleteSubscriberMessages } from "../inbox/service.ts";
 import { refuseFeeds } from "./get-feed.ts";
-import { changeOf, type WidgetRouteOptions } from "./options.ts";
+import type { WidgetRouteOptions } from "./options.ts";
 import { BulkDeleteBody, WidgetDeleteAllQuery, WidgetMessageParams } from "./schemas.ts";
 
 /** Deletes the subscriber's messages: one, several (`bulk/delete`), or all. */
@@ -13,7 +14,7 @@ export const deleteMessagesRoute: RoutePluginWith<WidgetRouteOptions> = async (a
     const deleted = await deleteSubscriberMessages(
       depsOf(app),
       request.tenant,
-      request.widget.subscriber.id,
+      request.subscriberSession.subscriber.id,
       ids,
     );
     if (deleted.length > 0) options.onChange?.(changeOf(request));

@@ -57,7 +57,7 @@ export const getCountsRoute: RoutePlugin = async (app) => {
         const count = await countSubscriberMessages(
           depsOf(app),
           request.tenant,
-          request.widget.subscriber.subscriberId,
+          request.subscriberSession.subscriber.subscriberId,
           filter,
         );
         return { data: { count: limit !== undefined ? Math.min(count, limit) : count } };

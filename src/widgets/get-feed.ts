@@ -37,7 +37,7 @@ export const getFeedRoute: RoutePlugin = async (app) => {
     async (request) => {
       const { page, limit, seen, read, payload, feedIdentifier } = request.query;
       refuseFeeds(feedIdentifier);
-      const { subscriber } = request.widget;
+      const { subscriber } = request.subscriberSession;
       const feed = await subscriberFeed(depsOf(app), request.tenant, subscriber.subscriberId, {
         ...(page !== undefined ? { page } : {}),
         ...(limit !== undefined ? { limit } : {}),

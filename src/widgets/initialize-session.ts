@@ -1,9 +1,9 @@
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import { startSession } from "../inbox/service.ts";
 import type { WidgetRouteOptions } from "./options.ts";
 import { presentProfile } from "./presenter.ts";
 import { SessionBody, SessionResponse } from "./schemas.ts";
-import { initializeSession } from "./service.ts";
 
 export const initializeSessionRoute: RoutePluginWith<WidgetRouteOptions> = async (app, options) => {
   app.post(
@@ -29,10 +29,13 @@ export const initializeSessionRoute: RoutePluginWith<WidgetRouteOptions> = async
     },
     async (request, reply) => {
       await app.limitRate(request, reply);
-      const { token, expiresAt, subscriber } = await initializeSession(
+      const { applicationIdentifier, subscriberId, hmacHash, ...profile } = request.body;
+      // The widget's profile fields apply whenever its session starts, as they always have.
+      const { token, expiresAt, subscriber } = await startSession(
         depsOf(app),
         options.tools,
-        request.body,
+        { applicationIdentifier, subscriberId, hash: hmacHash, profile },
+        { hashField: "hmacHash", profileNeedsHash: false },
       );
       return reply.code(201).send({
         data: { token, expiresAt: new Date(expiresAt).toISOString(), profile: presentProfile(subscriber) },

@@ -1,9 +1,10 @@
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import { changeOf } from "../inbox/index.ts";
 import { MarkAllResponse } from "../inbox/schemas.ts";
 import { markAllSubscriberMessages } from "../inbox/service.ts";
 import { refuseFeeds } from "./get-feed.ts";
-import { changeOf, type WidgetRouteOptions } from "./options.ts";
+import type { WidgetRouteOptions } from "./options.ts";
 import { WidgetMarkAllBody } from "./schemas.ts";
 
 /** Marks every message of the subscriber read (`/read`) or seen (`/seen`). */
@@ -28,7 +29,7 @@ export const markAllMessagesRoute: RoutePluginWith<WidgetRouteOptions> = async (
         const { count } = await markAllSubscriberMessages(
           depsOf(app),
           request.tenant,
-          request.widget.subscriber.subscriberId,
+          request.subscriberSession.subscriber.subscriberId,
           markAs,
         );
         if (count > 0) options.onChange?.(changeOf(request));

@@ -1,8 +1,9 @@
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import { changeOf } from "../inbox/index.ts";
 import { LegacyMarkBody, MarkAsBody } from "../inbox/schemas.ts";
 import { changesFor, markSubscriberMessages } from "../inbox/service.ts";
-import { changeOf, type WidgetRouteOptions } from "./options.ts";
+import type { WidgetRouteOptions } from "./options.ts";
 import { presentWidgetMessage } from "./presenter.ts";
 import { WidgetMessages } from "./schemas.ts";
 
@@ -20,7 +21,7 @@ export const markMessagesRoute: RoutePluginWith<WidgetRouteOptions> = async (app
     messageId: string | string[],
     changes: { seen?: boolean; read?: boolean },
   ) => {
-    const { subscriber } = request.widget;
+    const { subscriber } = request.subscriberSession;
     const { messages } = await markSubscriberMessages(
       depsOf(app),
       request.tenant,

@@ -37,7 +37,7 @@ export const preferencesRoute: RoutePlugin = async (app) => {
       data: await listWorkflowPreferences(
         depsOf(app),
         request.tenant,
-        request.widget.subscriber.subscriberId,
+        request.subscriberSession.subscriber.subscriberId,
       ),
     }),
   );
@@ -65,7 +65,7 @@ export const preferencesRoute: RoutePlugin = async (app) => {
       data: await getPreferencesByLevel(
         depsOf(app),
         request.tenant,
-        request.widget.subscriber.subscriberId,
+        request.subscriberSession.subscriber.subscriberId,
         request.params.level,
       ),
     }),
@@ -90,7 +90,7 @@ export const preferencesRoute: RoutePlugin = async (app) => {
         data: await updateGlobalPreference(
           depsOf(app),
           request.tenant,
-          request.widget.subscriber.subscriberId,
+          request.subscriberSession.subscriber.subscriberId,
           {
             ...(enabled !== undefined ? { enabled } : {}),
             ...(preferences !== undefined
@@ -120,7 +120,7 @@ export const preferencesRoute: RoutePlugin = async (app) => {
       data: await updateWorkflowPreference(
         depsOf(app),
         request.tenant,
-        request.widget.subscriber.subscriberId,
+        request.subscriberSession.subscriber.subscriberId,
         request.params.templateId,
         request.body,
       ),

@@ -3,10 +3,15 @@ import type { Client, Pool, QueryResult } from "pg";
 import type { Logger } from "pino";
 import { Server, type Socket } from "socket.io";
 import type { Deps } from "../deps.ts";
-import { findSubscriberMessage, type InboxChange, inboxCounts } from "../inbox/service.ts";
+import {
+  authenticateToken,
+  findSubscriberMessage,
+  type InboxChange,
+  inboxCounts,
+  type SessionTokens,
+} from "../inbox/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { presentWidgetMessage } from "./presenter.ts";
-import { authenticateToken, type SessionTokens } from "./service.ts";
 
 /** How events reach the sockets other processes hold (docs/engine.md, "The inbox widget in real time"). */
 export type RealtimeCluster =

@@ -1,4 +1,5 @@
 import type { RoutePluginWith } from "../http/types.ts";
+import { sessionCheck } from "../inbox/index.ts";
 import { deleteMessagesRoute } from "./delete-messages.ts";
 import { getCountsRoute } from "./get-counts.ts";
 import { getFeedRoute } from "./get-feed.ts";
@@ -7,7 +8,7 @@ import { initializeSessionRoute } from "./initialize-session.ts";
 import { logUsageRoute } from "./log-usage.ts";
 import { markAllMessagesRoute } from "./mark-all-messages.ts";
 import { markMessagesRoute } from "./mark-messages.ts";
-import { sessionCheck, type WidgetRouteOptions } from "./options.ts";
+import type { WidgetRouteOptions } from "./options.ts";
 import { preferencesRoute } from "./preferences.ts";
 import { updateMessageActionRoute } from "./update-message-action.ts";
 

@@ -27,7 +27,7 @@ export const updateMessageActionRoute: RoutePlugin = async (app) => {
       if (executedType !== undefined && executedType !== type) {
         throw badRequest(`executedType "${executedType}" differs from the path's action type "${type}"`);
       }
-      const { subscriber } = request.widget;
+      const { subscriber } = request.subscriberSession;
       const message = await updateMessageAction(
         depsOf(app),
         request.tenant,

@@ -9,6 +9,7 @@ import * as integrations from "./0007-integrations.ts";
 import * as digest from "./0008-digest.ts";
 import * as sealedKeys from "./0009-sealed-keys.ts";
 import * as jobTransactionIndex from "./0010-job-transaction-index.ts";
+import * as inbox from "./0011-inbox.ts";
 import * as inboxPreferences from "./0012-inbox-preferences.ts";
 import type { ColumnTypes } from "./column-types.ts";
 
@@ -27,6 +28,7 @@ const steps: Record<string, Step> = {
   "0008-digest": digest,
   "0009-sealed-keys": sealedKeys,
   "0010-job-transaction-index": jobTransactionIndex,
+  "0011-inbox": inbox,
   "0012-inbox-preferences": inboxPreferences,
 };
 

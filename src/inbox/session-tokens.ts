@@ -2,8 +2,8 @@ import { hkdfSync, randomBytes } from "node:crypto";
 import { jwtVerify, SignJWT } from "jose";
 import type { Clock } from "../clock.ts";
 
-/** Who a widget session speaks for: one subscriber of one environment, until it expires. */
-export interface WidgetSession {
+/** Who a subscriber's session speaks for: one subscriber of one environment, until it expires. */
+export interface SubscriberSession {
   organizationId: string;
   environmentId: string;
   /** Our id for the subscriber (its `_id`): a subscriber deleted and made again is another one. */
@@ -13,11 +13,14 @@ export interface WidgetSession {
   expiresAt: number;
 }
 
+// The audience and the key's label keep their first names: tokens issued before the inbox's
+// routes were added stay good.
 const AUDIENCE = "tidings:widget";
 const ALGORITHM = "HS256";
 
 /**
- * The inbox widget's session tokens: JWTs (HS256, by `jose`) that name the environment and the
+ * The session tokens of the inbox, for both of its clients (Novu's current inbox at /v1/inbox and
+ * the older widget at /v1/widgets, and the sockets of either): JWTs (HS256, by `jose`) that name the environment and the
  * subscriber, signed with a key derived from the service's secret key (HKDF, its own label), so every
  * process that shares TIDINGS_SECRET_KEY accepts every other's tokens and nothing else can make one.
  * Expiry is read on the app's clock, so a test moves past it instead of waiting.
@@ -35,7 +38,7 @@ export class SessionTokens {
     this.#clock = options.clock;
   }
 
-  async issue(session: Omit<WidgetSession, "expiresAt">): Promise<{ token: string; expiresAt: number }> {
+  async issue(session: Omit<SubscriberSession, "expiresAt">): Promise<{ token: string; expiresAt: number }> {
     const now = this.#clock.now();
     const expiresAt = now + this.#ttlMs;
     const token = await new SignJWT({
@@ -53,7 +56,7 @@ export class SessionTokens {
   }
 
   /** The session the token carries; undefined when it is malformed, forged or expired. */
-  async verify(token: string): Promise<WidgetSession | undefined> {
+  async verify(token: string): Promise<SubscriberSession | undefined> {
     try {
       const { payload } = await jwtVerify(token, this.#key, {
         algorithms: [ALGORITHM],
