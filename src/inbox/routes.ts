@@ -9,7 +9,9 @@ import { markAllMessagesRoute } from "./mark-all-messages.ts";
 import { markMessagesRoute } from "./mark-messages.ts";
 import { markMessagesLegacyRoute } from "./mark-messages-legacy.ts";
 import type { InboxRouteOptions, InboxSessionRouteOptions } from "./options.ts";
+import { inboxPreferencesRoute } from "./preferences.ts";
 import { sessionCheck } from "./session-check.ts";
+import { topicSubscriptionsRoute } from "./topic-subscriptions.ts";
 import { updateMessageActionRoute } from "./update-message-action.ts";
 
 /**
@@ -49,5 +51,7 @@ export const inboxSessionRoutes: RoutePluginWith<InboxSessionRouteOptions> = asy
   // request.tenant and request.subscriberSession (src/inbox/session-check.ts).
   await app.register(async (session) => {
     session.addHook("onRequest", sessionCheck(app, options.tools));
+    await session.register(inboxPreferencesRoute);
+    await session.register(topicSubscriptionsRoute);
   });
 };

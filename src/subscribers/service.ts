@@ -590,6 +590,8 @@ export type Criticality = "critical" | "nonCritical" | "all";
 export interface InboxPreferenceFilter {
   /** Workflows with any of these tags; all when absent or empty. */
   tags?: readonly string[] | undefined;
+  /** Workflows of any of these severities; all when absent or empty. */
+  severities?: readonly string[] | undefined;
   /** `nonCritical` (the default), `critical`, or `all`. */
   criticality?: Criticality | undefined;
 }
@@ -645,6 +647,8 @@ function matches(workflow: WorkflowSummary, filter: InboxPreferenceFilter): bool
   const criticality = filter.criticality ?? "nonCritical";
   if (criticality === "critical" && !workflow.critical) return false;
   if (criticality === "nonCritical" && workflow.critical) return false;
+  const severities = filter.severities ?? [];
+  if (severities.length > 0 && !severities.includes(workflow.severity)) return false;
   const tags = filter.tags ?? [];
   return tags.length === 0 || tags.some((tag) => workflow.tags.includes(tag));
 }

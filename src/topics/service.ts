@@ -12,7 +12,12 @@ import {
 } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import type { Channel } from "../workflows/domain.ts";
-import { findWorkflowSummaries, listActiveWorkflows, type WorkflowSummary } from "../workflows/service.ts";
+import {
+  findWorkflowSummaries,
+  getWorkflowSummary,
+  listActiveWorkflows,
+  type WorkflowSummary,
+} from "../workflows/service.ts";
 import { conditionHolds, conditionProblem } from "./condition.ts";
 import {
   defaultSubscriptionIdentifier,
@@ -629,6 +634,23 @@ export async function changeSubscriptionPreferences(
     }
     return out;
   });
+}
+
+/** changeSubscriptionPreferences for one workflow, by its _id or trigger identifier. */
+export async function changeSubscriptionPreference(
+  deps: Deps,
+  tenant: Tenant,
+  self: SubscriberSelf,
+  identifier: string,
+  workflowRef: string,
+  change: SubscriptionPreferenceChange,
+) {
+  const workflow = await getWorkflowSummary(deps, tenant, workflowRef);
+  const [changed] = await changeSubscriptionPreferences(deps, tenant, self, [
+    { identifier, workflow, change },
+  ]);
+  if (!changed) throw new Error("a preference change returned nothing");
+  return changed;
 }
 
 /** One item of the inbox's bulk preference change: the subscriber's own, or one of its subscriptions'. */

@@ -509,6 +509,8 @@ export interface WorkflowSummary {
   preferenceSettings: PreferenceSettings;
   /** The channels its active steps deliver on, each once, in step order: what a preference can turn off. */
   channels: Channel[];
+  /** `high`, `medium`, `low` or `none`: what the inbox shows of it and filters by. */
+  severity: string;
 }
 
 function summaryQuery(db: Db, environmentId: string) {
@@ -523,6 +525,7 @@ function summaryQuery(db: Db, environmentId: string) {
       "triggers",
       "preference_settings",
       "steps",
+      "severity",
       "created_at",
     ])
     .where("workflows.environment_id", "=", environmentId)
@@ -538,6 +541,7 @@ function toSummary(row: {
   triggers: string;
   preference_settings: string;
   steps: string;
+  severity: string;
 }): WorkflowSummary {
   const channels = new Set<Channel>();
   for (const step of readJson<Step[]>(row.steps)) {
@@ -553,6 +557,7 @@ function toSummary(row: {
     triggers: readJson<Trigger[]>(row.triggers),
     preferenceSettings: readJson<PreferenceSettings>(row.preference_settings),
     channels: [...channels],
+    severity: row.severity,
   };
 }
 
