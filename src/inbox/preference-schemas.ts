@@ -1,5 +1,6 @@
 import { type Static, Type } from "typebox";
 import { TOPIC_KEY_PATTERN } from "../http/validation.ts";
+import { ScheduleSchema } from "../subscribers/schemas.ts";
 
 // Novu's current inbox (@novu/js) reading and changing preferences and topic subscriptions: what it
 // sends and what it reads back (docs/engine.md, "Subscribers, topics and preferences").
@@ -34,49 +35,6 @@ export const InboxWorkflow = Type.Object(
     severity: Severity,
   },
   { additionalProperties: false },
-);
-
-const TimeText = Type.String({
-  maxLength: 16,
-  description: "A 12-hour clock time: `09:00 AM`",
-  examples: ["09:00 AM"],
-});
-
-const DaySchedule = Type.Object(
-  {
-    isEnabled: Type.Boolean(),
-    hours: Type.Optional(
-      Type.Array(Type.Object({ start: TimeText, end: TimeText }, { additionalProperties: false }), {
-        maxItems: 24,
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-export const ScheduleSchema = Type.Object(
-  {
-    isEnabled: Type.Boolean({ description: "Whether the schedule holds steps outside its hours back" }),
-    weeklySchedule: Type.Optional(
-      Type.Object(
-        {
-          monday: Type.Optional(DaySchedule),
-          tuesday: Type.Optional(DaySchedule),
-          wednesday: Type.Optional(DaySchedule),
-          thursday: Type.Optional(DaySchedule),
-          friday: Type.Optional(DaySchedule),
-          saturday: Type.Optional(DaySchedule),
-          sunday: Type.Optional(DaySchedule),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  {
-    additionalProperties: false,
-    description:
-      "The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered",
-  },
 );
 
 export const InboxPreference = Type.Object(

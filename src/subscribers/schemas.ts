@@ -131,8 +131,56 @@ export const WorkflowPreference = Type.Object(
 );
 export type WorkflowPreferenceResource = Static<typeof WorkflowPreference>;
 
+// ---------------------------------------------------------------- the weekly schedule
+
+const TimeText = Type.String({
+  maxLength: 16,
+  description: "A 12-hour clock time: `09:00 AM`",
+  examples: ["09:00 AM"],
+});
+
+const DaySchedule = Type.Object(
+  {
+    isEnabled: Type.Boolean(),
+    hours: Type.Optional(
+      Type.Array(Type.Object({ start: TimeText, end: TimeText }, { additionalProperties: false }), {
+        maxItems: 24,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ScheduleSchema = Type.Object(
+  {
+    isEnabled: Type.Boolean({ description: "Whether the schedule holds steps outside its hours back" }),
+    weeklySchedule: Type.Optional(
+      Type.Object(
+        {
+          monday: Type.Optional(DaySchedule),
+          tuesday: Type.Optional(DaySchedule),
+          wednesday: Type.Optional(DaySchedule),
+          thursday: Type.Optional(DaySchedule),
+          friday: Type.Optional(DaySchedule),
+          saturday: Type.Optional(DaySchedule),
+          sunday: Type.Optional(DaySchedule),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered",
+  },
+);
+
 export const GlobalPreference = Type.Object(
-  { preference: EffectivePreference },
+  {
+    preference: EffectivePreference,
+    schedule: Type.Optional(ScheduleSchema),
+  },
   { title: "SubscriberGlobalPreference", additionalProperties: false },
 );
 export type GlobalPreferenceResource = Static<typeof GlobalPreference>;
