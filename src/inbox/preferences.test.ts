@@ -10,6 +10,7 @@ import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { type Client, forEachBackend, type TestContext } from "../../test/harness.ts";
 import { applicationIdentifierOf, openInbox } from "../../test/inbox-client.ts";
 import { ManualClock } from "../clock.ts";
+import { applyDefaultSchedule, getInboxGlobalPreference } from "../subscribers/service.ts";
 
 // Monday 1 June 2026, 20:00 UTC: outside 9-to-5 in London's summer time (21:00), inside it in Los Angeles (13:00).
 const START = Date.UTC(2026, 5, 1, 20);
@@ -359,6 +360,12 @@ forEachBackend(
         const v1 = await api.get(`/v1/subscribers/${inbox.subscriberId}/preferences/global`);
         assert.equal(v1.statusCode, 200, v1.body);
         assert.deepEqual(v1.json().data[0].schedule, { isEnabled: true, weeklySchedule });
+        // A change of the global channels through the API key keeps the schedule.
+        const sms = await api.patch(`/v1/subscribers/${inbox.subscriberId}/preferences`, {
+          preferences: [{ type: "sms", enabled: false }],
+        });
+        assert.equal(sms.statusCode, 200, sms.body);
+        assert.deepEqual(sms.json().data.schedule, { isEnabled: true, weeklySchedule });
 
         // 20:00 UTC, no timezone: outside. The email step is skipped, the in-app message is delivered.
         const outside = await trigger(news, inbox.subscriberId);
@@ -398,6 +405,43 @@ forEachBackend(
         });
       } finally {
         await inbox.close();
+      }
+    });
+
+    test("a session's default schedule applies to a subscriber without one, never over its own", async () => {
+      const { tenant, open } = await setup();
+      const deps = { db: ctx.store.db, clock: ctx.clock };
+      const who = {
+        organizationId: tenant.organizationId,
+        environmentId: tenant.dev.environmentId,
+        actorId: "",
+      };
+      const fresh = await open();
+      const chosen = await open();
+      try {
+        const mornings = { monday: { isEnabled: true, hours: [{ start: "8:00 am", end: "12:00 PM" }] } };
+        await chosen.novu.preferences.schedule.update({ isEnabled: false, weeklySchedule: mornings });
+        const page = {
+          isEnabled: true,
+          weeklySchedule: { friday: { isEnabled: true, hours: [{ start: "09:00 AM", end: "05:00 PM" }] } },
+        };
+        await applyDefaultSchedule(deps, who, fresh.subscriberId, page);
+        await applyDefaultSchedule(deps, who, chosen.subscriberId, page);
+        assert.deepEqual((await getInboxGlobalPreference(deps, who, fresh.subscriberId)).schedule, page);
+        assert.deepEqual((await getInboxGlobalPreference(deps, who, chosen.subscriberId)).schedule, {
+          isEnabled: false,
+          weeklySchedule: { monday: { isEnabled: true, hours: [{ start: "08:00 AM", end: "12:00 PM" }] } },
+        });
+        await assert.rejects(
+          applyDefaultSchedule(deps, who, fresh.subscriberId, {
+            isEnabled: true,
+            weeklySchedule: { monday: { isEnabled: true, hours: [{ start: "8", end: "9" }] } },
+          }),
+          /defaultSchedule\.weeklySchedule\.monday\.hours\[0\]\.start must be a time/,
+        );
+      } finally {
+        await fresh.close();
+        await chosen.close();
       }
     });
 

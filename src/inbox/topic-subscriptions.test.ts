@@ -332,8 +332,23 @@ forEachBackend(
         assert.equal((await inbox.novu.subscriptions.get({ topicKey, identifier: "my-team" })).data, null);
         // Its preferences went with it: joining again starts afresh, and the trigger reaches it.
         const rejoined = await inbox.novu.subscriptions.create({ topicKey, identifier: "my-team" });
+        const rejoinedRef = (await api.get(`/v1/subscribers/${inbox.subscriberId}`)).json().data
+          ._id as string;
         assert.deepEqual(rejoined.data?.preferences, []);
         assert.equal((await notificationsOf(api, await trigger(news), 1)).has(inbox.subscriberId), true);
+
+        // A deleted subscriber takes its subscriptions and their preferences along.
+        await rejoined.data?.updatePreference({ workflowId: news.id, value: false });
+        const stored = () =>
+          ctx.store.db
+            .selectFrom("topic_subscription_preferences")
+            .select("workflow_id")
+            .where("subscriber_ref", "=", rejoinedRef)
+            .execute();
+        assert.equal((await stored()).length, 1);
+        assert.equal((await api.delete(`/v1/subscribers/${inbox.subscriberId}`)).statusCode, 200);
+        assert.deepEqual(await stored(), []);
+        assert.deepEqual((await api.get(`/v1/topics/${topicKey}`)).json().data.subscribers, []);
       } finally {
         await inbox.close();
       }
