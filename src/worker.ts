@@ -1,6 +1,7 @@
 import type { Deps } from "./deps.ts";
 import type { JobQueue, StartOptions, TaskHandler } from "./engine/queue/index.ts";
 import { type ChannelSenders, engineTasks, type MessageListener } from "./engine/service.ts";
+import { inboxTasks } from "./inbox/service.ts";
 
 /**
  * What a task handler may use: the database and the clock, the queue to add follow-up tasks, and
@@ -17,10 +18,12 @@ export interface WorkerRegistry extends StartOptions {
 }
 
 /**
- * The tasks this service runs in the worker: the engine's (run a job, fan a trigger out), and what
- * happens to a task given up after its last attempt (its job is marked `failed`).
+ * The tasks this service runs in the worker: the engine's (run a job, fan a trigger out), the
+ * inbox's (end a snooze), and what happens to a task given up after its last attempt (its job is
+ * marked `failed`). `onMessage` hears of every message that appears in a subscriber's feed: a job's
+ * new one, or a snoozed one come back.
  */
 export function workerRegistry(deps: WorkerDeps, onMessage?: MessageListener): WorkerRegistry {
   const { handlers, onFailed } = engineTasks(deps, onMessage);
-  return { handlers, onFailed };
+  return { handlers: { ...handlers, ...inboxTasks(deps, onMessage) }, onFailed };
 }

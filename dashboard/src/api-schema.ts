@@ -108,6 +108,85 @@ export interface paths {
     /** The execution details of a notification or a subscriber */
     get: operations["listExecutionDetails"];
   };
+  "/v1/inbox/notifications": {
+    /**
+     * The session's subscriber's notifications, newest first
+     * @description Not snoozed ones unless `snoozed=true`. `tags[]` is one group of tags (any of them), `tags[0][]`, `tags[1][]`... several (one of each); `data` a JSON object of data fields to match; pages go on `after` the last notification of the previous one.
+     */
+    get: operations["listInboxNotifications"];
+  };
+  "/v1/inbox/notifications/{id}/archive": {
+    /** Archive a notification (and mark it read) */
+    patch: operations["archiveInboxNotification"];
+  };
+  "/v1/inbox/notifications/{id}/complete": {
+    /** Complete a notification's primary or secondary action */
+    patch: operations["completeInboxNotificationAction"];
+  };
+  "/v1/inbox/notifications/{id}/delete": {
+    /** Delete a notification */
+    delete: operations["deleteInboxNotification"];
+  };
+  "/v1/inbox/notifications/{id}/read": {
+    /** Mark a notification read (and seen) */
+    patch: operations["readInboxNotification"];
+  };
+  "/v1/inbox/notifications/{id}/revert": {
+    /** Revert a notification's completed action */
+    patch: operations["revertInboxNotificationAction"];
+  };
+  "/v1/inbox/notifications/{id}/snooze": {
+    /** Snooze a notification: hidden until `snoozeUntil`, then back, unread */
+    patch: operations["snoozeInboxNotification"];
+  };
+  "/v1/inbox/notifications/{id}/unarchive": {
+    /** Take a notification out of the archive */
+    patch: operations["unarchiveInboxNotification"];
+  };
+  "/v1/inbox/notifications/{id}/unread": {
+    /** Mark a notification unread (and take it out of the archive) */
+    patch: operations["unreadInboxNotification"];
+  };
+  "/v1/inbox/notifications/{id}/unsnooze": {
+    /** End a notification's snooze now */
+    patch: operations["unsnoozeInboxNotification"];
+  };
+  "/v1/inbox/notifications/archive": {
+    /**
+     * Archive every notification
+     * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+     */
+    post: operations["archiveAllInboxNotifications"];
+  };
+  "/v1/inbox/notifications/count": {
+    /** How many of the session's subscriber's notifications match each filter */
+    get: operations["countInboxNotifications"];
+  };
+  "/v1/inbox/notifications/delete": {
+    /**
+     * Delete every notification
+     * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+     */
+    post: operations["deleteAllInboxNotifications"];
+  };
+  "/v1/inbox/notifications/read": {
+    /**
+     * Mark every notification read
+     * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+     */
+    post: operations["readAllInboxNotifications"];
+  };
+  "/v1/inbox/notifications/read-archive": {
+    /**
+     * Archive every notification that is read
+     * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+     */
+    post: operations["archiveReadInboxNotifications"];
+  };
+  "/v1/inbox/notifications/seen": {
+    /** Mark notifications seen: these ids, or all with the tags and data */
+    post: operations["seeInboxNotifications"];
+  };
   "/v1/inbox/preferences": {
     /** The subscriber's global preference, then one per active workflow the filter keeps */
     get: operations["listInboxPreferences"];
@@ -1993,6 +2072,3165 @@ export interface operations {
         };
       };
       /** @description Invalid query */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * The session's subscriber's notifications, newest first
+   * @description Not snoozed ones unless `snoozed=true`. `tags[]` is one group of tags (any of them), `tags[0][]`, `tags[1][]`... several (one of each); `data` a JSON object of data fields to match; pages go on `after` the last notification of the previous one.
+   */
+  listInboxNotifications: {
+    parameters: {
+      query?: {
+        /** @description Default 10 */
+        limit?: number;
+        offset?: number;
+        /**
+         * @description The id of the last notification of the previous page
+         * @example 65f1c0ffee0123456789abcd
+         */
+        after?: string;
+        tags?: string | string[];
+        read?: ("true" | "false") | boolean;
+        seen?: ("true" | "false") | boolean;
+        archived?: ("true" | "false") | boolean;
+        snoozed?: ("true" | "false") | boolean;
+        /** @description A JSON object of data fields to match */
+        data?: string;
+        severity?: string | string[];
+        /** @description Epoch milliseconds */
+        createdGte?: string;
+        /** @description Epoch milliseconds */
+        createdLte?: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description One page, whether more follow, and the filter as read */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first */
+            data: ({
+                /** Format: date-time */
+                archivedAt?: string;
+                avatar?: string;
+                /** @description The rendered content */
+                body: string;
+                /** @enum {string} */
+                channelType: "in_app";
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The in-app step's data, rendered */
+                data: {
+                  [key: string]: unknown;
+                };
+                /** @description When it was delivered: written, and after each snooze */
+                deliveredAt: string[];
+                /** Format: date-time */
+                firstSeenAt?: string;
+                /** @description The notification's (its in-app message's) id */
+                id: string;
+                isArchived: boolean;
+                isRead: boolean;
+                isSeen: boolean;
+                isSnoozed: boolean;
+                primaryAction?: {
+                  /** @description Whether the subscriber completed this action */
+                  isCompleted: boolean;
+                  label: string;
+                  redirect?: {
+                    /** @description _self, _blank, _parent, _top or _unfencedTop */
+                    target?: string;
+                    url: string;
+                  };
+                };
+                /** Format: date-time */
+                readAt?: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+                secondaryAction?: {
+                  /** @description Whether the subscriber completed this action */
+                  isCompleted: boolean;
+                  label: string;
+                  redirect?: {
+                    /** @description _self, _blank, _parent, _top or _unfencedTop */
+                    target?: string;
+                    url: string;
+                  };
+                };
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                /** Format: date-time */
+                snoozedUntil?: string;
+                subject?: string;
+                /** @description The workflow's tags when it was written */
+                tags: string[];
+                to: {
+                  avatar?: string;
+                  firstName?: string;
+                  /** @description The subscriber's _id */
+                  id: string;
+                  lastName?: string;
+                  subscriberId: string;
+                };
+                transactionId: string;
+                workflow?: {
+                  critical: boolean;
+                  /** @description The workflow */
+                  id: string;
+                  identifier: string;
+                  name: string;
+                  /**
+                   * @description The workflow's severity when the notification was written
+                   * @enum {string}
+                   */
+                  severity: "high" | "medium" | "low" | "none";
+                  tags: string[];
+                };
+              })[];
+            /** @description The filter of the page, as it was read */
+            filter: {
+              [key: string]: unknown;
+            };
+            hasMore: boolean;
+          };
+        };
+      };
+      /** @description A query value that is not a filter, or an unknown `after` */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Archive a notification (and mark it read) */
+  archiveInboxNotification: {
+    parameters: {
+      path: {
+        /**
+         * @description The notification
+         * @example 65f1c0ffee0123456789abcd
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The session's subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Complete a notification's primary or secondary action */
+  completeInboxNotificationAction: {
+    parameters: {
+      path: {
+        /**
+         * @description The notification
+         * @example 65f1c0ffee0123456789abcd
+         */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          actionType: "primary" | "secondary";
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification, its action as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description actionType is neither primary nor secondary */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The session's subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Delete a notification */
+  deleteInboxNotification: {
+    parameters: {
+      path: {
+        /**
+         * @description The notification
+         * @example 65f1c0ffee0123456789abcd
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Deleted */
+      204: {
+        content: never;
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The session's subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Mark a notification read (and seen) */
+  readInboxNotification: {
+    parameters: {
+      path: {
+        /**
+         * @description The notification
+         * @example 65f1c0ffee0123456789abcd
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The session's subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Revert a notification's completed action */
+  revertInboxNotificationAction: {
+    parameters: {
+      path: {
+        /**
+         * @description The notification
+         * @example 65f1c0ffee0123456789abcd
+         */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          actionType: "primary" | "secondary";
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification, its action as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description actionType is neither primary nor secondary */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The session's subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Snooze a notification: hidden until `snoozeUntil`, then back, unread */
+  snoozeInboxNotification: {
+    parameters: {
+      path: {
+        /**
+         * @description The notification
+         * @example 65f1c0ffee0123456789abcd
+         */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * Format: date-time
+           * @description When it comes back: in the future, within maxSnoozeDurationHours
+           */
+          snoozeUntil: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification, snoozed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description snoozeUntil is not in the future, or further ahead than maxSnoozeDurationHours (or snoozing is off) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The session's subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Take a notification out of the archive */
+  unarchiveInboxNotification: {
+    parameters: {
+      path: {
+        /**
+         * @description The notification
+         * @example 65f1c0ffee0123456789abcd
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The session's subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Mark a notification unread (and take it out of the archive) */
+  unreadInboxNotification: {
+    parameters: {
+      path: {
+        /**
+         * @description The notification
+         * @example 65f1c0ffee0123456789abcd
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The session's subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** End a notification's snooze now */
+  unsnoozeInboxNotification: {
+    parameters: {
+      path: {
+        /**
+         * @description The notification
+         * @example 65f1c0ffee0123456789abcd
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The session's subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Archive every notification
+   * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+   */
+  archiveAllInboxNotifications: {
+    requestBody: {
+      content: {
+        "application/json": {
+          data?: string | {
+            [key: string]: unknown;
+          } | null;
+          tags?: string[] | {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Done (also when nothing matched) */
+      204: {
+        content: never;
+      };
+      /** @description tags or data is not a filter */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** How many of the session's subscriber's notifications match each filter */
+  countInboxNotifications: {
+    parameters: {
+      query: {
+        /** @description A JSON array of at most 30 filters ({tags, read, seen, archived, snoozed, data, severity, createdGte, createdLte}) */
+        filters: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A count per filter, in the order sent */
+      200: {
+        content: {
+          "application/json": {
+            /** @description One count per filter, in the order sent */
+            data: {
+                count: number;
+                /** @description The filter, as sent */
+                filter: {
+                  [key: string]: unknown;
+                };
+              }[];
+          };
+        };
+      };
+      /** @description filters is not a JSON array of 1–30 filters, or a filter is invalid */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Delete every notification
+   * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+   */
+  deleteAllInboxNotifications: {
+    requestBody: {
+      content: {
+        "application/json": {
+          data?: string | {
+            [key: string]: unknown;
+          } | null;
+          tags?: string[] | {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Done (also when nothing matched) */
+      204: {
+        content: never;
+      };
+      /** @description tags or data is not a filter */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Mark every notification read
+   * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+   */
+  readAllInboxNotifications: {
+    requestBody: {
+      content: {
+        "application/json": {
+          data?: string | {
+            [key: string]: unknown;
+          } | null;
+          tags?: string[] | {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Done (also when nothing matched) */
+      204: {
+        content: never;
+      };
+      /** @description tags or data is not a filter */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Archive every notification that is read
+   * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+   */
+  archiveReadInboxNotifications: {
+    requestBody: {
+      content: {
+        "application/json": {
+          data?: string | {
+            [key: string]: unknown;
+          } | null;
+          tags?: string[] | {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Done (also when nothing matched) */
+      204: {
+        content: never;
+      };
+      /** @description tags or data is not a filter */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Mark notifications seen: these ids, or all with the tags and data */
+  seeInboxNotifications: {
+    requestBody: {
+      content: {
+        "application/json": {
+          data?: string | {
+            [key: string]: unknown;
+          } | null;
+          /** @description These, or all that match */
+          notificationIds?: string[];
+          tags?: string[] | {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Done (also when nothing matched) */
+      204: {
+        content: never;
+      };
+      /** @description tags or data is not a filter */
       400: {
         content: {
           "application/json": {
@@ -6332,11 +9570,12 @@ export interface operations {
                 /** Format: date-time */
                 createdAt: string;
                 cta: {
-                  /** @description The message action's status and result, once one was taken */
+                  /** @description The message's action buttons, and the action's status and result once one was taken */
                   action?: {
                     [key: string]: unknown;
                   };
                   data: {
+                    target?: string;
                     url?: string;
                   };
                   /** @description redirect */
@@ -7873,7 +11112,7 @@ export interface operations {
         content: {
           "application/json": {
             /** @description Newest first */
-            data: {
+            data: ({
                 /** @description The id of the API key that created the workflow */
                 _creatorId: string;
                 /** @description The environment */
@@ -7924,6 +11163,11 @@ export interface operations {
                   push: boolean;
                   sms: boolean;
                 };
+                /**
+                 * @description How much its notifications matter in the inbox: high, medium, low or none
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
                 steps: {
                     /** @description The step's id */
                     _id: string;
@@ -7985,7 +11229,7 @@ export interface operations {
                 workflowIntegrationStatus: {
                   [key: string]: unknown;
                 };
-              }[];
+              })[];
             /** @description The page returned (zero-based) */
             page: number;
             /** @description The page size asked for */
@@ -8104,6 +11348,11 @@ export interface operations {
             push?: boolean;
             sms?: boolean;
           };
+          /**
+           * @description How much its notifications matter in the inbox (default none); the inbox filters by it
+           * @enum {string}
+           */
+          severity?: "high" | "medium" | "low" | "none";
           steps?: ({
               _id?: string;
               _parentId?: {
@@ -8271,6 +11520,11 @@ export interface operations {
                 push: boolean;
                 sms: boolean;
               };
+              /**
+               * @description How much its notifications matter in the inbox: high, medium, low or none
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
               steps: {
                   /** @description The step's id */
                   _id: string;
@@ -8574,6 +11828,11 @@ export interface operations {
                 push: boolean;
                 sms: boolean;
               };
+              /**
+               * @description How much its notifications matter in the inbox: high, medium, low or none
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
               steps: {
                   /** @description The step's id */
                   _id: string;
@@ -8774,6 +12033,11 @@ export interface operations {
             push?: boolean;
             sms?: boolean;
           };
+          /**
+           * @description How much its notifications matter in the inbox (default none); the inbox filters by it
+           * @enum {string}
+           */
+          severity?: "high" | "medium" | "low" | "none";
           steps?: ({
               _id?: string;
               _parentId?: {
@@ -8937,6 +12201,11 @@ export interface operations {
                 push: boolean;
                 sms: boolean;
               };
+              /**
+               * @description How much its notifications matter in the inbox: high, medium, low or none
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
               steps: {
                   /** @description The step's id */
                   _id: string;
@@ -9417,6 +12686,11 @@ export interface operations {
                 push: boolean;
                 sms: boolean;
               };
+              /**
+               * @description How much its notifications matter in the inbox: high, medium, low or none
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
               steps: {
                   /** @description The step's id */
                   _id: string;
@@ -12054,11 +15328,12 @@ export interface operations {
               /** Format: date-time */
               createdAt: string;
               cta: {
-                /** @description The message action's status and result, once one was taken */
+                /** @description The message's action buttons, and the action's status and result once one was taken */
                 action?: {
                   [key: string]: unknown;
                 };
                 data: {
+                  target?: string;
                   url?: string;
                 };
                 /** @description redirect */
@@ -12508,11 +15783,12 @@ export interface operations {
                 /** Format: date-time */
                 createdAt: string;
                 cta: {
-                  /** @description The message action's status and result, once one was taken */
+                  /** @description The message's action buttons, and the action's status and result once one was taken */
                   action?: {
                     [key: string]: unknown;
                   };
                   data: {
+                    target?: string;
                     url?: string;
                   };
                   /** @description redirect */
@@ -12791,11 +16067,12 @@ export interface operations {
                 /** Format: date-time */
                 createdAt: string;
                 cta: {
-                  /** @description The message action's status and result, once one was taken */
+                  /** @description The message's action buttons, and the action's status and result once one was taken */
                   action?: {
                     [key: string]: unknown;
                   };
                   data: {
+                    target?: string;
                     url?: string;
                   };
                   /** @description redirect */
@@ -13069,11 +16346,12 @@ export interface operations {
                 /** Format: date-time */
                 createdAt: string;
                 cta: {
-                  /** @description The message action's status and result, once one was taken */
+                  /** @description The message's action buttons, and the action's status and result once one was taken */
                   action?: {
                     [key: string]: unknown;
                   };
                   data: {
+                    target?: string;
                     url?: string;
                   };
                   /** @description redirect */
@@ -17062,11 +20340,12 @@ export interface operations {
               /** Format: date-time */
               createdAt: string;
               cta: {
-                /** @description The message action's status and result, once one was taken */
+                /** @description The message's action buttons, and the action's status and result once one was taken */
                 action?: {
                   [key: string]: unknown;
                 };
                 data: {
+                  target?: string;
                   url?: string;
                 };
                 /** @description redirect */
@@ -17440,11 +20719,12 @@ export interface operations {
                 /** Format: date-time */
                 createdAt: string;
                 cta: {
-                  /** @description The message action's status and result, once one was taken */
+                  /** @description The message's action buttons, and the action's status and result once one was taken */
                   action?: {
                     [key: string]: unknown;
                   };
                   data: {
+                    target?: string;
                     url?: string;
                   };
                   /** @description redirect */
@@ -17651,11 +20931,12 @@ export interface operations {
                 /** Format: date-time */
                 createdAt: string;
                 cta: {
-                  /** @description The message action's status and result, once one was taken */
+                  /** @description The message's action buttons, and the action's status and result once one was taken */
                   action?: {
                     [key: string]: unknown;
                   };
                   data: {
+                    target?: string;
                     url?: string;
                   };
                   /** @description redirect */
@@ -18291,11 +21572,12 @@ export interface operations {
                 /** Format: date-time */
                 createdAt: string;
                 cta: {
-                  /** @description The message action's status and result, once one was taken */
+                  /** @description The message's action buttons, and the action's status and result once one was taken */
                   action?: {
                     [key: string]: unknown;
                   };
                   data: {
+                    target?: string;
                     url?: string;
                   };
                   /** @description redirect */
@@ -20029,7 +23311,7 @@ export interface operations {
         content: {
           "application/json": {
             /** @description Newest first */
-            data: {
+            data: ({
                 /** @description The id of the API key that created the workflow */
                 _creatorId: string;
                 /** @description The environment */
@@ -20080,6 +23362,11 @@ export interface operations {
                   push: boolean;
                   sms: boolean;
                 };
+                /**
+                 * @description How much its notifications matter in the inbox: high, medium, low or none
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
                 steps: {
                     /** @description The step's id */
                     _id: string;
@@ -20141,7 +23428,7 @@ export interface operations {
                 workflowIntegrationStatus: {
                   [key: string]: unknown;
                 };
-              }[];
+              })[];
             /** @description The page returned (zero-based) */
             page: number;
             /** @description The page size asked for */
@@ -20259,6 +23546,11 @@ export interface operations {
             push?: boolean;
             sms?: boolean;
           };
+          /**
+           * @description How much its notifications matter in the inbox (default none); the inbox filters by it
+           * @enum {string}
+           */
+          severity?: "high" | "medium" | "low" | "none";
           steps?: ({
               _id?: string;
               _parentId?: {
@@ -20426,6 +23718,11 @@ export interface operations {
                 push: boolean;
                 sms: boolean;
               };
+              /**
+               * @description How much its notifications matter in the inbox: high, medium, low or none
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
               steps: {
                   /** @description The step's id */
                   _id: string;
@@ -20726,6 +24023,11 @@ export interface operations {
                 push: boolean;
                 sms: boolean;
               };
+              /**
+               * @description How much its notifications matter in the inbox: high, medium, low or none
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
               steps: {
                   /** @description The step's id */
                   _id: string;
@@ -20925,6 +24227,11 @@ export interface operations {
             push?: boolean;
             sms?: boolean;
           };
+          /**
+           * @description How much its notifications matter in the inbox (default none); the inbox filters by it
+           * @enum {string}
+           */
+          severity?: "high" | "medium" | "low" | "none";
           steps?: ({
               _id?: string;
               _parentId?: {
@@ -21088,6 +24395,11 @@ export interface operations {
                 push: boolean;
                 sms: boolean;
               };
+              /**
+               * @description How much its notifications matter in the inbox: high, medium, low or none
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
               steps: {
                   /** @description The step's id */
                   _id: string;
@@ -21566,6 +24878,11 @@ export interface operations {
                 push: boolean;
                 sms: boolean;
               };
+              /**
+               * @description How much its notifications matter in the inbox: high, medium, low or none
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
               steps: {
                   /** @description The step's id */
                   _id: string;

@@ -73,6 +73,8 @@ export function snapshotOf(workflow: RunnableWorkflow): WorkflowSnapshot {
     name: workflow.name,
     identifier: workflow.identifier,
     critical: workflow.critical,
+    severity: workflow.severity,
+    tags: workflow.tags,
     preferenceSettings: workflow.preferenceSettings,
     triggers: workflow.triggers,
   };

@@ -4,7 +4,13 @@ import type { Subscriber } from "../subscribers/domain.ts";
 import type { EngineDeps } from "./accept.ts";
 import type { ChatSender, DeliveryResult, Sender } from "./channel-senders.ts";
 import { digestedEvents } from "./digest.ts";
-import type { ExecutionStatus, Job, Message, Notification } from "./domain.ts";
+import {
+  type ExecutionStatus,
+  freshInboxState,
+  type Job,
+  type Message,
+  type Notification,
+} from "./domain.ts";
 import { insertMessage, jobMessages } from "./message-repository.ts";
 import { escapeModeFor, renderTemplate, templateData } from "./render.ts";
 
@@ -107,6 +113,9 @@ async function record(
     read: false,
     lastSeenDate: null,
     lastReadDate: null,
+    ...freshInboxState(notification.workflow, now),
+    data: {},
+    avatar: "",
     createdAt: now,
     updatedAt: now,
     ...fields,

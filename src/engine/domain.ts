@@ -1,7 +1,15 @@
 import type { Selectable } from "kysely";
 import type { MessagesTable, NotificationsTable } from "../store/schema.ts";
 import { readBool, readJson, readTimestamp } from "../store/values.ts";
-import type { Channel, PreferenceSettings, Step, StepType, Trigger } from "../workflows/domain.ts";
+import {
+  type Channel,
+  type PreferenceSettings,
+  SEVERITIES,
+  type Severity,
+  type Step,
+  type StepType,
+  type Trigger,
+} from "../workflows/domain.ts";
 
 /**
  * What running a workflow produces (docs/engine.md, "Records"): a notification per trigger and subscriber,
@@ -48,6 +56,10 @@ export interface WorkflowSnapshot {
   name: string;
   identifier: string;
   critical: boolean;
+  /** Absent from runs triggered before workflows had a severity (read as none). */
+  severity?: Severity;
+  /** The workflow's tags, which its in-app messages carry; absent from older runs. */
+  tags?: string[];
   preferenceSettings: PreferenceSettings;
   triggers: Trigger[];
 }
@@ -97,10 +109,27 @@ export interface Job {
   updatedAt: string;
 }
 
+/** One of an in-app message's action buttons, rendered (`cta.action.buttons`, as Novu keeps them). */
+export interface MessageButton {
+  type: "primary" | "secondary";
+  content: string;
+  url?: string;
+  target?: string;
+}
+
+/**
+ * Where an in-app message leads (`data.url`, `data.target`), its buttons, and the action the
+ * subscriber took: `status` done (or pending again, reverted) on the button `result.type`.
+ */
 export interface MessageCta {
   type: string;
-  data: { url?: string };
-  action?: Record<string, unknown>;
+  data: { url?: string; target?: string };
+  action?: {
+    buttons?: MessageButton[];
+    status?: string;
+    result?: { type?: string; payload?: Record<string, unknown> };
+    [field: string]: unknown;
+  };
 }
 
 export interface Message {
@@ -127,6 +156,21 @@ export interface Message {
   read: boolean;
   lastSeenDate: string | null;
   lastReadDate: string | null;
+  /** When it was first seen; null until then (and for messages seen before it was kept). */
+  firstSeenDate: string | null;
+  /** Archived (the inbox's archive); an archived message is read. */
+  archived: boolean;
+  archivedAt: string | null;
+  /** Hidden from the feed until then, when it comes back unread; null when not snoozed. */
+  snoozedUntil: string | null;
+  /** When it was delivered: written, and again each time a snooze ended. */
+  deliveredAt: string[];
+  /** The workflow's tags and severity when the message was written. */
+  tags: string[];
+  severity: Severity;
+  /** The in-app step's `data`, rendered. */
+  data: Record<string, unknown>;
+  avatar: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -143,6 +187,22 @@ export interface ExecutionDetail {
   raw: string;
   isRetry: boolean;
   createdAt: string;
+}
+
+/**
+ * What the inbox keeps of a message that has just been delivered: nothing seen, archived or snoozed
+ * yet, delivered `now`, with the workflow's tags and severity as the run knows them.
+ */
+export function freshInboxState(workflow: Pick<WorkflowSnapshot, "tags" | "severity">, now: string) {
+  return {
+    firstSeenDate: null,
+    archived: false,
+    archivedAt: null,
+    snoozedUntil: null,
+    deliveredAt: [now],
+    tags: workflow.tags ?? [],
+    severity: workflow.severity ?? "none",
+  } satisfies Partial<Message>;
 }
 
 // Rows of what a run writes, read back as domain objects: on the engine's public face, because the
@@ -195,6 +255,15 @@ export function messageFromRow(row: Selectable<MessagesTable>): Message {
     read: readBool(row.read),
     lastSeenDate: row.last_seen_at === null ? null : readTimestamp(row.last_seen_at),
     lastReadDate: row.last_read_at === null ? null : readTimestamp(row.last_read_at),
+    firstSeenDate: row.first_seen_at === null ? null : readTimestamp(row.first_seen_at),
+    archived: readBool(row.archived),
+    archivedAt: row.archived_at === null ? null : readTimestamp(row.archived_at),
+    snoozedUntil: row.snoozed_until === null ? null : readTimestamp(row.snoozed_until),
+    deliveredAt: readJson<string[]>(row.delivered_at),
+    tags: readJson<string[]>(row.tags),
+    severity: (SEVERITIES as readonly string[]).includes(row.severity) ? (row.severity as Severity) : "none",
+    data: readJson<Record<string, unknown>>(row.data),
+    avatar: row.avatar,
     createdAt: readTimestamp(row.created_at),
     updatedAt: readTimestamp(row.updated_at),
   };

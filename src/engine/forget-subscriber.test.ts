@@ -9,6 +9,7 @@ import type { Deps } from "../deps.ts";
 import { newObjectId } from "../ids.ts";
 import { deleteSubscriber, holdSubscriber, upsertSubscriber } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
+import { freshInboxState } from "./domain.ts";
 import { insertMessage } from "./message-repository.ts";
 import { runJob } from "./run-job.ts";
 import { engineSubscriberErasure } from "./service.ts";
@@ -159,6 +160,9 @@ forEachBackend<ManualClock>(
           read: false,
           lastSeenDate: null,
           lastReadDate: null,
+          ...freshInboxState({}, now),
+          data: {},
+          avatar: "",
           createdAt: now,
           updatedAt: now,
         });

@@ -13,11 +13,18 @@ import { type Channel, TIME_UNITS } from "../workflows/domain.ts";
 import { type EngineDeps, engineOnConnection, runJobTask } from "./accept.ts";
 import { deliverChat, deliverEmail } from "./delivery.ts";
 import { arriveAtDigest, digestedEvents, mergeFollowingSteps } from "./digest.ts";
-import type { ExecutionDetail, ExecutionStatus, Job, Notification } from "./domain.ts";
+import {
+  type ExecutionDetail,
+  type ExecutionStatus,
+  freshInboxState,
+  type Job,
+  type Notification,
+} from "./domain.ts";
 import { stepPasses } from "./filters.ts";
+import { renderInAppTemplate } from "./in-app-template.ts";
 import { insertMessage } from "./message-repository.ts";
 import type { FailedTask, NewTask } from "./queue/port.ts";
-import { escapeModeFor, renderTemplate, templateData } from "./render.ts";
+import { templateData } from "./render.ts";
 import * as engine from "./repository.ts";
 import type { StepOutcome } from "./step-outcome.ts";
 import { addUnits } from "./time-units.ts";
@@ -298,15 +305,9 @@ async function inApp(
     actor: notification.actor,
     events: await digestedEvents(deps, job, notification),
   });
-  const render = (field: string, value: unknown) =>
-    typeof value === "string"
-      ? renderTemplate(value, data, { escape: escapeModeFor("in_app", field) })
-      : { text: "", problems: [] };
-  const content = render("content", template.content);
-  const cta = (template.cta ?? {}) as { type?: string; data?: { url?: unknown } };
-  const url = render("cta.data.url", cta.data?.url);
+  const rendered = renderInAppTemplate(template, data);
   const now = isoNow(deps.clock);
-  const problems = [...content.problems, ...url.problems];
+  const { problems } = rendered;
   let created: string | undefined;
   // The message commits with the job's outcome (see `finish`): one commit a message, and a job
   // settled meanwhile (a cancel won) rolls its message back with it. Written while the subscriber's
@@ -329,9 +330,9 @@ async function inApp(
       subscriberId: subscriber.subscriberId,
       transactionId: job.transactionId,
       channel: "in_app" as Channel,
-      content: content.text,
-      subject: "",
-      cta: { type: cta.type ?? "redirect", data: url.text === "" ? {} : { url: url.text } },
+      content: rendered.content,
+      subject: rendered.subject,
+      cta: rendered.cta,
       payload: notification.payload,
       providerId: "",
       providerMessageId: "",
@@ -340,6 +341,9 @@ async function inApp(
       read: false,
       lastSeenDate: null,
       lastReadDate: null,
+      ...freshInboxState(notification.workflow, now),
+      data: rendered.data,
+      avatar: rendered.avatar,
       createdAt: now,
       updatedAt: now,
     });

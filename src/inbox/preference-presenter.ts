@@ -11,19 +11,14 @@ import type {
   SubscriptionSchema,
 } from "./preference-schemas.ts";
 
-const SEVERITIES = ["high", "medium", "low", "none"] as const;
-
 export function presentInboxWorkflow(workflow: WorkflowSummary): Static<typeof InboxWorkflow> {
-  const severity = (SEVERITIES as readonly string[]).includes(workflow.severity)
-    ? (workflow.severity as (typeof SEVERITIES)[number])
-    : "none";
   return {
     id: workflow.id,
-    identifier: workflow.triggers[0]?.identifier ?? "",
+    identifier: workflow.identifier,
     name: workflow.name,
     critical: workflow.critical,
     tags: workflow.tags,
-    severity,
+    severity: workflow.severity,
   };
 }
 

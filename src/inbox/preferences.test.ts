@@ -79,14 +79,9 @@ forEachBackend(
         const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
           name: uniqueName("Preference workflow"),
           active: true,
+          ...(severity ? { severity } : {}),
           ...body,
         });
-        if (severity)
-          await ctx.store.db
-            .updateTable("workflows")
-            .set({ severity })
-            .where("id", "=", workflow._id)
-            .execute();
         // The listing is oldest first: a millisecond apart on the app's clock.
         ctx.clock.advance(1);
         return {

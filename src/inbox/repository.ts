@@ -1,8 +1,9 @@
 import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from "kysely";
 import { type Message, type MessageCta, messageFromRow } from "../engine/domain.ts";
 import type { Database } from "../store/schema.ts";
-import { countRows, dialectOf, readJson, writeJson } from "../store/values.ts";
+import { countRows, dialectOf, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { Channel } from "../workflows/domain.ts";
+import type { DataValue, NotificationFilter } from "./filters.ts";
 
 type Db = Kysely<Database>;
 
@@ -224,7 +225,9 @@ export async function setMessageAction(
     .where("id", "=", id)
     .executeTakeFirst();
   if (!row) return undefined;
-  const cta = { ...readJson<MessageCta>(row.cta), action };
+  const current = readJson<MessageCta>(row.cta);
+  // The buttons stay: only the action taken changes.
+  const cta = { ...current, action: { ...current.action, ...action } };
   const updated = await db
     .updateTable("messages")
     .set({ cta: writeJson(cta), updated_at: now })
@@ -260,4 +263,302 @@ export async function unreadBySeverity(db: Db, subscriberRef: string): Promise<R
     counts[severity] += Number(row.count);
   }
   return counts;
+}
+
+// ---------------------------------------------------------------- Novu's current inbox
+
+/** One subscriber's in-app messages: what every query of the inbox starts from (`messages_inbox`). */
+function inboxOf(db: Db, subscriberRef: string) {
+  return db
+    .selectFrom("messages")
+    .where("subscriber_ref", "=", subscriberRef)
+    .where("channel", "=", "in_app");
+}
+
+/** A JSON path for SQLite's json functions: `["a", "b"]` → `$."a"."b"` (the keys hold no quote). */
+const sqlitePath = (path: readonly string[]) => `$${path.map((key) => `."${key}"`).join("")}`;
+
+/** Holds when the value at `path` of the message's data is `value`, or is a list holding it. */
+function dataValueIs(sqlite: boolean, path: readonly string[], value: DataValue) {
+  if (sqlite) {
+    // json_each walks a list's items, or yields the one value that is not a list; an object is
+    // never a match, as the client compares objects by identity.
+    const typed =
+      value === null
+        ? sql<SqlBool>`v.type = 'null'`
+        : typeof value === "boolean"
+          ? sql<SqlBool>`v.type = ${value ? "true" : "false"}`
+          : typeof value === "number"
+            ? sql<SqlBool>`v.type in ('integer', 'real') and v.value = ${value}`
+            : sql<SqlBool>`v.type = 'text' and v.value = ${value}`;
+    return sql<SqlBool>`(json_type(messages.data, ${sqlitePath(path)}) not in ('object')
+      and exists (select 1 from json_each(messages.data, ${sqlitePath(path)}) as v where ${typed}))`;
+  }
+  const at = sql`jsonb_extract_path(messages.data::jsonb, ${sql.join(path.map((key) => sql`${key}::text`))})`;
+  // Through text: a parameter the server types as jsonb is JSON-encoded again by the driver.
+  const json = writeJson(value);
+  return sql<SqlBool>`(${at} = ${json}::text::jsonb or (jsonb_typeof(${at}) = 'array' and ${at} @> jsonb_build_array(${json}::text::jsonb)))`;
+}
+
+/**
+ * The filter as a predicate on `messages`. A snoozed message is hidden unless the filter asks for the
+ * snoozed, or `anySnooze` (what acts on messages by id or deletes them all) includes it either way.
+ */
+export function filterPredicate(db: Db, filter: NotificationFilter, anySnooze = false) {
+  const sqlite = dialectOf(db) === "sqlite";
+  return (eb: ExpressionBuilder<Database, "messages">): Expression<SqlBool> => {
+    const all: Expression<SqlBool>[] = [];
+    if (filter.read !== undefined) all.push(eb("read", "=", filter.read));
+    if (filter.seen !== undefined) all.push(eb("seen", "=", filter.seen));
+    if (filter.archived !== undefined) all.push(eb("archived", "=", filter.archived));
+    if (filter.snoozed === true) all.push(eb("snoozed_until", "is not", null));
+    else if (filter.snoozed === false || !anySnooze) all.push(eb("snoozed_until", "is", null));
+    if (filter.severity) all.push(eb("severity", "in", filter.severity));
+    if (filter.createdGte !== undefined)
+      all.push(eb("created_at", ">=", new Date(filter.createdGte).toISOString()));
+    if (filter.createdLte !== undefined)
+      all.push(eb("created_at", "<=", new Date(filter.createdLte).toISOString()));
+    for (const group of filter.tags ?? []) {
+      all.push(
+        eb.or(
+          group.map((tag) =>
+            sqlite
+              ? sql<SqlBool>`exists (select 1 from json_each(messages.tags) as t where t.type = 'text' and t.value = ${tag})`
+              : sql<SqlBool>`(messages.tags::jsonb @> ${writeJson([tag])}::text::jsonb)`,
+          ),
+        ),
+      );
+    }
+    for (const condition of filter.data ?? []) {
+      for (const group of condition.groups) {
+        all.push(eb.or(group.map((value) => dataValueIs(sqlite, condition.path, value))));
+      }
+    }
+    return eb.and(all);
+  };
+}
+
+/** Where a page starts: after the message `after` (newest first), skipping `offset` more. */
+export interface PageQuery {
+  limit: number;
+  offset: number;
+  after?: { createdAt: string; id: string };
+}
+
+/**
+ * A page of the subscriber's in-app messages matching the filter, newest first, and whether more
+ * follow: one more row than the page is read, never a count.
+ */
+export async function inboxPage(
+  db: Db,
+  subscriberRef: string,
+  filter: NotificationFilter,
+  page: PageQuery,
+): Promise<{ messages: Message[]; hasMore: boolean }> {
+  let query = inboxOf(db, subscriberRef).where(filterPredicate(db, filter));
+  const after = page.after;
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([
+        eb("created_at", "<", after.createdAt),
+        eb.and([eb("created_at", "=", after.createdAt), eb("id", "<", after.id)]),
+      ]),
+    );
+  }
+  const rows = await query
+    .selectAll()
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(page.limit + 1)
+    .offset(page.offset)
+    .execute();
+  return { messages: rows.slice(0, page.limit).map(messageFromRow), hasMore: rows.length > page.limit };
+}
+
+/** How many of the subscriber's in-app messages match the filter. */
+export function countInbox(db: Db, subscriberRef: string, filter: NotificationFilter): Promise<number> {
+  return countRows(inboxOf(db, subscriberRef).where(filterPredicate(db, filter)));
+}
+
+/** One of the subscriber's in-app messages, or undefined when it is not theirs (or not in-app). */
+export async function findInboxMessage(db: Db, subscriberRef: string, id: string) {
+  const row = await inboxOf(db, subscriberRef).selectAll().where("id", "=", id).executeTakeFirst();
+  return row ? messageFromRow(row) : undefined;
+}
+
+/** A change of the flags: what each column becomes (a function of the row's own for `first_seen_at`). */
+export interface FlagChanges {
+  seen?: boolean;
+  read?: boolean;
+  archived?: boolean;
+}
+
+/**
+ * The columns a change of flags writes, as Novu's inbox changes them: read and archived imply seen;
+ * archived implies read; unread and unseen take the message out of the archive; the moments follow
+ * (first seen is kept once set).
+ */
+function flagColumns(changes: FlagChanges, now: string) {
+  const { seen, read, archived } = changes;
+  return {
+    ...(seen !== undefined
+      ? {
+          seen,
+          last_seen_at: seen ? now : null,
+          ...(seen ? { first_seen_at: sql<string>`coalesce(first_seen_at, ${now})` } : {}),
+        }
+      : {}),
+    // A message read (or archived) already keeps the moment it was.
+    ...(read !== undefined
+      ? {
+          read,
+          last_read_at: read
+            ? sql<string>`case when read then coalesce(last_read_at, ${now}) else ${now} end`
+            : null,
+        }
+      : {}),
+    ...(archived !== undefined
+      ? {
+          archived,
+          archived_at: archived
+            ? sql<string>`case when archived then coalesce(archived_at, ${now}) else ${now} end`
+            : null,
+        }
+      : {}),
+    updated_at: now,
+  };
+}
+
+/** Changes one of the subscriber's messages; undefined when it is not theirs. */
+export async function setInboxFlags(
+  db: Db,
+  subscriberRef: string,
+  id: string,
+  changes: FlagChanges,
+  now: string,
+): Promise<Message | undefined> {
+  const row = await db
+    .updateTable("messages")
+    .set(flagColumns(changes, now))
+    .where("subscriber_ref", "=", subscriberRef)
+    .where("channel", "=", "in_app")
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? messageFromRow(row) : undefined;
+}
+
+/**
+ * Changes every message of the subscriber that matches `filter` and `ids` (when given) and is not
+ * so already (`differs`: the messages whose flag is not yet the new value); returns how many changed.
+ */
+export async function setInboxFlagsWhere(
+  db: Db,
+  subscriberRef: string,
+  where: { filter: NotificationFilter; ids?: string[]; anySnooze?: boolean; differs: keyof FlagChanges },
+  changes: FlagChanges,
+  now: string,
+): Promise<number> {
+  const target = changes[where.differs];
+  if (target === undefined) throw new Error(`the change sets no ${where.differs}`);
+  let query = db
+    .updateTable("messages")
+    .set(flagColumns(changes, now))
+    .where("subscriber_ref", "=", subscriberRef)
+    .where("channel", "=", "in_app")
+    .where(where.differs, "=", !target)
+    .where(filterPredicate(db, where.filter, where.anySnooze));
+  if (where.ids) query = query.where("id", "in", where.ids);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Deletes the subscriber's messages matching the filter (and `ids`, when given); returns how many. */
+export async function deleteInboxWhere(
+  db: Db,
+  subscriberRef: string,
+  where: { filter: NotificationFilter; ids?: string[] },
+): Promise<number> {
+  let query = db
+    .deleteFrom("messages")
+    .where("subscriber_ref", "=", subscriberRef)
+    .where("channel", "=", "in_app")
+    .where(filterPredicate(db, where.filter, true));
+  if (where.ids) query = query.where("id", "in", where.ids);
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Snoozes one of the subscriber's messages until `until` (or wakes it: null); undefined when not theirs. */
+export async function setSnooze(
+  db: Db,
+  subscriberRef: string,
+  id: string,
+  until: string | null,
+  now: string,
+  deliveredAt?: string[],
+): Promise<Message | undefined> {
+  const row = await db
+    .updateTable("messages")
+    .set({
+      snoozed_until: until,
+      ...(deliveredAt ? { delivered_at: writeJson(deliveredAt) } : {}),
+      updated_at: now,
+    })
+    .where("subscriber_ref", "=", subscriberRef)
+    .where("channel", "=", "in_app")
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? messageFromRow(row) : undefined;
+}
+
+/**
+ * Brings back a message whose snooze ends at `until`, as a new delivery, as Novu does: unread,
+ * unseen, out of the archive, delivered again `now` and dated `now` (the newest of the feed; the
+ * first delivery stays in `delivered_at`). Nothing when it was woken, snoozed again or deleted meanwhile (its
+ * `snoozed_until` is no longer `until`).
+ */
+export async function wakeSnoozed(
+  db: Db,
+  id: string,
+  until: string,
+  now: string,
+): Promise<Message | undefined> {
+  const row = await db.selectFrom("messages").selectAll().where("id", "=", id).executeTakeFirst();
+  if (!row || row.snoozed_until === null) return undefined;
+  if (Date.parse(readTimestamp(row.snoozed_until)) !== Date.parse(until)) return undefined;
+  const delivered = [...readJson<string[]>(row.delivered_at), now];
+  const woken = await db
+    .updateTable("messages")
+    .set({
+      ...flagColumns({ seen: false, read: false, archived: false }, now),
+      snoozed_until: null,
+      delivered_at: writeJson(delivered),
+      created_at: now,
+    })
+    .where("id", "=", id)
+    .where("snoozed_until", "=", until)
+    .returningAll()
+    .executeTakeFirst();
+  return woken ? messageFromRow(woken) : undefined;
+}
+
+/** Writes a message's cta (its action taken or reverted); undefined when not the subscriber's. */
+export async function setInboxCta(
+  db: Db,
+  subscriberRef: string,
+  id: string,
+  cta: MessageCta,
+  now: string,
+): Promise<Message | undefined> {
+  const row = await db
+    .updateTable("messages")
+    .set({ cta: writeJson(cta), updated_at: now })
+    .where("subscriber_ref", "=", subscriberRef)
+    .where("channel", "=", "in_app")
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? messageFromRow(row) : undefined;
 }

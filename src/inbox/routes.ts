@@ -1,16 +1,23 @@
 import type { RoutePluginWith } from "../http/types.ts";
+import { bulkNotificationsRoute } from "./bulk-notifications.ts";
+import { countNotificationsRoute } from "./count-notifications.ts";
 import { createSessionRoute } from "./create-session.ts";
 import { deleteMessageRoute } from "./delete-message.ts";
+import { deleteNotificationRoute } from "./delete-notification.ts";
 import { deleteTransactionMessagesRoute } from "./delete-transaction-messages.ts";
 import { getSubscriberFeedRoute } from "./get-subscriber-feed.ts";
 import { getUnseenCountRoute } from "./get-unseen-count.ts";
 import { listMessagesRoute } from "./list-messages.ts";
+import { listNotificationsRoute } from "./list-notifications.ts";
 import { markAllMessagesRoute } from "./mark-all-messages.ts";
 import { markMessagesRoute } from "./mark-messages.ts";
 import { markMessagesLegacyRoute } from "./mark-messages-legacy.ts";
+import { markNotificationRoute } from "./mark-notification.ts";
+import { notificationActionRoute } from "./notification-action.ts";
 import type { InboxRouteOptions, InboxSessionRouteOptions } from "./options.ts";
 import { inboxPreferencesRoute } from "./preferences.ts";
 import { sessionCheck } from "./session-check.ts";
+import { snoozeNotificationRoute } from "./snooze-notification.ts";
 import { topicSubscriptionsRoute } from "./topic-subscriptions.ts";
 import { updateMessageActionRoute } from "./update-message-action.ts";
 
@@ -51,6 +58,13 @@ export const inboxSessionRoutes: RoutePluginWith<InboxSessionRouteOptions> = asy
   // request.tenant and request.subscriberSession (src/inbox/session-check.ts).
   await app.register(async (session) => {
     session.addHook("onRequest", sessionCheck(app, options.tools));
+    await session.register(listNotificationsRoute);
+    await session.register(countNotificationsRoute);
+    await session.register(markNotificationRoute, options);
+    await session.register(snoozeNotificationRoute, options);
+    await session.register(notificationActionRoute);
+    await session.register(deleteNotificationRoute, options);
+    await session.register(bulkNotificationsRoute, options);
     await session.register(inboxPreferencesRoute);
     await session.register(topicSubscriptionsRoute);
   });

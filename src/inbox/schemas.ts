@@ -8,8 +8,13 @@ const MARK_AS = ["read", "seen", "unread", "unseen"] as const;
 export const MessageCta = Type.Object(
   {
     type: Type.String({ description: "redirect" }),
-    data: Type.Object({ url: Type.Optional(Type.String()) }, { additionalProperties: false }),
-    action: Type.Optional(FreeObject("The message action's status and result, once one was taken")),
+    data: Type.Object(
+      { url: Type.Optional(Type.String()), target: Type.Optional(Type.String()) },
+      { additionalProperties: false },
+    ),
+    action: Type.Optional(
+      FreeObject("The message's action buttons, and the action's status and result once one was taken"),
+    ),
   },
   { additionalProperties: false },
 );

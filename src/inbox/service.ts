@@ -1,11 +1,15 @@
 import { isoNow } from "../clock.ts";
-import type { Deps } from "../deps.ts";
+import { type Deps, inTransaction } from "../deps.ts";
 import type { Message } from "../engine/domain.ts";
-import { invalidField, mention, notFound } from "../errors.ts";
+import type { JobQueue, NewTask, TaskHandler } from "../engine/queue/index.ts";
+import { badRequest, invalidField, mention, notFound } from "../errors.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import { findSubscriberRefs, getSubscriber, getSubscriberByRef } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import type { Channel } from "../workflows/domain.ts";
+import { workflowSummariesByIds } from "../workflows/service.ts";
+import type { ActionType, BulkAction, InboxNotification, NotificationMark } from "./domain.ts";
+import type { NotificationFilter } from "./filters.ts";
 import * as messages from "./repository.ts";
 import { type SessionTools, type StartSessionInput, startSession } from "./session.ts";
 
@@ -76,19 +80,23 @@ export function announceInboxChanges(
   }
 }
 
-/** One of the subscriber's in-app messages, with the subscriber; undefined when either is gone. */
+/**
+ * One of the subscriber's in-app messages as a notification (with its workflow), and the subscriber;
+ * undefined when either is gone.
+ */
 export async function findSubscriberMessage(
   deps: Deps,
   tenant: Tenant,
   subscriberRef: string,
   messageId: string,
-): Promise<{ message: Message; subscriber: Subscriber } | undefined> {
+): Promise<{ notification: InboxNotification; subscriber: Subscriber } | undefined> {
   const [message, subscriber] = await Promise.all([
     messages.findMessage(deps.db, tenant.environmentId, messageId),
     getSubscriberByRef(deps, tenant, subscriberRef),
   ]);
   if (!message || !subscriber || message.subscriberRef !== subscriberRef) return undefined;
-  return { message, subscriber };
+  const [notification] = await withWorkflows(deps, tenant, [message]);
+  return { notification: notification as InboxNotification, subscriber };
 }
 
 /** Unread notifications by severity, and in all. */
@@ -309,3 +317,336 @@ export {
   subscriberHmac,
 } from "./session.ts";
 export { SessionTokens, type SubscriberSession } from "./session-tokens.ts";
+
+// ---------------------------------------------------------------- Novu's current inbox
+
+/** The subscriber's notifications with their workflows as they are now (one read for all of them). */
+async function withWorkflows(deps: Deps, tenant: Tenant, list: Message[]): Promise<InboxNotification[]> {
+  const workflows = await workflowSummariesByIds(
+    deps,
+    tenant,
+    list.map((message) => message.workflowId),
+  );
+  return list.map((message) => ({ message, workflow: workflows.get(message.workflowId) }));
+}
+
+const notificationNotFound = (id: string) =>
+  notFound(`Notification ${mention(id, "with this id")} was not found`);
+
+export interface NotificationsQuery {
+  filter: NotificationFilter;
+  /** 1–100; default 10. */
+  limit?: number;
+  offset?: number;
+  /** The id of the last notification of the previous page. */
+  after?: string;
+}
+
+/**
+ * A page of the subscriber's notifications (docs/engine.md, "The inbox"), newest first: after the
+ * notification `after` (a cursor), skipping `offset` more. `hasMore` is read, not counted.
+ */
+export async function listNotifications(
+  deps: Deps,
+  tenant: Tenant,
+  subscriber: Subscriber,
+  query: NotificationsQuery,
+): Promise<{ notifications: InboxNotification[]; hasMore: boolean }> {
+  let after: messages.PageQuery["after"];
+  if (query.after !== undefined) {
+    const cursor = await messages.findInboxMessage(deps.db, subscriber.id, query.after);
+    if (!cursor) throw invalidField("after", "must be the id of one of the subscriber's notifications");
+    after = { createdAt: cursor.createdAt, id: cursor.id };
+  }
+  const page = await messages.inboxPage(deps.db, subscriber.id, query.filter, {
+    limit: query.limit ?? FEED_PAGE_SIZE,
+    offset: query.offset ?? 0,
+    ...(after ? { after } : {}),
+  });
+  return { notifications: await withWorkflows(deps, tenant, page.messages), hasMore: page.hasMore };
+}
+
+/** How many of the subscriber's notifications match each filter, in order: one count each. */
+export async function countNotifications(
+  deps: Deps,
+  subscriber: Subscriber,
+  filters: readonly NotificationFilter[],
+): Promise<number[]> {
+  const counts: number[] = [];
+  // One after the other: up to thirty counts of one request do not take thirty connections at once.
+  for (const filter of filters) counts.push(await messages.countInbox(deps.db, subscriber.id, filter));
+  return counts;
+}
+
+/** One of the subscriber's notifications; 404 when it is not theirs. */
+export async function getNotification(
+  deps: Deps,
+  tenant: Tenant,
+  subscriber: Subscriber,
+  id: string,
+): Promise<InboxNotification> {
+  const message = await messages.findInboxMessage(deps.db, subscriber.id, id);
+  if (!message) throw notificationNotFound(id);
+  const [found] = await withWorkflows(deps, tenant, [message]);
+  return found as InboxNotification;
+}
+
+/** What each mark changes, as Novu's inbox changes it: archived implies read, read implies seen. */
+const MARKS: Record<NotificationMark, messages.FlagChanges> = {
+  read: { seen: true, read: true },
+  unread: { seen: true, read: false, archived: false },
+  archive: { seen: true, read: true, archived: true },
+  unarchive: { seen: true, read: true, archived: false },
+};
+
+/** Marks one of the subscriber's notifications; 404 when it is not theirs. */
+export async function markNotification(
+  deps: Deps,
+  tenant: Tenant,
+  subscriber: Subscriber,
+  id: string,
+  mark: NotificationMark,
+): Promise<InboxNotification> {
+  const current = await messages.findInboxMessage(deps.db, subscriber.id, id);
+  if (!current) throw notificationNotFound(id);
+  // A mark that changes nothing writes nothing (the moments stay when they were).
+  const changes = MARKS[mark];
+  const unchanged =
+    current.seen === changes.seen &&
+    current.read === changes.read &&
+    (changes.archived === undefined || current.archived === changes.archived);
+  const message = unchanged
+    ? current
+    : await messages.setInboxFlags(deps.db, subscriber.id, id, changes, isoNow(deps.clock));
+  if (!message) throw notificationNotFound(id);
+  const [found] = await withWorkflows(deps, tenant, [message]);
+  return found as InboxNotification;
+}
+
+/** Completes (`done`) or reverts (`pending`) the notification's primary or secondary action. */
+export async function setNotificationAction(
+  deps: Deps,
+  tenant: Tenant,
+  subscriber: Subscriber,
+  id: string,
+  actionType: ActionType,
+  status: "done" | "pending",
+): Promise<InboxNotification> {
+  const current = await messages.findInboxMessage(deps.db, subscriber.id, id);
+  if (!current) throw notificationNotFound(id);
+  const action = current.cta.action ?? {};
+  const cta = {
+    ...current.cta,
+    action: { ...action, status, result: { ...action.result, type: actionType } },
+  };
+  const message = await messages.setInboxCta(deps.db, subscriber.id, id, cta, isoNow(deps.clock));
+  if (!message) throw notificationNotFound(id);
+  const [found] = await withWorkflows(deps, tenant, [message]);
+  return found as InboxNotification;
+}
+
+/** Deletes one of the subscriber's notifications; 404 when it is not theirs. */
+export async function deleteNotification(deps: Deps, subscriber: Subscriber, id: string): Promise<void> {
+  const deleted = await messages.deleteInboxWhere(deps.db, subscriber.id, { filter: {}, ids: [id] });
+  if (deleted === 0) throw notificationNotFound(id);
+}
+
+/**
+ * Marks the subscriber's notifications seen: those among `ids`, or all that match the filter (snoozed
+ * ones too); returns how many changed.
+ */
+export async function markNotificationsSeen(
+  deps: Deps,
+  subscriber: Subscriber,
+  input: { ids?: string[]; filter: NotificationFilter },
+): Promise<number> {
+  if (input.ids !== undefined && input.ids.length === 0) return 0;
+  return messages.setInboxFlagsWhere(
+    deps.db,
+    subscriber.id,
+    { filter: input.filter, ...(input.ids ? { ids: input.ids } : {}), anySnooze: true, differs: "seen" },
+    { seen: true },
+    isoNow(deps.clock),
+  );
+}
+
+/**
+ * Reads, archives, archives the read, or deletes every notification of the subscriber that matches
+ * the filter (its tags and data): what its inbox shows, so not the snoozed, but a delete takes them
+ * too. Returns how many changed.
+ */
+export async function updateAllNotifications(
+  deps: Deps,
+  subscriber: Subscriber,
+  action: BulkAction,
+  filter: NotificationFilter,
+): Promise<number> {
+  const now = isoNow(deps.clock);
+  switch (action) {
+    case "read":
+      return messages.setInboxFlagsWhere(
+        deps.db,
+        subscriber.id,
+        { filter, differs: "read" },
+        MARKS.read,
+        now,
+      );
+    case "archive":
+      return messages.setInboxFlagsWhere(
+        deps.db,
+        subscriber.id,
+        { filter, differs: "archived" },
+        MARKS.archive,
+        now,
+      );
+    case "archive-read":
+      return messages.setInboxFlagsWhere(
+        deps.db,
+        subscriber.id,
+        { filter: { ...filter, read: true }, differs: "archived" },
+        MARKS.archive,
+        now,
+      );
+    case "delete":
+      return messages.deleteInboxWhere(deps.db, subscriber.id, { filter });
+  }
+}
+
+/** What a snooze's timer needs: the database and clock, and the queue that holds the timer. */
+export interface InboxTimerDeps extends Deps {
+  readonly queue: JobQueue;
+}
+
+/** The queue's task that ends a snooze. */
+export const INBOX_TASKS = { wakeSnoozed: "inbox.wake-snoozed" } as const;
+
+const HOUR_MS = 3_600_000;
+
+function wakeTask(messageId: string, until: string): NewTask {
+  return {
+    task: INBOX_TASKS.wakeSnoozed,
+    payload: { messageId, until },
+    runAt: Date.parse(until),
+    key: `inbox:wake:${messageId}:${until}`,
+  };
+}
+
+/**
+ * Adds the task that ends a snooze, in the caller's transaction. A queue that keeps real time
+ * (graphile-worker under a test's ManualClock) would run it only when as much real time has passed:
+ * the business clock's timer then adds it again, due now, once that clock reaches the moment; the
+ * task that comes second finds the message awake and does nothing.
+ */
+async function armWake(deps: InboxTimerDeps, db: Deps["db"], task: NewTask): Promise<() => void> {
+  await deps.queue.add(db, [task]);
+  return () => {
+    deps.queue.wake();
+    if (deps.queue.runAtFollowsClock || task.runAt === undefined) return;
+    deps.clock.at(task.runAt, () => {
+      const { runAt: _runAt, ...now } = task;
+      void deps.queue
+        .add(deps.db, [{ ...now, key: `${task.key}:by-clock` }])
+        .then(() => deps.queue.wake())
+        .catch(() => {
+          // The real-time task still runs it; a closed queue at shutdown lands here.
+        });
+    });
+  };
+}
+
+/**
+ * Snoozes one of the subscriber's notifications until `snoozeUntil` (docs/engine.md, "The inbox"):
+ * hidden from its feed and counts until then, when a durable timer (a queue task, as a delay's)
+ * brings it back unread. Refused (400) in the past, or further ahead than `maxHours` (0: snoozing is
+ * off). Snoozing again moves the moment; the earlier timer then finds nothing to do.
+ */
+export async function snoozeNotification(
+  deps: InboxTimerDeps,
+  tenant: Tenant,
+  subscriber: Subscriber,
+  id: string,
+  snoozeUntil: string,
+  maxHours: number,
+): Promise<InboxNotification> {
+  if (maxHours <= 0) throw badRequest("Snoozing is off (INBOX_MAX_SNOOZE_DURATION_HOURS is 0)");
+  const until = Date.parse(snoozeUntil);
+  const now = deps.clock.now();
+  if (Number.isNaN(until)) throw invalidField("snoozeUntil", "must be an ISO 8601 date-time");
+  if (until <= now) throw invalidField("snoozeUntil", "must be in the future");
+  if (until - now > maxHours * HOUR_MS)
+    throw invalidField("snoozeUntil", `must be at most ${maxHours} hours from now`);
+  const untilIso = new Date(until).toISOString();
+  const { message, armed } = await inTransaction(deps, async (trx) => {
+    const snoozed = await messages.setSnooze(
+      trx.db,
+      subscriber.id,
+      id,
+      untilIso,
+      new Date(now).toISOString(),
+    );
+    if (!snoozed) throw notificationNotFound(id);
+    return { message: snoozed, armed: await armWake(deps, trx.db, wakeTask(snoozed.id, untilIso)) };
+  });
+  armed();
+  const [found] = await withWorkflows(deps, tenant, [message]);
+  return found as InboxNotification;
+}
+
+/**
+ * Ends a notification's snooze now: back in the feed, delivered again (its read state as it was).
+ * A notification that is not snoozed is answered as it is.
+ */
+export async function unsnoozeNotification(
+  deps: Deps,
+  tenant: Tenant,
+  subscriber: Subscriber,
+  id: string,
+): Promise<InboxNotification> {
+  const current = await messages.findInboxMessage(deps.db, subscriber.id, id);
+  if (!current) throw notificationNotFound(id);
+  let message = current;
+  if (current.snoozedUntil !== null) {
+    const now = isoNow(deps.clock);
+    const woken = await messages.setSnooze(deps.db, subscriber.id, id, null, now, [
+      ...current.deliveredAt,
+      now,
+    ]);
+    if (!woken) throw notificationNotFound(id);
+    message = woken;
+  }
+  const [found] = await withWorkflows(deps, tenant, [message]);
+  return found as InboxNotification;
+}
+
+/** Told of a snoozed notification that came back (its message, for the sockets). */
+export type WakeListener = (change: InboxChange & { messageId: string }) => void;
+
+/**
+ * The worker's tasks of the inbox: ending a snooze when its moment comes (run at least once: a
+ * repeat, or a timer whose snooze was moved or ended, finds nothing to do).
+ */
+export function inboxTasks(deps: InboxTimerDeps, onWake?: WakeListener): Record<string, TaskHandler> {
+  return {
+    [INBOX_TASKS.wakeSnoozed]: async (payload) => {
+      const messageId = String(payload.messageId ?? "");
+      const until = String(payload.until ?? "");
+      const due = Date.parse(until);
+      if (messageId === "" || Number.isNaN(due)) return;
+      const now = deps.clock.now();
+      if (due > now) {
+        // Early by this process's clock (another process's clock ran ahead): wait again.
+        const task = { ...wakeTask(messageId, until), key: `inbox:wake:${messageId}:${until}:at:${now}` };
+        (await armWake(deps, deps.db, task))();
+        return;
+      }
+      const woken = await messages.wakeSnoozed(deps.db, messageId, until, new Date(now).toISOString());
+      if (woken) {
+        onWake?.({
+          environmentId: woken.environmentId,
+          subscriberRef: woken.subscriberRef,
+          messageId: woken.id,
+        });
+      }
+    },
+  };
+}

@@ -3,6 +3,7 @@ import type { Client, Pool, QueryResult } from "pg";
 import type { Logger } from "pino";
 import { Server, type Socket } from "socket.io";
 import type { Deps } from "../deps.ts";
+import { presentMessageDocument } from "../inbox/presenter.ts";
 import {
   authenticateToken,
   findSubscriberMessage,
@@ -11,7 +12,7 @@ import {
   type SessionTokens,
 } from "../inbox/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import { presentWidgetMessage } from "./presenter.ts";
+import { presentProfile } from "./presenter.ts";
 
 /** How events reach the sockets other processes hold (docs/engine.md, "The inbox widget in real time"). */
 export type RealtimeCluster =
@@ -216,9 +217,9 @@ export class InboxRealtime {
         messageId,
       );
       if (!found) return;
-      this.io.local
-        .to(room)
-        .emit("notification_received", { message: presentWidgetMessage(found.message, found.subscriber) });
+      this.io.local.to(room).emit("notification_received", {
+        message: presentMessageDocument(found.notification, presentProfile(found.subscriber)),
+      });
     } catch (err) {
       this.#logger.warn({ err }, "inbox sockets: could not read a new message");
     }
@@ -237,10 +238,14 @@ export class InboxRealtime {
       try {
         do {
           state.again = false;
-          const { unseenCount, unreadCount } = await inboxCounts(this.#options.deps, change.subscriberRef);
+          const { unseenCount, unreadCount, counts } = await inboxCounts(
+            this.#options.deps,
+            change.subscriberRef,
+          );
           const to = this.io.local.to(room);
           to.emit("unseen_count_changed", { unseenCount });
-          to.emit("unread_count_changed", { unreadCount });
+          // The widget reads the one number, Novu's current inbox the counts by severity.
+          to.emit("unread_count_changed", { unreadCount, counts });
         } while (state.again && this.#hasLocal(room));
       } catch (err) {
         this.#logger.warn({ err }, "inbox sockets: could not read a subscriber's counts");

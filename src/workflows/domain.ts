@@ -5,11 +5,12 @@ import type {
   FILTER_TYPES,
   FILTER_VALUES,
   METADATA_TYPES,
+  SEVERITIES,
   STEP_TYPES,
   TIME_UNITS,
 } from "./enums.ts";
 
-export { TIME_UNITS } from "./enums.ts";
+export { SEVERITIES, TIME_UNITS } from "./enums.ts";
 
 /**
  * What a workflow is, for the services and the engine. Steps, filters and metadata keep the seed's
@@ -24,6 +25,7 @@ export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 export type FilterOn = (typeof FILTER_ON)[number];
 export type TimeUnit = (typeof TIME_UNITS)[number];
 export type MetadataType = (typeof METADATA_TYPES)[number];
+export type Severity = (typeof SEVERITIES)[number];
 
 /** One condition: `field` (a dot path) read from `on`, compared with `value` by `operator`. */
 export interface FilterChild {
@@ -108,6 +110,8 @@ export interface Workflow {
   /** Always `!active` (Novu derives it so since it deprecated drafts). */
   draft: boolean;
   critical: boolean;
+  /** What its notifications show in the inbox, and what the inbox filters and counts them by. */
+  severity: Severity;
   tags: string[];
   steps: Step[];
   triggers: Trigger[];
@@ -130,5 +134,14 @@ export interface Workflow {
 /** What running a workflow reads of it: neither its group nor the document fields a run never uses. */
 export type RunnableWorkflow = Pick<
   Workflow,
-  "id" | "name" | "identifier" | "active" | "critical" | "steps" | "triggers" | "preferenceSettings"
+  | "id"
+  | "name"
+  | "identifier"
+  | "active"
+  | "critical"
+  | "severity"
+  | "tags"
+  | "steps"
+  | "triggers"
+  | "preferenceSettings"
 >;

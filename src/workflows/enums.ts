@@ -1,4 +1,6 @@
 // The value sets Novu accepts (contract part 7). A value outside them is a 400 naming the field.
+/** How much a workflow's notifications matter, as Novu's inbox shows and filters them. */
+export const SEVERITIES = ["high", "medium", "low", "none"] as const;
 export const STEP_TYPES = [
   "in_app",
   "email",

@@ -15,6 +15,7 @@ export function presentWorkflow(workflow: Workflow): WorkflowResource {
     draft: workflow.draft,
     preferenceSettings: workflow.preferenceSettings,
     critical: workflow.critical,
+    severity: workflow.severity,
     tags: workflow.tags,
     steps: workflow.steps,
     _organizationId: workflow.organizationId,

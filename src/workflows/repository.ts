@@ -8,6 +8,8 @@ import {
   type Channel,
   type PreferenceSettings,
   type RunnableWorkflow,
+  SEVERITIES,
+  type Severity,
   type Step,
   type Trigger,
   type Workflow,
@@ -39,6 +41,10 @@ function withGroup(eb: ExpressionBuilder<Database, "workflows">) {
 
 type Row = Selectable<WorkflowsTable> & { [K in GroupColumn as `group_${K}`]: unknown };
 
+/** The stored severity; anything else (none is written) reads as none. */
+const severityOf = (value: string): Severity =>
+  (SEVERITIES as readonly string[]).includes(value) ? (value as Severity) : "none";
+
 /** The workflow a path names: by _id, or by trigger identifier. */
 function byRef(ref: WorkflowRef) {
   return (eb: ExpressionBuilder<Database, "workflows">) =>
@@ -61,6 +67,7 @@ function toWorkflow(row: Row): Workflow {
     active: readBool(row.active),
     draft: readBool(row.draft),
     critical: readBool(row.critical),
+    severity: severityOf(row.severity),
     tags: readJson<string[]>(row.tags),
     steps: readJson<Step[]>(row.steps),
     triggers: readJson<Trigger[]>(row.triggers),
@@ -95,6 +102,7 @@ export type WorkflowDocument = Pick<
   | "active"
   | "draft"
   | "critical"
+  | "severity"
   | "tags"
   | "steps"
   | "triggers"
@@ -111,6 +119,7 @@ function documentColumns(doc: WorkflowDocument) {
     active: doc.active,
     draft: doc.draft,
     critical: doc.critical,
+    severity: doc.severity,
     tags: writeJson(doc.tags),
     steps: writeJson(doc.steps),
     triggers: writeJson(doc.triggers),
@@ -195,6 +204,8 @@ const RUNNABLE_COLUMNS = [
   "identifier",
   "active",
   "critical",
+  "severity",
+  "tags",
   "steps",
   "triggers",
   "preference_settings",
@@ -202,7 +213,7 @@ const RUNNABLE_COLUMNS = [
 
 /**
  * The live workflow as a trigger runs it, or undefined; read on every trigger, so it reads only
- * RUNNABLE_COLUMNS (no group lookups, no tags or data to parse).
+ * RUNNABLE_COLUMNS (no group lookups, no data to parse; the tags go to the inbox's messages).
  */
 export function findRunnableWorkflow(
   db: Db,
@@ -251,6 +262,8 @@ async function selectRunnableWorkflow(
     identifier: row.identifier,
     active: readBool(row.active),
     critical: readBool(row.critical),
+    severity: severityOf(row.severity),
+    tags: readJson<string[]>(row.tags),
     steps: readJson<Step[]>(row.steps),
     triggers: readJson<Trigger[]>(row.triggers),
     preferenceSettings: readJson<PreferenceSettings>(row.preference_settings),
@@ -502,46 +515,49 @@ export async function purgeDeletedWorkflowsOfGroup(db: Db, environmentId: string
 export interface WorkflowSummary {
   id: string;
   name: string;
+  /** The trigger identifier. */
+  identifier: string;
   active: boolean;
   critical: boolean;
+  severity: Severity;
   tags: string[];
   triggers: Trigger[];
   preferenceSettings: PreferenceSettings;
   /** The channels its active steps deliver on, each once, in step order: what a preference can turn off. */
   channels: Channel[];
-  /** `high`, `medium`, `low` or `none`: what the inbox shows of it and filters by. */
-  severity: string;
 }
 
-function summaryQuery(db: Db, environmentId: string) {
-  return db
+function summaryQuery(db: Db, environmentId: string, liveOnly = true) {
+  const query = db
     .selectFrom("workflows")
     .select([
       "id",
       "name",
+      "identifier",
       "active",
       "critical",
+      "severity",
       "tags",
       "triggers",
       "preference_settings",
       "steps",
-      "severity",
       "created_at",
     ])
-    .where("workflows.environment_id", "=", environmentId)
-    .where(live);
+    .where("workflows.environment_id", "=", environmentId);
+  return liveOnly ? query.where(live) : query;
 }
 
 function toSummary(row: {
   id: string;
   name: string;
+  identifier: string;
   active: boolean | number;
   critical: boolean | number;
+  severity: string;
   tags: string;
   triggers: string;
   preference_settings: string;
   steps: string;
-  severity: string;
 }): WorkflowSummary {
   const channels = new Set<Channel>();
   for (const step of readJson<Step[]>(row.steps)) {
@@ -551,13 +567,14 @@ function toSummary(row: {
   return {
     id: row.id,
     name: row.name,
+    identifier: row.identifier,
     active: readBool(row.active),
     critical: readBool(row.critical),
+    severity: severityOf(row.severity),
     tags: readJson<string[]>(row.tags),
     triggers: readJson<Trigger[]>(row.triggers),
     preferenceSettings: readJson<PreferenceSettings>(row.preference_settings),
     channels: [...channels],
-    severity: row.severity,
   };
 }
 
@@ -594,6 +611,22 @@ export async function findWorkflowSummaries(
     )
     .orderBy("workflows.created_at")
     .orderBy("workflows.id")
+    .execute();
+  return rows.map(toSummary);
+}
+
+/**
+ * The workflows of these ids, deleted ones too (what a message names keeps its name and tags after
+ * its workflow is deleted, until the workflow is purged with its group).
+ */
+export async function findWorkflowSummariesByIds(
+  db: Db,
+  environmentId: string,
+  ids: readonly string[],
+): Promise<WorkflowSummary[]> {
+  if (ids.length === 0) return [];
+  const rows = await summaryQuery(db, environmentId, false)
+    .where("workflows.id", "in", [...ids])
     .execute();
   return rows.map(toSummary);
 }

@@ -7,6 +7,7 @@ import {
   FILTER_TYPES,
   FILTER_VALUES,
   METADATA_TYPES,
+  SEVERITIES,
   STEP_TYPES,
   TIME_UNITS,
 } from "./enums.ts";
@@ -108,6 +109,7 @@ export const Workflow = Type.Object(
     draft: Type.Boolean(),
     preferenceSettings: PreferenceSettings,
     critical: Type.Boolean(),
+    severity: Enum(SEVERITIES, "How much its notifications matter in the inbox: high, medium, low or none"),
     tags: Type.Array(Type.String()),
     steps: Type.Array(Step),
     _organizationId: ObjectIdString("The organization"),
@@ -220,6 +222,12 @@ const workflowFields = {
   active: Type.Optional(Type.Boolean({ description: "Default false: a new workflow starts as a draft" })),
   draft: Type.Optional(Type.Boolean({ description: "Deprecated by Novu; derived from active" })),
   critical: Type.Optional(Type.Boolean()),
+  severity: Type.Optional(
+    Enum(
+      SEVERITIES,
+      "How much its notifications matter in the inbox (default none); the inbox filters by it",
+    ),
+  ),
   preferenceSettings: Type.Optional(PreferenceSettingsInput),
   data: Type.Optional(FreeObject()),
 };
@@ -243,6 +251,7 @@ export const UpdateWorkflowBody = Type.Object(
     active: workflowFields.active,
     draft: workflowFields.draft,
     critical: workflowFields.critical,
+    severity: workflowFields.severity,
     preferenceSettings: workflowFields.preferenceSettings,
     data: workflowFields.data,
     identifier: Type.Optional(

@@ -122,6 +122,7 @@ export async function createWorkflow(
         active,
         draft,
         critical: input.critical ?? false,
+        severity: input.severity ?? "none",
         tags: validateTags(input.tags ?? []),
         steps,
         triggers: buildTriggers(identifier, steps),
@@ -165,8 +166,7 @@ export async function findWorkflowSummaries(
   const byRef = new Map<string, workflows.WorkflowSummary>();
   for (const workflow of found) {
     byRef.set(workflow.id, workflow);
-    const identifier = workflow.triggers[0]?.identifier;
-    if (identifier !== undefined) byRef.set(identifier, workflow);
+    byRef.set(workflow.identifier, workflow);
   }
   const missing = [...new Set(refs)].filter((ref) => !byRef.has(ref));
   return { found, byRef, missing };
@@ -264,6 +264,7 @@ function documentOf(workflow: Workflow): workflows.WorkflowDocument {
     active: workflow.active,
     draft: workflow.draft,
     critical: workflow.critical,
+    severity: workflow.severity,
     tags: workflow.tags,
     steps: workflow.steps,
     triggers: workflow.triggers,
@@ -320,6 +321,7 @@ export async function updateWorkflow(
           active,
           draft,
           critical: input.critical ?? current.critical,
+          severity: input.severity ?? current.severity,
           tags: tags ?? current.tags,
           steps,
           triggers: buildTriggers(identifier, steps),
@@ -389,4 +391,14 @@ export async function getWorkflowSummary(
   );
   if (!workflow) throw workflowNotFound(workflowId);
   return workflow;
+}
+
+/** The workflows of these ids (deleted ones too), by id: what the inbox shows of a message's workflow. */
+export async function workflowSummariesByIds(
+  deps: Deps,
+  tenant: Tenant,
+  ids: readonly string[],
+): Promise<Map<string, workflows.WorkflowSummary>> {
+  const found = await workflows.findWorkflowSummariesByIds(deps.db, tenant.environmentId, [...new Set(ids)]);
+  return new Map(found.map((workflow) => [workflow.id, workflow]));
 }

@@ -1,0 +1,101 @@
+import type { MessageButton, MessageCta } from "./domain.ts";
+import { escapeModeFor, renderTemplate } from "./render.ts";
+
+/** What an in-app step's template renders to: the message's own fields, and what went wrong. */
+export interface RenderedInApp {
+  content: string;
+  subject: string;
+  avatar: string;
+  cta: MessageCta;
+  data: Record<string, unknown>;
+  problems: string[];
+}
+
+// Where a link may open, as Novu's inbox accepts it; anything else is left out.
+const TARGETS = new Set(["_self", "_blank", "_parent", "_top", "_unfencedTop"]);
+const BUTTON_TYPES = new Set(["primary", "secondary"]);
+const MAX_DATA_DEPTH = 16;
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/**
+ * Renders an in-app step's template as Novu's in-app step does (docs/engine.md, "The inbox"):
+ * `content` (as HTML), `subject` and `avatar`, where the message leads (`cta.data.url`, with its
+ * `target`), its action buttons (`cta.action.buttons`: a primary and a secondary, each with its
+ * `content` and `url` rendered), and `data`, an object whose every string is a template. A value
+ * of the wrong type renders as nothing; the problems of every field are collected.
+ */
+export function renderInAppTemplate(
+  template: Record<string, unknown>,
+  values: Record<string, unknown>,
+): RenderedInApp {
+  const problems: string[] = [];
+  const render = (field: string, value: unknown): string => {
+    if (typeof value !== "string") return "";
+    const result = renderTemplate(value, values, { escape: escapeModeFor("in_app", field) });
+    problems.push(...result.problems);
+    return result.text;
+  };
+
+  const cta = isObject(template.cta) ? template.cta : {};
+  const link = isObject(cta.data) ? cta.data : {};
+  const url = render("cta.data.url", link.url);
+  const target = typeof link.target === "string" && TARGETS.has(link.target) ? link.target : undefined;
+  const action = isObject(cta.action) ? cta.action : {};
+  const buttons: MessageButton[] = [];
+  if (Array.isArray(action.buttons)) {
+    for (const [i, button] of action.buttons.entries()) {
+      if (!isObject(button) || typeof button.type !== "string" || !BUTTON_TYPES.has(button.type)) continue;
+      // One of each, the first of its type: the inbox shows a primary and a secondary action.
+      if (buttons.some((b) => b.type === button.type)) continue;
+      const buttonUrl = render(`cta.action.buttons[${i}].url`, button.url);
+      buttons.push({
+        type: button.type as MessageButton["type"],
+        content: render(`cta.action.buttons[${i}].content`, button.content),
+        ...(buttonUrl !== "" ? { url: buttonUrl } : {}),
+        ...(typeof button.target === "string" && TARGETS.has(button.target) ? { target: button.target } : {}),
+      });
+    }
+  }
+
+  return {
+    content: render("content", template.content),
+    subject: render("subject", template.subject),
+    avatar: render("avatar", template.avatar),
+    cta: {
+      type: typeof cta.type === "string" ? cta.type : "redirect",
+      data: { ...(url !== "" ? { url } : {}), ...(target !== undefined ? { target } : {}) },
+      ...(buttons.length > 0 ? { action: { buttons } } : {}),
+    },
+    data: isObject(template.data) ? renderData(template.data, "data", render, 0) : {},
+    problems,
+  };
+}
+
+/** Every string of `value` rendered, everything else kept as it is. */
+function renderData(
+  value: Record<string, unknown>,
+  path: string,
+  render: (field: string, value: unknown) => string,
+  depth: number,
+): Record<string, unknown> {
+  const rendered: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value))
+    rendered[key] = renderValue(item, `${path}.${key}`, render, depth);
+  return rendered;
+}
+
+function renderValue(
+  value: unknown,
+  path: string,
+  render: (field: string, value: unknown) => string,
+  depth: number,
+): unknown {
+  if (typeof value === "string") return render(path, value);
+  if (depth >= MAX_DATA_DEPTH) return value;
+  if (Array.isArray(value))
+    return value.map((item, i) => renderValue(item, `${path}[${i}]`, render, depth + 1));
+  if (isObject(value)) return renderData(value, path, render, depth + 1);
+  return value;
+}
