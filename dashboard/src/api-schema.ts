@@ -187,12 +187,48 @@ export interface paths {
     /** Mark notifications seen: these ids, or all with the tags and data */
     post: operations["seeInboxNotifications"];
   };
+  "/v1/inbox/preferences": {
+    /** The subscriber's global preference, then one per active workflow the filter keeps */
+    get: operations["listInboxPreferences"];
+    /** Turn channels on or off for every workflow, and/or set the weekly schedule */
+    patch: operations["updateInboxGlobalPreference"];
+  };
+  "/v1/inbox/preferences/{workflowIdOrIdentifier}": {
+    /** Turn one workflow, or some of its channels, on or off for the subscriber */
+    patch: operations["updateInboxWorkflowPreference"];
+  };
+  "/v1/inbox/preferences/bulk": {
+    /** Change several workflows' preferences, the subscriber's or its topic subscriptions', at once */
+    patch: operations["bulkUpdateInboxPreferences"];
+  };
+  "/v1/inbox/preferences/global": {
+    /** The subscriber's global preference, with its schedule */
+    get: operations["getInboxGlobalPreference"];
+  };
   "/v1/inbox/session": {
     /**
      * Start a subscriber's inbox session (no API key: the browser calls this)
      * @description Creates the subscriber if need be and returns a token for its inbox alone. When the environment has `hmac: true` (Production starts so), `subscriberHash` must be the hex HMAC-SHA256 of the subscriberId keyed with the environment's API key, computed on your server; the subscriber's profile fields are applied only with a valid hash.
      */
     post: operations["startInboxSession"];
+  };
+  "/v1/inbox/subscriptions/{identifier}/preferences/{workflowId}": {
+    /** Set what one workflow's triggers to the topic bring the subscriber through this subscription */
+    patch: operations["updateInboxSubscriptionPreference"];
+  };
+  "/v1/inbox/topics/{topicKey}/subscriptions": {
+    /** The subscriber's subscriptions to the topic (none or one) */
+    get: operations["listInboxTopicSubscriptions"];
+    /** Subscribe the subscriber to the topic (created when there is none) */
+    post: operations["createInboxTopicSubscription"];
+  };
+  "/v1/inbox/topics/{topicKey}/subscriptions/{identifier}": {
+    /** The subscriber's subscription with this identifier; 204 when it has none */
+    get: operations["getInboxTopicSubscription"];
+    /** Unsubscribe the subscriber from the topic */
+    delete: operations["deleteInboxTopicSubscription"];
+    /** Rename the subscriber's subscription, or give it a new set of preferences */
+    patch: operations["updateInboxTopicSubscription"];
   };
   "/v1/integrations": {
     /** List the environment's integrations, oldest first */
@@ -5268,6 +5304,1346 @@ export interface operations {
       };
     };
   };
+  /** The subscriber's global preference, then one per active workflow the filter keeps */
+  listInboxPreferences: {
+    parameters: {
+      query?: {
+        tags?: string | string[];
+        severity?: ("high" | "medium" | "low" | "none") | (("high" | "medium" | "low" | "none")[]);
+        /** @description Which workflows: `nonCritical` (the default), `critical`, or `all` */
+        criticality?: "critical" | "nonCritical" | "all";
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Global first, then workflows oldest first */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description The channels the preference can turn off, each on or off */
+                channels: {
+                  chat?: boolean;
+                  email?: boolean;
+                  in_app?: boolean;
+                  push?: boolean;
+                  sms?: boolean;
+                };
+                enabled: boolean;
+                /** @enum {string} */
+                level: "global" | "template";
+                /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+                schedule?: {
+                  /** @description Whether the schedule holds steps outside its hours back */
+                  isEnabled: boolean;
+                  weeklySchedule?: {
+                    friday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    monday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    saturday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    sunday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    thursday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    tuesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    wednesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                  };
+                };
+                workflow?: {
+                  /** @description A critical workflow is always delivered */
+                  critical: boolean;
+                  /** @description The workflow's _id */
+                  id: string;
+                  /** @description Its trigger identifier */
+                  identifier: string;
+                  name: string;
+                  /** @enum {string} */
+                  severity: "high" | "medium" | "low" | "none";
+                  tags: string[];
+                };
+              })[];
+          };
+        };
+      };
+      /** @description A filter that is not one */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Turn channels on or off for every workflow, and/or set the weekly schedule */
+  updateInboxGlobalPreference: {
+    requestBody: {
+      content: {
+        "application/json": {
+          chat?: boolean;
+          email?: boolean;
+          in_app?: boolean;
+          push?: boolean;
+          /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+          schedule?: {
+            /** @description Whether the schedule holds steps outside its hours back */
+            isEnabled: boolean;
+            weeklySchedule?: {
+              friday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              monday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              saturday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              sunday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              thursday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              tuesday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              wednesday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+            };
+          };
+          sms?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The global preference after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxPreference */
+            data: {
+              /** @description The channels the preference can turn off, each on or off */
+              channels: {
+                chat?: boolean;
+                email?: boolean;
+                in_app?: boolean;
+                push?: boolean;
+                sms?: boolean;
+              };
+              enabled: boolean;
+              /** @enum {string} */
+              level: "global" | "template";
+              /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+              schedule?: {
+                /** @description Whether the schedule holds steps outside its hours back */
+                isEnabled: boolean;
+                weeklySchedule?: {
+                  friday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  monday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  saturday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  sunday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  thursday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  tuesday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  wednesday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                };
+              };
+              workflow?: {
+                /** @description A critical workflow is always delivered */
+                critical: boolean;
+                /** @description The workflow's _id */
+                id: string;
+                /** @description Its trigger identifier */
+                identifier: string;
+                name: string;
+                /** @enum {string} */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description A field that is not one (a time that is not `hh:mm AM`...) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Turn one workflow, or some of its channels, on or off for the subscriber */
+  updateInboxWorkflowPreference: {
+    parameters: {
+      path: {
+        /** @description The workflow's _id or its trigger identifier */
+        workflowIdOrIdentifier: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          chat?: boolean;
+          email?: boolean;
+          /** @description The whole workflow on or off */
+          enabled?: boolean;
+          in_app?: boolean;
+          push?: boolean;
+          sms?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The workflow's preference after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxPreference */
+            data: {
+              /** @description The channels the preference can turn off, each on or off */
+              channels: {
+                chat?: boolean;
+                email?: boolean;
+                in_app?: boolean;
+                push?: boolean;
+                sms?: boolean;
+              };
+              enabled: boolean;
+              /** @enum {string} */
+              level: "global" | "template";
+              /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+              schedule?: {
+                /** @description Whether the schedule holds steps outside its hours back */
+                isEnabled: boolean;
+                weeklySchedule?: {
+                  friday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  monday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  saturday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  sunday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  thursday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  tuesday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  wednesday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                };
+              };
+              workflow?: {
+                /** @description A critical workflow is always delivered */
+                critical: boolean;
+                /** @description The workflow's _id */
+                id: string;
+                /** @description Its trigger identifier */
+                identifier: string;
+                name: string;
+                /** @enum {string} */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description A critical workflow turned off */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such workflow */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Change several workflows' preferences, the subscriber's or its topic subscriptions', at once */
+  bulkUpdateInboxPreferences: {
+    requestBody: {
+      content: {
+        "application/json": {
+          preferences: {
+              chat?: boolean;
+              /** @description A JSON Logic rule over `{payload}` (null removes it) */
+              condition?: unknown;
+              email?: boolean;
+              enabled?: boolean;
+              in_app?: boolean;
+              push?: boolean;
+              sms?: boolean;
+              /** @description When given: the preference of this topic subscription, not the subscriber's own */
+              subscriptionIdentifier?: string;
+              /** @description The workflow's _id or identifier */
+              workflowId: string;
+            }[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Each preference after the change, in the order sent (a workflow named twice once) */
+      200: {
+        content: {
+          "application/json": {
+            data: (({
+                /** @description The channels the preference can turn off, each on or off */
+                channels: {
+                  chat?: boolean;
+                  email?: boolean;
+                  in_app?: boolean;
+                  push?: boolean;
+                  sms?: boolean;
+                };
+                enabled: boolean;
+                /** @enum {string} */
+                level: "global" | "template";
+                /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+                schedule?: {
+                  /** @description Whether the schedule holds steps outside its hours back */
+                  isEnabled: boolean;
+                  weeklySchedule?: {
+                    friday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    monday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    saturday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    sunday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    thursday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    tuesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    wednesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                  };
+                };
+                workflow?: {
+                  /** @description A critical workflow is always delivered */
+                  critical: boolean;
+                  /** @description The workflow's _id */
+                  id: string;
+                  /** @description Its trigger identifier */
+                  identifier: string;
+                  name: string;
+                  /** @enum {string} */
+                  severity: "high" | "medium" | "low" | "none";
+                  tags: string[];
+                };
+              }) | ({
+                /** @description Ours: the channels the subscription lets through (a channel turned off here is skipped) */
+                channels: {
+                  chat: boolean;
+                  email: boolean;
+                  in_app: boolean;
+                  push: boolean;
+                  sms: boolean;
+                };
+                /** @description The JSON Logic rule, when one is set */
+                condition?: unknown;
+                enabled: boolean;
+                /** @description The subscription's identifier */
+                subscriptionId: string;
+                workflow: {
+                  /** @description A critical workflow is always delivered */
+                  critical: boolean;
+                  /** @description The workflow's _id */
+                  id: string;
+                  /** @description Its trigger identifier */
+                  identifier: string;
+                  name: string;
+                  /** @enum {string} */
+                  severity: "high" | "medium" | "low" | "none";
+                  tags: string[];
+                };
+              }))[];
+          };
+        };
+      };
+      /** @description No preferences, more than 100, a critical workflow turned off, or a bad condition */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A workflow or a subscription that is not there */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A subscription identifier that names subscriptions in several topics */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** The subscriber's global preference, with its schedule */
+  getInboxGlobalPreference: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The global preference */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxPreference */
+            data: {
+              /** @description The channels the preference can turn off, each on or off */
+              channels: {
+                chat?: boolean;
+                email?: boolean;
+                in_app?: boolean;
+                push?: boolean;
+                sms?: boolean;
+              };
+              enabled: boolean;
+              /** @enum {string} */
+              level: "global" | "template";
+              /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+              schedule?: {
+                /** @description Whether the schedule holds steps outside its hours back */
+                isEnabled: boolean;
+                weeklySchedule?: {
+                  friday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  monday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  saturday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  sunday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  thursday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  tuesday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  wednesday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                };
+              };
+              workflow?: {
+                /** @description A critical workflow is always delivered */
+                critical: boolean;
+                /** @description The workflow's _id */
+                id: string;
+                /** @description Its trigger identifier */
+                identifier: string;
+                name: string;
+                /** @enum {string} */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
   /**
    * Start a subscriber's inbox session (no API key: the browser calls this)
    * @description Creates the subscriber if need be and returns a token for its inbox alone. When the environment has `hmac: true` (Production starts so), `subscriberHash` must be the hex HMAC-SHA256 of the subscriberId keyed with the environment's API key, computed on your server; the subscriber's profile fields are applied only with a valid hash.
@@ -5410,6 +6786,1179 @@ export interface operations {
       };
       /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
       401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Set what one workflow's triggers to the topic bring the subscriber through this subscription */
+  updateInboxSubscriptionPreference: {
+    parameters: {
+      path: {
+        /** @description The subscription's identifier (or its id) */
+        identifier: string;
+        /** @description The workflow's _id or its trigger identifier */
+        workflowId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          chat?: boolean;
+          /** @description A JSON Logic rule over `{payload}` (null removes it) */
+          condition?: unknown;
+          email?: boolean;
+          enabled?: boolean;
+          in_app?: boolean;
+          push?: boolean;
+          sms?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The preference after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxSubscriptionPreference */
+            data: {
+              /** @description Ours: the channels the subscription lets through (a channel turned off here is skipped) */
+              channels: {
+                chat: boolean;
+                email: boolean;
+                in_app: boolean;
+                push: boolean;
+                sms: boolean;
+              };
+              /** @description The JSON Logic rule, when one is set */
+              condition?: unknown;
+              enabled: boolean;
+              /** @description The subscription's identifier */
+              subscriptionId: string;
+              workflow: {
+                /** @description A critical workflow is always delivered */
+                critical: boolean;
+                /** @description The workflow's _id */
+                id: string;
+                /** @description Its trigger identifier */
+                identifier: string;
+                name: string;
+                /** @enum {string} */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description A bad condition, or a critical workflow turned off */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscription of the subscriber, or no such workflow */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The identifier names subscriptions in several topics */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** The subscriber's subscriptions to the topic (none or one) */
+  listInboxTopicSubscriptions: {
+    parameters: {
+      path: {
+        /** @description The topic's key */
+        topicKey: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Its subscription, with its preferences */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description The subscription's id */
+                id: string;
+                /** @description Unique in its topic; Novu's default is `tk_<topicKey>:si_<subscriberId>` */
+                identifier: string;
+                name?: string;
+                preferences: ({
+                    /** @description Ours: the channels the subscription lets through (a channel turned off here is skipped) */
+                    channels: {
+                      chat: boolean;
+                      email: boolean;
+                      in_app: boolean;
+                      push: boolean;
+                      sms: boolean;
+                    };
+                    /** @description The JSON Logic rule, when one is set */
+                    condition?: unknown;
+                    enabled: boolean;
+                    /** @description The subscription's identifier */
+                    subscriptionId: string;
+                    workflow: {
+                      /** @description A critical workflow is always delivered */
+                      critical: boolean;
+                      /** @description The workflow's _id */
+                      id: string;
+                      /** @description Its trigger identifier */
+                      identifier: string;
+                      name: string;
+                      /** @enum {string} */
+                      severity: "high" | "medium" | "low" | "none";
+                      tags: string[];
+                    };
+                  })[];
+              })[];
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Subscribe the subscriber to the topic (created when there is none) */
+  createInboxTopicSubscription: {
+    parameters: {
+      path: {
+        /** @description The topic's key */
+        topicKey: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Empty or absent: `tk_<topicKey>:si_<subscriberId>` */
+          identifier?: string;
+          name?: string;
+          preferences?: (string | {
+              /** @description A JSON Logic rule over `{payload}` (null removes it) */
+              condition?: unknown;
+              enabled?: boolean;
+              workflowId: string;
+            } | {
+              /** @description A JSON Logic rule over `{payload}` (null removes it) */
+              condition?: unknown;
+              enabled?: boolean;
+              filter: {
+                tags?: string[];
+                workflowIds?: string[];
+              };
+            })[];
+          topic?: {
+            /** @description The name of a topic created here */
+            name?: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The subscription (as it was, when it existed) */
+      201: {
+        content: {
+          "application/json": {
+            /** InboxTopicSubscription */
+            data: {
+              /** @description The subscription's id */
+              id: string;
+              /** @description Unique in its topic; Novu's default is `tk_<topicKey>:si_<subscriberId>` */
+              identifier: string;
+              name?: string;
+              preferences: ({
+                  /** @description Ours: the channels the subscription lets through (a channel turned off here is skipped) */
+                  channels: {
+                    chat: boolean;
+                    email: boolean;
+                    in_app: boolean;
+                    push: boolean;
+                    sms: boolean;
+                  };
+                  /** @description The JSON Logic rule, when one is set */
+                  condition?: unknown;
+                  enabled: boolean;
+                  /** @description The subscription's identifier */
+                  subscriptionId: string;
+                  workflow: {
+                    /** @description A critical workflow is always delivered */
+                    critical: boolean;
+                    /** @description The workflow's _id */
+                    id: string;
+                    /** @description Its trigger identifier */
+                    identifier: string;
+                    name: string;
+                    /** @enum {string} */
+                    severity: "high" | "medium" | "low" | "none";
+                    tags: string[];
+                  };
+                })[];
+            };
+          };
+        };
+      };
+      /** @description A bad identifier, name or condition, or a critical workflow turned off */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A workflow named that is not there */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Subscribed already under another identifier, or the identifier is another subscriber's */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** The subscriber's subscription with this identifier; 204 when it has none */
+  getInboxTopicSubscription: {
+    parameters: {
+      query?: {
+        workflowIds?: string | string[];
+        tags?: string | string[];
+      };
+      path: {
+        /** @description The topic's key */
+        topicKey: string;
+        /** @description The subscription's identifier (or its id) */
+        identifier: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The subscription, with its preferences: those stored, or one per workflow asked for */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxTopicSubscription */
+            data: {
+              /** @description The subscription's id */
+              id: string;
+              /** @description Unique in its topic; Novu's default is `tk_<topicKey>:si_<subscriberId>` */
+              identifier: string;
+              name?: string;
+              preferences: ({
+                  /** @description Ours: the channels the subscription lets through (a channel turned off here is skipped) */
+                  channels: {
+                    chat: boolean;
+                    email: boolean;
+                    in_app: boolean;
+                    push: boolean;
+                    sms: boolean;
+                  };
+                  /** @description The JSON Logic rule, when one is set */
+                  condition?: unknown;
+                  enabled: boolean;
+                  /** @description The subscription's identifier */
+                  subscriptionId: string;
+                  workflow: {
+                    /** @description A critical workflow is always delivered */
+                    critical: boolean;
+                    /** @description The workflow's _id */
+                    id: string;
+                    /** @description Its trigger identifier */
+                    identifier: string;
+                    name: string;
+                    /** @enum {string} */
+                    severity: "high" | "medium" | "low" | "none";
+                    tags: string[];
+                  };
+                })[];
+            };
+          };
+        };
+      };
+      /** @description The subscriber has no such subscription */
+      204: {
+        content: never;
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A workflow asked for that is not there */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Unsubscribe the subscriber from the topic */
+  deleteInboxTopicSubscription: {
+    parameters: {
+      path: {
+        /** @description The topic's key */
+        topicKey: string;
+        /** @description The subscription's identifier (or its id) */
+        identifier: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Unsubscribed, with the subscription's preferences */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @enum {boolean} */
+              success: true;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscription of the subscriber */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Rename the subscriber's subscription, or give it a new set of preferences */
+  updateInboxTopicSubscription: {
+    parameters: {
+      path: {
+        /** @description The topic's key */
+        topicKey: string;
+        /** @description The subscription's identifier (or its id) */
+        identifier: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          preferences?: (string | {
+              /** @description A JSON Logic rule over `{payload}` (null removes it) */
+              condition?: unknown;
+              enabled?: boolean;
+              workflowId: string;
+            } | {
+              /** @description A JSON Logic rule over `{payload}` (null removes it) */
+              condition?: unknown;
+              enabled?: boolean;
+              filter: {
+                tags?: string[];
+                workflowIds?: string[];
+              };
+            })[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The subscription after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxTopicSubscription */
+            data: {
+              /** @description The subscription's id */
+              id: string;
+              /** @description Unique in its topic; Novu's default is `tk_<topicKey>:si_<subscriberId>` */
+              identifier: string;
+              name?: string;
+              preferences: ({
+                  /** @description Ours: the channels the subscription lets through (a channel turned off here is skipped) */
+                  channels: {
+                    chat: boolean;
+                    email: boolean;
+                    in_app: boolean;
+                    push: boolean;
+                    sms: boolean;
+                  };
+                  /** @description The JSON Logic rule, when one is set */
+                  condition?: unknown;
+                  enabled: boolean;
+                  /** @description The subscription's identifier */
+                  subscriptionId: string;
+                  workflow: {
+                    /** @description A critical workflow is always delivered */
+                    critical: boolean;
+                    /** @description The workflow's _id */
+                    id: string;
+                    /** @description Its trigger identifier */
+                    identifier: string;
+                    name: string;
+                    /** @enum {string} */
+                    severity: "high" | "medium" | "low" | "none";
+                    tags: string[];
+                  };
+                })[];
+            };
+          };
+        };
+      };
+      /** @description A bad name or condition, or a critical workflow turned off */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscription of the subscriber, or a workflow that is not there */
+      404: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */
@@ -7090,6 +9639,8 @@ export interface operations {
                   phone: string;
                   /** @description Your id for the subscriber, unique in the environment */
                   subscriberId: string;
+                  /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+                  timezone: string;
                   /** Format: date-time */
                   updatedAt: string;
                 };
@@ -11003,6 +13554,8 @@ export interface operations {
                 phone: string;
                 /** @description Your id for the subscriber, unique in the environment */
                 subscriberId: string;
+                /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+                timezone: string;
                 /** Format: date-time */
                 updatedAt: string;
               }[];
@@ -11126,6 +13679,7 @@ export interface operations {
           phone?: string | null;
           /** @description Your id for the subscriber: 1–128 characters, no control characters */
           subscriberId: string;
+          timezone?: string | null;
         };
       };
     };
@@ -11228,6 +13782,8 @@ export interface operations {
               phone: string;
               /** @description Your id for the subscriber, unique in the environment */
               subscriberId: string;
+              /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+              timezone: string;
               /** Format: date-time */
               updatedAt: string;
             };
@@ -11462,6 +14018,8 @@ export interface operations {
               phone: string;
               /** @description Your id for the subscriber, unique in the environment */
               subscriberId: string;
+              /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+              timezone: string;
               /** Format: date-time */
               updatedAt: string;
             };
@@ -11602,6 +14160,7 @@ export interface operations {
           lastName?: string | null;
           locale?: string | null;
           phone?: string | null;
+          timezone?: string | null;
         };
       };
     };
@@ -11700,6 +14259,8 @@ export interface operations {
               phone: string;
               /** @description Your id for the subscriber, unique in the environment */
               subscriberId: string;
+              /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+              timezone: string;
               /** Format: date-time */
               updatedAt: string;
             };
@@ -12101,6 +14662,8 @@ export interface operations {
               phone: string;
               /** @description Your id for the subscriber, unique in the environment */
               subscriberId: string;
+              /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+              timezone: string;
               /** Format: date-time */
               updatedAt: string;
             };
@@ -12336,6 +14899,8 @@ export interface operations {
               phone: string;
               /** @description Your id for the subscriber, unique in the environment */
               subscriberId: string;
+              /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+              timezone: string;
               /** Format: date-time */
               updatedAt: string;
             };
@@ -12832,6 +15397,8 @@ export interface operations {
                 phone: string;
                 /** @description Your id for the subscriber, unique in the environment */
                 subscriberId: string;
+                /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+                timezone: string;
                 /** Format: date-time */
                 updatedAt: string;
               };
@@ -13285,6 +15852,8 @@ export interface operations {
                   phone: string;
                   /** @description Your id for the subscriber, unique in the environment */
                   subscriberId: string;
+                  /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+                  timezone: string;
                   /** Format: date-time */
                   updatedAt: string;
                 };
@@ -13567,6 +16136,8 @@ export interface operations {
                   phone: string;
                   /** @description Your id for the subscriber, unique in the environment */
                   subscriberId: string;
+                  /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+                  timezone: string;
                   /** Format: date-time */
                   updatedAt: string;
                 };
@@ -13844,6 +16415,8 @@ export interface operations {
                   phone: string;
                   /** @description Your id for the subscriber, unique in the environment */
                   subscriberId: string;
+                  /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+                  timezone: string;
                   /** Format: date-time */
                   updatedAt: string;
                 };
@@ -14264,6 +16837,8 @@ export interface operations {
               phone: string;
               /** @description Your id for the subscriber, unique in the environment */
               subscriberId: string;
+              /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+              timezone: string;
               /** Format: date-time */
               updatedAt: string;
             };
@@ -14717,6 +17292,76 @@ export interface operations {
                 };
                 enabled: boolean;
               };
+              /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+              schedule?: {
+                /** @description Whether the schedule holds steps outside its hours back */
+                isEnabled: boolean;
+                weeklySchedule?: {
+                  friday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  monday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  saturday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  sunday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  thursday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  tuesday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  wednesday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                };
+              };
             };
           };
         };
@@ -14946,6 +17591,76 @@ export interface operations {
                     sms: boolean;
                   };
                   enabled: boolean;
+                };
+                /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+                schedule?: {
+                  /** @description Whether the schedule holds steps outside its hours back */
+                  isEnabled: boolean;
+                  weeklySchedule?: {
+                    friday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    monday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    saturday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    sunday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    thursday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    tuesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    wednesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                  };
                 };
               } | {
                 preference: {
@@ -15385,6 +18100,7 @@ export interface operations {
               phone?: string | null;
               /** @description Your id for the subscriber: 1–128 characters, no control characters */
               subscriberId: string;
+              timezone?: string | null;
             })[];
         };
       };
@@ -19610,6 +22326,76 @@ export interface operations {
                 };
                 enabled: boolean;
               };
+              /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+              schedule?: {
+                /** @description Whether the schedule holds steps outside its hours back */
+                isEnabled: boolean;
+                weeklySchedule?: {
+                  friday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  monday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  saturday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  sunday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  thursday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  tuesday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                  wednesday?: {
+                    hours?: {
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        end: string;
+                        /** @description A 12-hour clock time: `09:00 AM` */
+                        start: string;
+                      }[];
+                    isEnabled: boolean;
+                  };
+                };
+              };
             };
           };
         };
@@ -19759,6 +22545,76 @@ export interface operations {
                     sms: boolean;
                   };
                   enabled: boolean;
+                };
+                /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+                schedule?: {
+                  /** @description Whether the schedule holds steps outside its hours back */
+                  isEnabled: boolean;
+                  weeklySchedule?: {
+                    friday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    monday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    saturday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    sunday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    thursday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    tuesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    wednesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                  };
                 };
               } | {
                 preference: {

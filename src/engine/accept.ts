@@ -285,7 +285,7 @@ export async function createRuns(
   >,
   plan: RunPlan,
   subscriberRefs: readonly string[],
-  options: { newTrigger?: boolean; notes?: RecipientNotes } = {},
+  options: { newTrigger?: boolean; notes?: RecipientNotes; topicId?: string } = {},
 ): Promise<number> {
   const now = isoNow(deps.clock);
   const notes = options.notes;
@@ -307,6 +307,7 @@ export async function createRuns(
       tenant: plan.tenant,
       to: plan.to,
       channels,
+      topicId: options.topicId ?? "",
       createdAt: now,
       updatedAt: now,
     }),

@@ -80,6 +80,11 @@ export interface Notification {
   tenant: Record<string, unknown>;
   to: unknown;
   channels: StepType[];
+  /**
+   * The topic the subscriber was reached through, "" when it was addressed directly: its
+   * subscription's preference for the workflow bears on every step.
+   */
+  topicId: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -220,6 +225,7 @@ export function notificationFromRow(row: Selectable<NotificationsTable>): Notifi
     tenant: readJson(row.tenant),
     to: readJson(row.to),
     channels: readJson<StepType[]>(row.channels),
+    topicId: row.topic_id,
     createdAt: readTimestamp(row.created_at),
     updatedAt: readTimestamp(row.updated_at),
   };

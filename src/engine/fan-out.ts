@@ -1,7 +1,7 @@
 import type { CreateSubscriberInput } from "../subscribers/service.ts";
 import { pageSubscriberRefs } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import { findTopic, pageTopicSubscribers } from "../topics/service.ts";
+import { findTopic, membersHeldBack, pageTopicSubscribers } from "../topics/service.ts";
 import {
   createRuns,
   type EngineDeps,
@@ -58,7 +58,10 @@ export async function fanOut(deps: EngineDeps, triggerId: string): Promise<void>
     const done = await deps.db.transaction().execute(async (trx) => {
       const trxDeps = engineOnConnection(deps, trx);
       const batch = await nextBatch(trxDeps, tenant, request, direct, topics, cursor);
-      await createRuns(trxDeps, trigger, request.plan, batch.refs, batch.notes ? { notes: batch.notes } : {});
+      await createRuns(trxDeps, trigger, request.plan, batch.refs, {
+        ...(batch.notes ? { notes: batch.notes } : {}),
+        ...(batch.topicId !== undefined ? { topicId: batch.topicId } : {}),
+      });
       await engine.advanceFanout(trx, trigger.id, JSON.stringify(batch.next), batch.finished);
       cursor = batch.next;
       return batch.finished;
@@ -78,7 +81,7 @@ async function nextBatch(
   direct: (string | CreateSubscriberInput)[],
   topics: TopicRecipient[],
   cursor: Cursor,
-): Promise<{ refs: string[]; notes?: RecipientNotes; next: Cursor; finished: boolean }> {
+): Promise<{ refs: string[]; notes?: RecipientNotes; next: Cursor; finished: boolean; topicId?: string }> {
   if (request.broadcast) {
     const page = await pageSubscriberRefs(deps, tenant, { after: cursor.after, limit: FAN_OUT_BATCH });
     return { refs: page.refs, next: { source: 0, after: page.next }, finished: page.next === "" };
@@ -95,8 +98,16 @@ async function nextBatch(
   const page = found
     ? await pageTopicSubscribers(deps, tenant, found.id, { after: cursor.after, limit: FAN_OUT_BATCH })
     : { members: [], next: "" };
-  const refs = page.members.map((member) => member.subscriberRef);
-  if (page.next !== "") return { refs, next: { source: cursor.source, after: page.next }, finished: false };
+  const members = page.members.map((member) => member.subscriberRef);
+  // A member whose subscription turned this workflow off (or whose condition the payload does not
+  // meet) is not notified at all by this trigger.
+  const held = found
+    ? await membersHeldBack(deps, found.id, request.plan.workflow, members, request.plan.payload)
+    : new Set<string>();
+  const refs = members.filter((ref) => !held.has(ref));
+  const topicId = found?.id ?? "";
+  if (page.next !== "")
+    return { refs, next: { source: cursor.source, after: page.next }, finished: false, topicId };
   const last = cursor.source >= topics.length;
-  return { refs, next: { source: cursor.source + 1, after: "" }, finished: last };
+  return { refs, next: { source: cursor.source + 1, after: "" }, finished: last, topicId };
 }

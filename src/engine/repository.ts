@@ -145,6 +145,7 @@ export async function insertNotifications(db: Db, notifications: Notification[])
       tenant: json(n.tenant),
       to: json(n.to),
       channels: json(n.channels),
+      topic_id: n.topicId,
       created_at: n.createdAt,
       updated_at: n.updatedAt,
     })),

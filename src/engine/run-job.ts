@@ -4,9 +4,11 @@ import {
   decideStep,
   getSubscriberByRef,
   holdSubscriber,
+  isChannelStep,
   loadSubscriberPreferences,
 } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
+import { subscriptionPreferenceForStep } from "../topics/service.ts";
 import { type Channel, TIME_UNITS } from "../workflows/domain.ts";
 import { type EngineDeps, engineOnConnection, runJobTask } from "./accept.ts";
 import { deliverChat, deliverEmail } from "./delivery.ts";
@@ -163,10 +165,24 @@ async function decide(
   });
   if (!filter.passed) return { status: "skipped", executionStatus: "Success", detail: "filtered" };
 
+  // A notification that came through a topic: that subscription's preference for the workflow too.
+  const subscription =
+    notification.topicId !== "" && isChannelStep(job.type)
+      ? await subscriptionPreferenceForStep(
+          deps,
+          notification.topicId,
+          job.subscriberRef,
+          job.workflowId,
+          notification.payload,
+        )
+      : undefined;
   const decision = decideStep(job.type, {
     critical: notification.workflow.critical,
     preferenceSettings: notification.workflow.preferenceSettings,
     ...preferences,
+    now: deps.clock.now(),
+    timezone: subscriber.timezone,
+    subscription,
   });
   if (!decision.run)
     return { status: "skipped", executionStatus: "Success", detail: `Skipped: ${decision.reason}` };

@@ -15,8 +15,10 @@ import { markMessagesLegacyRoute } from "./mark-messages-legacy.ts";
 import { markNotificationRoute } from "./mark-notification.ts";
 import { notificationActionRoute } from "./notification-action.ts";
 import type { InboxRouteOptions, InboxSessionRouteOptions } from "./options.ts";
+import { inboxPreferencesRoute } from "./preferences.ts";
 import { sessionCheck } from "./session-check.ts";
 import { snoozeNotificationRoute } from "./snooze-notification.ts";
+import { topicSubscriptionsRoute } from "./topic-subscriptions.ts";
 import { updateMessageActionRoute } from "./update-message-action.ts";
 
 /**
@@ -63,5 +65,7 @@ export const inboxSessionRoutes: RoutePluginWith<InboxSessionRouteOptions> = asy
     await session.register(notificationActionRoute);
     await session.register(deleteNotificationRoute, options);
     await session.register(bulkNotificationsRoute, options);
+    await session.register(inboxPreferencesRoute);
+    await session.register(topicSubscriptionsRoute);
   });
 };

@@ -126,6 +126,8 @@ export interface SubscribersTable {
   last_online_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Migration 0012: an IANA zone name, "" when unknown (the weekly schedule is then read in UTC). */
+  timezone: ColumnType<string, string | undefined, string>;
 }
 
 /** A subscriber's global preference (workflow_id "") or its preference for one workflow. */
@@ -142,6 +144,8 @@ export interface SubscriberPreferencesTable {
   channels: Json;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Migration 0012: JSON {isEnabled, weeklySchedule?} on the global row; "" when none was set. */
+  schedule: ColumnType<string, string | undefined, string>;
 }
 
 export interface TopicsTable {
@@ -162,6 +166,25 @@ export interface TopicSubscribersTable {
   environment_id: string;
   subscriber_id: string;
   created_at: Timestamp;
+  /** Migration 0012: the subscription's id, identifier (unique in its topic) and name. */
+  id: ColumnType<string, string | undefined, string>;
+  identifier: ColumnType<string, string | undefined, string>;
+  name: ColumnType<string, string | undefined, string>;
+}
+
+/** Migration 0012: a topic subscription's preference for one workflow. */
+export interface TopicSubscriptionPreferencesTable {
+  topic_id: string;
+  subscriber_ref: string;
+  workflow_id: string;
+  environment_id: string;
+  enabled: Bool;
+  /** JSON: only the channels set. */
+  channels: Json;
+  /** JSON Logic on `{payload}`; "" when none. */
+  condition: ColumnType<string, string | undefined, string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
 /**
@@ -228,6 +251,8 @@ export interface NotificationsTable {
   channels: Json;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Migration 0012: the topic the notification was fanned out from; "" when addressed directly. */
+  topic_id: ColumnType<string, string | undefined, string>;
 }
 
 export interface JobsTable {
@@ -366,6 +391,7 @@ export interface Database {
   subscriber_preferences: SubscriberPreferencesTable;
   topics: TopicsTable;
   topic_subscribers: TopicSubscribersTable;
+  topic_subscription_preferences: TopicSubscriptionPreferencesTable;
   queue_tasks: QueueTasksTable;
   queue_workers: QueueWorkersTable;
   triggers: TriggersTable;

@@ -28,6 +28,7 @@ forEachBackend("POST /v1/subscribers", (ctx) => {
         phone: "",
         avatar: "",
         locale: "",
+        timezone: "",
         data: {},
         channels: [],
         isOnline: false,
@@ -49,6 +50,7 @@ forEachBackend("POST /v1/subscribers", (ctx) => {
       phone: "+441234567890",
       avatar: "https://example.com/ada.png",
       locale: "en-GB",
+      timezone: "Europe/London",
       data: { plan: "pro", seats: 3, tags: ["a"] },
       channels: [
         { providerId: "slack", credentials: { webhookUrl: "https://hooks.slack.com/services/x" } },
@@ -61,6 +63,7 @@ forEachBackend("POST /v1/subscribers", (ctx) => {
     });
     assert.equal(s.email, "ada@example.com", "the email is trimmed");
     assert.equal(s.locale, "en-GB");
+    assert.equal(s.timezone, "Europe/London");
     assert.deepEqual(s.data, { plan: "pro", seats: 3, tags: ["a"] });
     assert.deepEqual(s.channels, [
       {
@@ -173,6 +176,8 @@ forEachBackend("POST /v1/subscribers", (ctx) => {
     ["data over 64 KiB as JSON", { data: { big: "x".repeat(65 * 1024) } }, ["data"], /64 KiB/],
     ["a locale that is not a language tag", { locale: "english!" }, ["locale"], /language tag/],
     ["a one-letter locale", { locale: "e" }, ["locale"], /language tag/],
+    ["a timezone that is not an IANA zone", { timezone: "Mars/Olympus" }, ["timezone"], /IANA timezone/],
+    ["an offset instead of a zone", { timezone: "+02:00" }, ["timezone"], /IANA timezone/],
     ["a first name with a control character", { firstName: "A\u0007" }, ["firstName"], /control/],
     ["an unknown field", { nickname: "x" }, ["nickname"], /not allowed/],
     [

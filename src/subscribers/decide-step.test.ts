@@ -8,6 +8,15 @@ const allOn: PreferenceSettings = { email: true, sms: true, in_app: true, chat: 
 const emailOff: PreferenceSettings = { ...allOn, email: false };
 const on = (channels: Preference["channels"] = {}): Preference => ({ enabled: true, channels });
 const off = (channels: Preference["channels"] = {}): Preference => ({ enabled: false, channels });
+const weekdays = Object.fromEntries(
+  ["monday", "tuesday", "wednesday", "thursday", "friday"].map((day) => [
+    day,
+    { isEnabled: true, hours: [{ start: "09:00 AM", end: "05:00 PM" }] },
+  ]),
+);
+const scheduled: Preference = { ...on(), schedule: { isEnabled: true, weeklySchedule: weekdays } };
+const EVENING = Date.UTC(2026, 5, 1, 20);
+const MORNING = Date.UTC(2026, 5, 1, 10);
 
 interface Case {
   name: string;
@@ -128,6 +137,135 @@ const cases: Case[] = [
     context: { critical: false, preferenceSettings: allOn, global: off() },
     run: true,
     reason: /custom steps/,
+  },
+  // The weekly schedule: Monday 1 June 2026 at 20:00 UTC is outside 9-to-5 in UTC, inside it in Los Angeles.
+  {
+    name: "an email step outside the subscriber's schedule skips",
+    step: "email",
+    context: { critical: false, preferenceSettings: allOn, global: scheduled, now: EVENING, timezone: "UTC" },
+    run: false,
+    reason: /outside the subscriber's schedule/,
+  },
+  ...(["sms", "chat", "push"] as const).map((step) => ({
+    name: `a ${step} step outside the schedule skips too`,
+    step,
+    context: { critical: false, preferenceSettings: allOn, global: scheduled, now: EVENING, timezone: "UTC" },
+    run: false,
+    reason: /outside the subscriber's schedule/,
+  })),
+  {
+    name: "an in-app step outside the schedule is delivered: the inbox is not an interruption",
+    step: "in_app",
+    context: { critical: false, preferenceSettings: allOn, global: scheduled, now: EVENING, timezone: "UTC" },
+    run: true,
+    reason: /preference settings have in_app on/,
+  },
+  {
+    name: "a critical workflow's step outside the schedule is delivered",
+    step: "email",
+    context: { critical: true, preferenceSettings: allOn, global: scheduled, now: EVENING, timezone: "UTC" },
+    run: true,
+    reason: /critical/,
+  },
+  {
+    name: "a delay outside the schedule runs",
+    step: "delay",
+    context: { critical: false, preferenceSettings: allOn, global: scheduled, now: EVENING, timezone: "UTC" },
+    run: true,
+    reason: /delay steps/,
+  },
+  {
+    name: "the schedule is read on the subscriber's clocks: 13:00 in Los Angeles is inside",
+    step: "email",
+    context: {
+      critical: false,
+      preferenceSettings: allOn,
+      global: scheduled,
+      now: EVENING,
+      timezone: "America/Los_Angeles",
+    },
+    run: true,
+    reason: /preference settings have email on/,
+  },
+  {
+    name: "a schedule that is off holds nothing back",
+    step: "email",
+    context: {
+      critical: false,
+      preferenceSettings: allOn,
+      global: { ...scheduled, schedule: { isEnabled: false, weeklySchedule: weekdays } },
+      now: EVENING,
+      timezone: "UTC",
+    },
+    run: true,
+    reason: /preference settings have email on/,
+  },
+  {
+    name: "without a moment (a listing) no schedule applies",
+    step: "email",
+    context: { critical: false, preferenceSettings: allOn, global: scheduled },
+    run: true,
+    reason: /preference settings have email on/,
+  },
+  {
+    name: "inside the schedule, the global preference still decides next",
+    step: "email",
+    context: {
+      critical: false,
+      preferenceSettings: allOn,
+      global: { ...scheduled, enabled: false },
+      now: MORNING,
+    },
+    run: false,
+    reason: /all notifications off/,
+  },
+  // The topic subscription the notification came through: it can only turn steps off.
+  {
+    name: "a subscription that turned the workflow off skips",
+    step: "email",
+    context: { critical: false, preferenceSettings: allOn, subscription: off() },
+    run: false,
+    reason: /topic subscription turned this workflow off/,
+  },
+  {
+    name: "a subscription that turned the channel off skips that channel",
+    step: "in_app",
+    context: { critical: false, preferenceSettings: allOn, subscription: on({ in_app: false }) },
+    run: false,
+    reason: /topic subscription turned the in_app channel off/,
+  },
+  {
+    name: "a subscription's channel turned off leaves the others to the next rules",
+    step: "email",
+    context: { critical: false, preferenceSettings: allOn, subscription: on({ in_app: false }) },
+    run: true,
+    reason: /preference settings have email on/,
+  },
+  {
+    name: "a subscription turning a channel on does not override the subscriber's workflow preference",
+    step: "email",
+    context: {
+      critical: false,
+      preferenceSettings: allOn,
+      subscription: on({ email: true }),
+      workflow: on({ email: false }),
+    },
+    run: false,
+    reason: /turned email off for this workflow/,
+  },
+  {
+    name: "the global preference comes before the subscription",
+    step: "sms",
+    context: { critical: false, preferenceSettings: allOn, global: on({ sms: false }), subscription: off() },
+    run: false,
+    reason: /turned the sms channel off$/,
+  },
+  {
+    name: "a critical workflow is delivered whatever the subscription says",
+    step: "in_app",
+    context: { critical: true, preferenceSettings: allOn, subscription: off({ in_app: false }) },
+    run: true,
+    reason: /critical/,
   },
 ];
 

@@ -1,4 +1,7 @@
 import type { Channel } from "../workflows/domain.ts";
+import type { Schedule } from "./schedule.ts";
+
+export type { DaySchedule, Schedule, TimeRange, Weekday, WeeklySchedule } from "./schedule.ts";
 
 /**
  * What a subscriber is, for the services and the engine: the person (or device, or team) a
@@ -34,6 +37,8 @@ export interface Subscriber {
   phone: string;
   avatar: string;
   locale: string;
+  /** An IANA zone name (`Europe/Paris`), "" when unknown: the clocks its schedule is read on. */
+  timezone: string;
   data: Record<string, unknown>;
   channels: SubscriberChannel[];
   isOnline: boolean;
@@ -51,6 +56,7 @@ export interface SubscriberProfile {
   phone?: string;
   avatar?: string;
   locale?: string;
+  timezone?: string;
   data?: Record<string, unknown>;
 }
 
@@ -63,6 +69,8 @@ export type ChannelPreferences = Partial<Record<Channel, boolean>>;
 export interface Preference {
   enabled: boolean;
   channels: ChannelPreferences;
+  /** The global preference only: the subscriber's weekly schedule, when it set one. */
+  schedule?: Schedule;
 }
 
 /** What a subscriber set that bears on one workflow: its global preference and the workflow's. */

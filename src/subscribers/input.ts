@@ -1,5 +1,6 @@
 import { badRequest, type FieldError } from "../errors.ts";
 import type { ProfileField, SubscriberChannel, SubscriberProfile } from "./domain.ts";
+import { isTimezone } from "./schedule.ts";
 import type { ChannelInputValue, CreateSubscriberInput, CredentialsInputValue } from "./schemas.ts";
 
 /**
@@ -55,6 +56,12 @@ export function readProfile(input: ProfileInput, prefix: string, errors: FieldEr
     const locale = input.locale ?? "";
     if (locale !== "" && !LOCALE.test(locale)) fail("locale", "must be a language tag such as en or en-US");
     profile.locale = locale;
+  }
+  if (input.timezone !== undefined) {
+    const timezone = input.timezone ?? "";
+    if (timezone !== "" && !isTimezone(timezone))
+      fail("timezone", "must be an IANA timezone such as Europe/Paris or America/New_York");
+    profile.timezone = timezone;
   }
   if (input.data !== undefined) {
     const data = input.data ?? {};

@@ -15,6 +15,7 @@ export function presentSubscriber(subscriber: Subscriber): SubscriberResource {
     phone: subscriber.phone,
     avatar: subscriber.avatar,
     locale: subscriber.locale,
+    timezone: subscriber.timezone,
     data: subscriber.data,
     channels: subscriber.channels.map((channel) => ({
       providerId: channel.providerId,
@@ -46,10 +47,13 @@ export function allChannels(
 
 /** The global preference as Novu answers it: enabled unless turned off, every channel listed. */
 export function presentGlobalPreference(preference: Preference | undefined): GlobalPreferenceResource {
-  return {
+  const resource: GlobalPreferenceResource = {
     preference: {
       enabled: preference?.enabled ?? true,
       channels: allChannels(preference?.channels ?? {}),
     },
   };
+  // Set from the inbox: shown beside the preference, as Novu's global preference carries it.
+  if (preference?.schedule) resource.schedule = preference.schedule;
+  return resource;
 }

@@ -6,6 +6,7 @@ import type {
   ChannelPreferences,
   Preference,
   ProfileField,
+  Schedule,
   Subscriber,
   SubscriberChannel,
   SubscriberProfile,
@@ -26,6 +27,7 @@ function toSubscriber(row: Row): Subscriber {
     phone: row.phone,
     avatar: row.avatar,
     locale: row.locale,
+    timezone: row.timezone,
     data: readJson<Record<string, unknown>>(row.data),
     channels: readJson<SubscriberChannel[]>(row.channels),
     isOnline: readBool(row.is_online),
@@ -42,6 +44,7 @@ const COLUMN: Record<ProfileField, keyof SubscribersTable> = {
   phone: "phone",
   avatar: "avatar",
   locale: "locale",
+  timezone: "timezone",
   data: "data",
 };
 
@@ -372,7 +375,12 @@ export async function deleteSubscriberRows(db: Db, id: string): Promise<void> {
 type PreferenceRow = Selectable<SubscriberPreferencesTable>;
 
 function toPreference(row: PreferenceRow): Preference {
-  return { enabled: readBool(row.enabled), channels: readJson<ChannelPreferences>(row.channels) };
+  const preference: Preference = {
+    enabled: readBool(row.enabled),
+    channels: readJson<ChannelPreferences>(row.channels),
+  };
+  if (row.schedule !== "") preference.schedule = readJson<Schedule>(row.schedule);
+  return preference;
 }
 
 /** The subscriber's preferences by workflow id ("" is the global one); all of them, or those of `workflowIds`. */
@@ -423,6 +431,7 @@ export async function savePreference(
       workflow_id: row.workflowId,
       enabled: row.preference.enabled,
       channels: writeJson(row.preference.channels),
+      schedule: row.preference.schedule ? writeJson(row.preference.schedule) : "",
       created_at: row.now,
       updated_at: row.now,
     })
@@ -430,6 +439,7 @@ export async function savePreference(
       conflict.columns(["subscriber_ref", "workflow_id"]).doUpdateSet((eb) => ({
         enabled: eb.ref("excluded.enabled"),
         channels: eb.ref("excluded.channels"),
+        schedule: eb.ref("excluded.schedule"),
         updated_at: eb.ref("excluded.updated_at"),
       })),
     )

@@ -37,6 +37,10 @@ export const Subscriber = Type.Object(
     phone: Type.String(),
     avatar: Type.String(),
     locale: Type.String(),
+    timezone: Type.String({
+      description:
+        "An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC",
+    }),
     data: FreeObject("Your own data about the subscriber"),
     channels: Type.Array(SubscriberChannel, { description: "Delivery credentials, one entry per provider" }),
     isOnline: Type.Boolean(),
@@ -127,8 +131,56 @@ export const WorkflowPreference = Type.Object(
 );
 export type WorkflowPreferenceResource = Static<typeof WorkflowPreference>;
 
+// ---------------------------------------------------------------- the weekly schedule
+
+const TimeText = Type.String({
+  maxLength: 16,
+  description: "A 12-hour clock time: `09:00 AM`",
+  examples: ["09:00 AM"],
+});
+
+const DaySchedule = Type.Object(
+  {
+    isEnabled: Type.Boolean(),
+    hours: Type.Optional(
+      Type.Array(Type.Object({ start: TimeText, end: TimeText }, { additionalProperties: false }), {
+        maxItems: 24,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ScheduleSchema = Type.Object(
+  {
+    isEnabled: Type.Boolean({ description: "Whether the schedule holds steps outside its hours back" }),
+    weeklySchedule: Type.Optional(
+      Type.Object(
+        {
+          monday: Type.Optional(DaySchedule),
+          tuesday: Type.Optional(DaySchedule),
+          wednesday: Type.Optional(DaySchedule),
+          thursday: Type.Optional(DaySchedule),
+          friday: Type.Optional(DaySchedule),
+          saturday: Type.Optional(DaySchedule),
+          sunday: Type.Optional(DaySchedule),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered",
+  },
+);
+
 export const GlobalPreference = Type.Object(
-  { preference: EffectivePreference },
+  {
+    preference: EffectivePreference,
+    schedule: Type.Optional(ScheduleSchema),
+  },
   { title: "SubscriberGlobalPreference", additionalProperties: false },
 );
 export type GlobalPreferenceResource = Static<typeof GlobalPreference>;
@@ -172,6 +224,13 @@ const profileFields = {
   phone: Nullable(Type.String({ maxLength: 100 })),
   avatar: Nullable(Type.String({ maxLength: 2048, description: "A URL of the subscriber's picture" })),
   locale: Nullable(Type.String({ maxLength: 35, description: "A language tag: `en`, `en-US`, `pt_BR`" })),
+  timezone: Nullable(
+    Type.String({
+      maxLength: 64,
+      description:
+        "An IANA timezone (`Europe/Paris`), or empty: the clocks the subscriber's schedule is read on",
+    }),
+  ),
   data: Type.Optional(
     Type.Union([FreeObject("Your own data about the subscriber (at most 64 KiB as JSON)"), Type.Null()]),
   ),

@@ -17,6 +17,7 @@ import {
 } from "./input.ts";
 import { allChannels, presentGlobalPreference } from "./presenter.ts";
 import * as subscribers from "./repository.ts";
+import { isWithinSchedule, readSchedule, type Schedule } from "./schedule.ts";
 import type {
   ChannelInputValue,
   CreateSubscriberInput,
@@ -367,6 +368,17 @@ export function isChannelStep(stepType: string): stepType is Channel {
 export interface PreferenceContext extends SubscriberPreferences {
   critical: boolean;
   preferenceSettings: PreferenceSettings;
+  /**
+   * The moment the step runs (epoch ms, the engine's clock) and the subscriber's timezone: the
+   * global preference's schedule is read then. Without a moment (a listing) no schedule applies.
+   */
+  now?: number | undefined;
+  timezone?: string | undefined;
+  /**
+   * The preference for this workflow of the topic subscription the notification came through, when
+   * it came through one: it can only turn steps off.
+   */
+  subscription?: Preference | undefined;
 }
 
 export interface StepDecision {
@@ -377,19 +389,34 @@ export interface StepDecision {
 
 /**
  * Whether a step may run for a subscriber (docs/engine.md, "Subscribers, topics and preferences"), in this
- * order: a step that is not a channel (delay, digest...) runs; a critical workflow sends; the subscriber's
- * global preference turning everything or this channel off skips; the subscriber's preference for the
- * workflow (off altogether, or its value for the channel) decides; else the workflow's preferenceSettings.
+ * order: a step that is not a channel (delay, digest...) runs; a critical workflow sends; a step of any
+ * channel but in-app outside the subscriber's schedule skips; the subscriber's global preference turning
+ * everything or this channel off skips; the topic subscription's preference turning the workflow or this
+ * channel off skips; the subscriber's preference for the workflow (off altogether, or its value for the
+ * channel) decides; else the workflow's preferenceSettings.
  */
 export function decideStep(stepType: string, context: PreferenceContext): StepDecision {
   if (!isChannelStep(stepType))
     return { run: true, reason: `${stepType} steps do not depend on preferences` };
   const channel = stepType;
   if (context.critical) return { run: true, reason: "the workflow is critical" };
+  if (
+    channel !== "in_app" &&
+    context.now !== undefined &&
+    !isWithinSchedule(context.global?.schedule, context.now, context.timezone ?? "")
+  )
+    return { run: false, reason: "the step falls outside the subscriber's schedule" };
   if (context.global?.enabled === false)
     return { run: false, reason: "the subscriber turned all notifications off" };
   if (context.global?.channels[channel] === false)
     return { run: false, reason: `the subscriber turned the ${channel} channel off` };
+  if (context.subscription?.enabled === false)
+    return { run: false, reason: "the subscriber's topic subscription turned this workflow off" };
+  if (context.subscription?.channels[channel] === false)
+    return {
+      run: false,
+      reason: `the subscriber's topic subscription turned the ${channel} channel off for this workflow`,
+    };
   if (context.workflow?.enabled === false)
     return { run: false, reason: "the subscriber turned this workflow off" };
   const own = context.workflow?.channels[channel];
@@ -563,9 +590,232 @@ export async function updateGlobalPreference(
   const saved = await changePreference(deps, tenant, subscriberId, "", (current) => {
     const channels: ChannelPreferences = { ...(current?.channels ?? {}) };
     for (const preference of input.preferences ?? []) channels[preference.type] = preference.enabled;
-    return { enabled: input.enabled ?? current?.enabled ?? true, channels };
+    return { ...current, enabled: input.enabled ?? current?.enabled ?? true, channels };
   });
   return presentGlobalPreference(saved);
+}
+
+// ---------------------------------------------------------------- preferences: the inbox
+
+export type Criticality = "critical" | "nonCritical" | "all";
+
+/** Which workflows the inbox's preference listing shows. */
+export interface InboxPreferenceFilter {
+  /** Workflows with any of these tags; all when absent or empty. */
+  tags?: readonly string[] | undefined;
+  /** Workflows of any of these severities; all when absent or empty. */
+  severities?: readonly string[] | undefined;
+  /** `nonCritical` (the default), `critical`, or `all`. */
+  criticality?: Criticality | undefined;
+}
+
+/**
+ * A preference as the inbox shows it: the channels are only those it can turn off (for a workflow,
+ * the ones its active steps use; globally, the ones any active workflow uses), each with its value.
+ */
+export interface InboxGlobalPreference {
+  enabled: boolean;
+  channels: Partial<Record<Channel, boolean>>;
+  schedule?: Schedule | undefined;
+}
+
+export interface InboxWorkflowPreference {
+  workflow: WorkflowSummary;
+  enabled: boolean;
+  channels: Partial<Record<Channel, boolean>>;
+}
+
+function inboxGlobal(
+  preference: Preference | undefined,
+  channels: readonly Channel[],
+): InboxGlobalPreference {
+  const shown: Partial<Record<Channel, boolean>> = {};
+  for (const channel of CHANNELS) {
+    if (channels.includes(channel)) shown[channel] = preference?.channels[channel] ?? true;
+  }
+  const view: InboxGlobalPreference = { enabled: preference?.enabled ?? true, channels: shown };
+  if (preference?.schedule) view.schedule = preference.schedule;
+  return view;
+}
+
+function inboxWorkflow(
+  workflow: WorkflowSummary,
+  preference: Preference | undefined,
+): InboxWorkflowPreference {
+  const effective = effectiveWorkflowPreference({
+    critical: workflow.critical,
+    preferenceSettings: workflow.preferenceSettings,
+    workflow: preference,
+  });
+  const channels: Partial<Record<Channel, boolean>> = {};
+  for (const channel of workflow.channels) channels[channel] = effective.channels[channel];
+  return { workflow, enabled: effective.enabled, channels };
+}
+
+const channelsUsed = (workflows: readonly WorkflowSummary[]) => [
+  ...new Set(workflows.flatMap((workflow) => workflow.channels)),
+];
+
+function matches(workflow: WorkflowSummary, filter: InboxPreferenceFilter): boolean {
+  const criticality = filter.criticality ?? "nonCritical";
+  if (criticality === "critical" && !workflow.critical) return false;
+  if (criticality === "nonCritical" && workflow.critical) return false;
+  const severities = filter.severities ?? [];
+  if (severities.length > 0 && !severities.includes(workflow.severity)) return false;
+  const tags = filter.tags ?? [];
+  return tags.length === 0 || tags.some((tag) => workflow.tags.includes(tag));
+}
+
+/**
+ * The inbox's preference listing: the global preference (with the schedule), then one per active
+ * workflow the filter keeps, oldest first.
+ */
+export async function listInboxPreferences(
+  deps: Deps,
+  tenant: Tenant,
+  subscriberId: string,
+  filter: InboxPreferenceFilter,
+): Promise<{ global: InboxGlobalPreference; workflows: InboxWorkflowPreference[] }> {
+  const subscriber = await requireSubscriber(deps, tenant, subscriberId);
+  const [workflows, preferences] = await Promise.all([
+    listActiveWorkflows(deps, tenant),
+    subscribers.findPreferences(deps.db, tenant.environmentId, subscriber.id),
+  ]);
+  return {
+    global: inboxGlobal(preferences.get(""), channelsUsed(workflows)),
+    workflows: workflows
+      .filter((workflow) => matches(workflow, filter))
+      .map((workflow) => inboxWorkflow(workflow, preferences.get(workflow.id))),
+  };
+}
+
+export async function getInboxGlobalPreference(
+  deps: Deps,
+  tenant: Tenant,
+  subscriberId: string,
+): Promise<InboxGlobalPreference> {
+  const subscriber = await requireSubscriber(deps, tenant, subscriberId);
+  const [workflows, found] = await Promise.all([
+    listActiveWorkflows(deps, tenant),
+    subscribers.findPreferences(deps.db, tenant.environmentId, subscriber.id, [""]),
+  ]);
+  return inboxGlobal(found.get(""), channelsUsed(workflows));
+}
+
+/** A change of the global preference from the inbox: channels, the schedule, or both. */
+export interface InboxGlobalChange {
+  channels?: ChannelPreferences | undefined;
+  schedule?: Schedule | undefined;
+}
+
+/**
+ * Sets the channels sent and, when sent, the schedule: `isEnabled` always, the weekly schedule when
+ * given (one left out is kept, so turning a schedule off and on again finds its hours).
+ */
+export async function updateInboxGlobalPreference(
+  deps: Deps,
+  tenant: Tenant,
+  subscriberId: string,
+  change: InboxGlobalChange,
+): Promise<InboxGlobalPreference> {
+  const errors: FieldError[] = [];
+  const schedule = change.schedule ? readSchedule(change.schedule, "schedule.", errors) : undefined;
+  throwIfAny(errors);
+  const saved = await changePreference(deps, tenant, subscriberId, "", (current) => {
+    const next: Preference = {
+      ...current,
+      enabled: current?.enabled ?? true,
+      channels: { ...(current?.channels ?? {}), ...definedChannels(change.channels) },
+    };
+    if (schedule) {
+      const weeklySchedule = schedule.weeklySchedule ?? current?.schedule?.weeklySchedule;
+      next.schedule = weeklySchedule
+        ? { isEnabled: schedule.isEnabled, weeklySchedule }
+        : { isEnabled: schedule.isEnabled };
+    }
+    return next;
+  });
+  return inboxGlobal(saved, channelsUsed(await listActiveWorkflows(deps, tenant)));
+}
+
+/**
+ * Sets the schedule a subscriber starts with (an inbox session's `defaultSchedule`) unless it has
+ * one already: the subscriber's own choice always wins over the page's default.
+ */
+export async function applyDefaultSchedule(
+  deps: Deps,
+  tenant: Tenant,
+  subscriberId: string,
+  schedule: Schedule,
+): Promise<void> {
+  const errors: FieldError[] = [];
+  const read = readSchedule(schedule, "defaultSchedule.", errors);
+  throwIfAny(errors);
+  await changePreference(deps, tenant, subscriberId, "", (current) =>
+    current?.schedule
+      ? current
+      : { ...current, enabled: current?.enabled ?? true, channels: current?.channels ?? {}, schedule: read },
+  );
+}
+
+function definedChannels(channels: ChannelPreferences | undefined): ChannelPreferences {
+  const out: ChannelPreferences = {};
+  for (const channel of CHANNELS) {
+    const value = channels?.[channel];
+    if (value !== undefined) out[channel] = value;
+  }
+  return out;
+}
+
+/** A change of one workflow's preference from the inbox: channels, and the whole workflow on or off. */
+export interface InboxWorkflowChange {
+  channels?: ChannelPreferences | undefined;
+  enabled?: boolean | undefined;
+}
+
+const turnsOff = (change: InboxWorkflowChange) =>
+  change.enabled === false || CHANNELS.some((channel) => change.channels?.[channel] === false);
+
+/**
+ * The subscriber's preference for one workflow (by _id or trigger identifier), changed as sent. A
+ * critical workflow cannot be turned off (400), as through the API key's route.
+ */
+export async function updateInboxWorkflowPreference(
+  deps: Deps,
+  tenant: Tenant,
+  subscriberId: string,
+  workflowRef: string,
+  change: InboxWorkflowChange,
+): Promise<InboxWorkflowPreference> {
+  await requireSubscriber(deps, tenant, subscriberId);
+  const workflow = await getWorkflowSummary(deps, tenant, workflowRef);
+  const [updated] = await writeInboxWorkflowPreferences(deps, tenant, subscriberId, [{ workflow, change }]);
+  return updated as InboxWorkflowPreference;
+}
+
+/**
+ * Writes several workflows' preferences in the caller's transaction (or one of its own), after
+ * refusing any that would turn a critical workflow off: all are written or none.
+ */
+export async function writeInboxWorkflowPreferences(
+  deps: Deps,
+  tenant: Tenant,
+  subscriberId: string,
+  items: readonly { workflow: WorkflowSummary; change: InboxWorkflowChange }[],
+): Promise<InboxWorkflowPreference[]> {
+  const critical = items.find((item) => item.workflow.critical && turnsOff(item.change));
+  if (critical) throw criticalRefusal(critical.workflow);
+  return inTransaction(deps, async (d) => {
+    const out: InboxWorkflowPreference[] = [];
+    for (const { workflow, change } of items) {
+      const saved = await changePreference(d, tenant, subscriberId, workflow.id, (current) => ({
+        enabled: change.enabled ?? current?.enabled ?? true,
+        channels: { ...(current?.channels ?? {}), ...definedChannels(change.channels) },
+      }));
+      out.push(inboxWorkflow(workflow, saved));
+    }
+    return out;
+  });
 }
 
 // ---------------------------------------------------------------- for the engine

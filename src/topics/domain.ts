@@ -1,3 +1,5 @@
+import type { Channel } from "../workflows/domain.ts";
+
 /**
  * A topic: a named list of an environment's subscribers that a trigger can address as one recipient
  * (`to: {type: "Topic", topicKey}`). Membership is stored a row per subscriber, so a fan-out can walk
@@ -20,4 +22,38 @@ export interface TopicMember {
   subscriberRef: string;
   /** The customer's subscriberId. */
   subscriberId: string;
+}
+
+/** Novu's identifier for a subscriber's subscription to a topic when none is chosen. */
+export const defaultSubscriptionIdentifier = (topicKey: string, subscriberId: string) =>
+  `tk_${topicKey}:si_${subscriberId}`;
+
+/**
+ * A subscriber's subscription to a topic, as its inbox manages it: the membership itself, with an
+ * identifier (unique in the topic) and a name. A subscriber has at most one per topic.
+ */
+export interface TopicSubscription {
+  id: string;
+  identifier: string;
+  /** "" when none was given. */
+  name: string;
+  topic: Topic;
+  /** Our id for the subscriber (its `_id`). */
+  subscriberRef: string;
+  subscriberId: string;
+  createdAt: string;
+}
+
+/**
+ * A subscription's preference for one workflow. `enabled: false`, or a `condition` the trigger's
+ * payload does not meet, and a trigger to the topic does not notify the subscriber at all; a channel
+ * set to false turns that channel's steps off for what comes through the topic.
+ */
+export interface SubscriptionPreference {
+  workflowId: string;
+  enabled: boolean;
+  /** Only the channels set. */
+  channels: Partial<Record<Channel, boolean>>;
+  /** A JSON Logic rule on `{payload}`; undefined when none. */
+  condition?: unknown;
 }

@@ -31,9 +31,10 @@ forEachBackend("a topic's subscribers, paged for a fan-out", (ctx) => {
         select lpad(to_hex(n), 24, '0'), ${organizationId}, ${dev.environmentId}, 'member-' || n, ${now}::timestamptz, ${now}::timestamptz
         from generate_series(1, ${MEMBERS}::int) as n`.execute(db);
     }
-    await sql`insert into topic_subscribers (topic_id, subscriber_ref, environment_id, subscriber_id, created_at)
-      select ${topic.id}, id, environment_id, subscriber_id, created_at from subscribers
-      where environment_id = ${dev.environmentId}`.execute(db);
+    // Each membership a subscription with Novu's default identifier (its id may be any unique text).
+    await sql`insert into topic_subscribers (topic_id, subscriber_ref, environment_id, subscriber_id, created_at, id, identifier)
+      select ${topic.id}, id, environment_id, subscriber_id, created_at, id, 'tk_everyone:si_' || subscriber_id
+      from subscribers where environment_id = ${dev.environmentId}`.execute(db);
 
     const seen = new Set<string>();
     let after = "";

@@ -1,7 +1,14 @@
 import type { Kysely, Selectable } from "kysely";
 import type { Database, TopicsTable } from "../store/schema.ts";
-import { countRows, dialectOf, readTimestamp } from "../store/values.ts";
-import type { Topic, TopicMember } from "./domain.ts";
+import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import type { Channel } from "../workflows/domain.ts";
+import {
+  defaultSubscriptionIdentifier,
+  type SubscriptionPreference,
+  type Topic,
+  type TopicMember,
+  type TopicSubscription,
+} from "./domain.ts";
 
 type Db = Kysely<Database>;
 
@@ -111,11 +118,14 @@ export async function countMembers(db: Db, topicId: string): Promise<number> {
 
 const CHUNK = 500;
 
-/** Adds the members that are not in the topic yet (a member added twice stays once). */
+/**
+ * Adds the members that are not in the topic yet (a member added twice stays once), each a
+ * subscription with the default identifier and the id given.
+ */
 export async function addMembers(
   db: Db,
   topic: Topic,
-  members: readonly TopicMember[],
+  members: readonly (TopicMember & { id: string })[],
   now: string,
 ): Promise<void> {
   for (let i = 0; i < members.length; i += CHUNK) {
@@ -128,6 +138,8 @@ export async function addMembers(
           environment_id: topic.environmentId,
           subscriber_id: member.subscriberId,
           created_at: now,
+          id: member.id,
+          identifier: defaultSubscriptionIdentifier(topic.key, member.subscriberId),
         })),
       )
       .onConflict((conflict) => conflict.doNothing())
@@ -182,4 +194,212 @@ export async function pageMembers(
 ): Promise<TopicMember[]> {
   const rows = await pageMembersQuery(db, topicId, after, limit).execute();
   return rows.map((row) => ({ subscriberRef: row.subscriber_ref, subscriberId: row.subscriber_id }));
+}
+
+// ---------------------------------------------------------------- subscriptions
+
+type MembershipRow = Selectable<Database["topic_subscribers"]>;
+
+function toSubscription(topic: Topic, row: MembershipRow): TopicSubscription {
+  return {
+    id: row.id,
+    identifier: row.identifier,
+    name: row.name,
+    topic,
+    subscriberRef: row.subscriber_ref,
+    subscriberId: row.subscriber_id,
+    createdAt: readTimestamp(row.created_at),
+  };
+}
+
+/** The subscriber's subscription to the topic, or undefined. */
+export async function findSubscription(db: Db, topic: Topic, subscriberRef: string) {
+  const row = await db
+    .selectFrom("topic_subscribers")
+    .selectAll()
+    .where("topic_id", "=", topic.id)
+    .where("subscriber_ref", "=", subscriberRef)
+    .executeTakeFirst();
+  return row ? toSubscription(topic, row) : undefined;
+}
+
+/** The topic's subscription with this identifier or id, whoever it belongs to; or undefined. */
+export async function findSubscriptionByName(db: Db, topic: Topic, identifierOrId: string) {
+  const row = await db
+    .selectFrom("topic_subscribers")
+    .selectAll()
+    .where("topic_id", "=", topic.id)
+    .where((eb) => eb.or([eb("identifier", "=", identifierOrId), eb("id", "=", identifierOrId)]))
+    .executeTakeFirst();
+  return row ? toSubscription(topic, row) : undefined;
+}
+
+/** The subscriber's subscriptions, in any topic of the environment, with this identifier or id. */
+export async function findSubscriberSubscriptions(
+  db: Db,
+  environmentId: string,
+  subscriberRef: string,
+  identifierOrId: string,
+): Promise<TopicSubscription[]> {
+  const rows = await db
+    .selectFrom("topic_subscribers as s")
+    .innerJoin("topics as t", "t.id", "s.topic_id")
+    .selectAll("s")
+    .select([
+      "t.organization_id as topic_organization_id",
+      "t.key as topic_key",
+      "t.name as topic_name",
+      "t.created_at as topic_created_at",
+      "t.updated_at as topic_updated_at",
+    ])
+    .where("s.environment_id", "=", environmentId)
+    .where("s.subscriber_ref", "=", subscriberRef)
+    .where((eb) => eb.or([eb("s.identifier", "=", identifierOrId), eb("s.id", "=", identifierOrId)]))
+    .orderBy("s.topic_id")
+    .execute();
+  return rows.map((row) =>
+    toSubscription(
+      {
+        id: row.topic_id,
+        organizationId: row.topic_organization_id,
+        environmentId: row.environment_id,
+        key: row.topic_key,
+        name: row.topic_name,
+        createdAt: readTimestamp(row.topic_created_at),
+        updatedAt: readTimestamp(row.topic_updated_at),
+      },
+      row,
+    ),
+  );
+}
+
+/**
+ * Inserts the subscription unless the subscriber has one to the topic already or its identifier is
+ * taken in the topic; undefined then (the caller reads which).
+ */
+export async function insertSubscription(
+  db: Db,
+  topic: Topic,
+  subscription: { id: string; identifier: string; name: string; subscriberRef: string; subscriberId: string },
+  now: string,
+) {
+  const row = await db
+    .insertInto("topic_subscribers")
+    .values({
+      topic_id: topic.id,
+      subscriber_ref: subscription.subscriberRef,
+      environment_id: topic.environmentId,
+      subscriber_id: subscription.subscriberId,
+      created_at: now,
+      id: subscription.id,
+      identifier: subscription.identifier,
+      name: subscription.name,
+    })
+    .onConflict((conflict) => conflict.doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toSubscription(topic, row) : undefined;
+}
+
+export async function renameSubscription(db: Db, topicId: string, subscriberRef: string, name: string) {
+  await db
+    .updateTable("topic_subscribers")
+    .set({ name })
+    .where("topic_id", "=", topicId)
+    .where("subscriber_ref", "=", subscriberRef)
+    .execute();
+}
+
+// ---------------------------------------------------------------- subscription preferences
+
+type PreferenceRow = Selectable<Database["topic_subscription_preferences"]>;
+
+function toSubscriptionPreference(
+  row: Pick<PreferenceRow, "workflow_id" | "enabled" | "channels" | "condition">,
+) {
+  const preference: SubscriptionPreference = {
+    workflowId: row.workflow_id,
+    enabled: readBool(row.enabled),
+    channels: readJson<Partial<Record<Channel, boolean>>>(row.channels),
+  };
+  if (row.condition !== "") preference.condition = readJson<unknown>(row.condition);
+  return preference;
+}
+
+/** The subscription's preferences by workflow id; all of them, or those of `workflowIds`. */
+export async function findSubscriptionPreferences(
+  db: Db,
+  topicId: string,
+  subscriberRef: string,
+  workflowIds?: readonly string[],
+): Promise<Map<string, SubscriptionPreference>> {
+  if (workflowIds?.length === 0) return new Map();
+  let query = db
+    .selectFrom("topic_subscription_preferences")
+    .select(["workflow_id", "enabled", "channels", "condition"])
+    .where("topic_id", "=", topicId)
+    .where("subscriber_ref", "=", subscriberRef);
+  if (workflowIds) query = query.where("workflow_id", "in", workflowIds);
+  const rows = await query.orderBy("created_at").orderBy("workflow_id").execute();
+  return new Map(rows.map((row) => [row.workflow_id, toSubscriptionPreference(row)]));
+}
+
+/** One workflow's preferences of the topic's members among `subscriberRefs` (a fan-out page). */
+export async function findMembersPreferences(
+  db: Db,
+  topicId: string,
+  workflowId: string,
+  subscriberRefs: readonly string[],
+): Promise<Map<string, SubscriptionPreference>> {
+  const found = new Map<string, SubscriptionPreference>();
+  for (let i = 0; i < subscriberRefs.length; i += CHUNK) {
+    const rows = await db
+      .selectFrom("topic_subscription_preferences")
+      .select(["subscriber_ref", "workflow_id", "enabled", "channels", "condition"])
+      .where("topic_id", "=", topicId)
+      .where("workflow_id", "=", workflowId)
+      .where("subscriber_ref", "in", subscriberRefs.slice(i, i + CHUNK))
+      .execute();
+    for (const row of rows) found.set(row.subscriber_ref, toSubscriptionPreference(row));
+  }
+  return found;
+}
+
+export async function saveSubscriptionPreference(
+  db: Db,
+  subscription: TopicSubscription,
+  preference: SubscriptionPreference,
+  now: string,
+): Promise<void> {
+  await db
+    .insertInto("topic_subscription_preferences")
+    .values({
+      topic_id: subscription.topic.id,
+      subscriber_ref: subscription.subscriberRef,
+      workflow_id: preference.workflowId,
+      environment_id: subscription.topic.environmentId,
+      enabled: preference.enabled,
+      channels: writeJson(preference.channels),
+      condition: preference.condition === undefined ? "" : writeJson(preference.condition),
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((conflict) =>
+      conflict.columns(["topic_id", "subscriber_ref", "workflow_id"]).doUpdateSet((eb) => ({
+        enabled: eb.ref("excluded.enabled"),
+        channels: eb.ref("excluded.channels"),
+        condition: eb.ref("excluded.condition"),
+        updated_at: eb.ref("excluded.updated_at"),
+      })),
+    )
+    .execute();
+}
+
+/** Removes every preference of the subscription (before it is given a new set). */
+export async function clearSubscriptionPreferences(db: Db, subscription: TopicSubscription): Promise<void> {
+  await db
+    .deleteFrom("topic_subscription_preferences")
+    .where("topic_id", "=", subscription.topic.id)
+    .where("subscriber_ref", "=", subscription.subscriberRef)
+    .execute();
 }

@@ -4,6 +4,8 @@ import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database, WorkflowsTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import {
+  CHANNELS,
+  type Channel,
   type PreferenceSettings,
   type RunnableWorkflow,
   SEVERITIES,
@@ -521,6 +523,8 @@ export interface WorkflowSummary {
   tags: string[];
   triggers: Trigger[];
   preferenceSettings: PreferenceSettings;
+  /** The channels its active steps deliver on, each once, in step order: what a preference can turn off. */
+  channels: Channel[];
 }
 
 function summaryQuery(db: Db, environmentId: string, liveOnly = true) {
@@ -536,6 +540,7 @@ function summaryQuery(db: Db, environmentId: string, liveOnly = true) {
       "tags",
       "triggers",
       "preference_settings",
+      "steps",
       "created_at",
     ])
     .where("workflows.environment_id", "=", environmentId);
@@ -552,7 +557,13 @@ function toSummary(row: {
   tags: string;
   triggers: string;
   preference_settings: string;
+  steps: string;
 }): WorkflowSummary {
+  const channels = new Set<Channel>();
+  for (const step of readJson<Step[]>(row.steps)) {
+    const type = step.template?.type as string;
+    if (step.active && (CHANNELS as readonly string[]).includes(type)) channels.add(type as Channel);
+  }
   return {
     id: row.id,
     name: row.name,
@@ -563,6 +574,7 @@ function toSummary(row: {
     tags: readJson<string[]>(row.tags),
     triggers: readJson<Trigger[]>(row.triggers),
     preferenceSettings: readJson<PreferenceSettings>(row.preference_settings),
+    channels: [...channels],
   };
 }
 
@@ -580,6 +592,27 @@ export async function listActiveWorkflowSummaries(db: Db, environmentId: string)
 export async function findWorkflowSummary(db: Db, environmentId: string, ref: WorkflowRef) {
   const row = await summaryQuery(db, environmentId).where(byRef(ref)).executeTakeFirst();
   return row ? toSummary(row) : undefined;
+}
+
+/** The live workflows (active or not) among these _ids and trigger identifiers, oldest first. */
+export async function findWorkflowSummaries(
+  db: Db,
+  environmentId: string,
+  ids: readonly string[],
+  identifiers: readonly string[],
+): Promise<WorkflowSummary[]> {
+  if (ids.length === 0 && identifiers.length === 0) return [];
+  const rows = await summaryQuery(db, environmentId)
+    .where((eb) =>
+      eb.or([
+        ...(ids.length > 0 ? [eb("workflows.id", "in", ids)] : []),
+        ...(identifiers.length > 0 ? [eb("workflows.identifier", "in", identifiers)] : []),
+      ]),
+    )
+    .orderBy("workflows.created_at")
+    .orderBy("workflows.id")
+    .execute();
+  return rows.map(toSummary);
 }
 
 /**

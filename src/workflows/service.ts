@@ -143,6 +143,36 @@ export async function getWorkflow(deps: Deps, tenant: Tenant, workflowId: string
 }
 
 /**
+ * The live workflows (active or not) named by these _ids or trigger identifiers, each once, oldest
+ * first; names that match none are in `missing`, in the order given.
+ */
+export async function findWorkflowSummaries(
+  deps: Deps,
+  tenant: Tenant,
+  refs: readonly string[],
+): Promise<{
+  found: workflows.WorkflowSummary[];
+  byRef: Map<string, workflows.WorkflowSummary>;
+  missing: string[];
+}> {
+  const ids: string[] = [];
+  const identifiers: string[] = [];
+  for (const ref of new Set(refs)) {
+    const parsed = workflowRef(ref);
+    if ("id" in parsed) ids.push(parsed.id);
+    else identifiers.push(parsed.identifier);
+  }
+  const found = await workflows.findWorkflowSummaries(deps.db, tenant.environmentId, ids, identifiers);
+  const byRef = new Map<string, workflows.WorkflowSummary>();
+  for (const workflow of found) {
+    byRef.set(workflow.id, workflow);
+    byRef.set(workflow.identifier, workflow);
+  }
+  const missing = [...new Set(refs)].filter((ref) => !byRef.has(ref));
+  return { found, byRef, missing };
+}
+
+/**
  * The workflow as a trigger runs it (see findRunnableWorkflow), and the tenant it runs for; 404 when
  * there is none. For a key's claim, found only while the key is live: the tenant is then the claim's,
  * confirmed by that same statement (src/auth/key-guard.ts).

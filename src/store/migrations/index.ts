@@ -10,6 +10,7 @@ import * as digest from "./0008-digest.ts";
 import * as sealedKeys from "./0009-sealed-keys.ts";
 import * as jobTransactionIndex from "./0010-job-transaction-index.ts";
 import * as inbox from "./0011-inbox.ts";
+import * as inboxPreferences from "./0012-inbox-preferences.ts";
 import type { ColumnTypes } from "./column-types.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations see the database as it was, untyped.
@@ -28,6 +29,7 @@ const steps: Record<string, Step> = {
   "0009-sealed-keys": sealedKeys,
   "0010-job-transaction-index": jobTransactionIndex,
   "0011-inbox": inbox,
+  "0012-inbox-preferences": inboxPreferences,
 };
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {

@@ -1,0 +1,241 @@
+import { type Static, Type } from "typebox";
+import { TOPIC_KEY_PATTERN } from "../http/validation.ts";
+import { ScheduleSchema } from "../subscribers/schemas.ts";
+
+// Novu's current inbox (@novu/js) reading and changing preferences and topic subscriptions: what it
+// sends and what it reads back (docs/engine.md, "Subscribers, topics and preferences").
+
+const Bool = (description?: string) => Type.Optional(Type.Boolean(description ? { description } : {}));
+
+const channelFields = {
+  email: Bool(),
+  sms: Bool(),
+  in_app: Bool(),
+  chat: Bool(),
+  push: Bool(),
+};
+
+export const InboxChannels = Type.Object(channelFields, {
+  additionalProperties: false,
+  description: "The channels the preference can turn off, each on or off",
+});
+
+const Severity = Type.Unsafe<"high" | "medium" | "low" | "none">({
+  type: "string",
+  enum: ["high", "medium", "low", "none"],
+});
+
+export const InboxWorkflow = Type.Object(
+  {
+    id: Type.String({ description: "The workflow's _id" }),
+    identifier: Type.String({ description: "Its trigger identifier" }),
+    name: Type.String(),
+    critical: Type.Boolean({ description: "A critical workflow is always delivered" }),
+    tags: Type.Array(Type.String()),
+    severity: Severity,
+  },
+  { additionalProperties: false },
+);
+
+export const InboxPreference = Type.Object(
+  {
+    level: Type.Unsafe<"global" | "template">({ type: "string", enum: ["global", "template"] }),
+    enabled: Type.Boolean(),
+    channels: InboxChannels,
+    workflow: Type.Optional(InboxWorkflow),
+    schedule: Type.Optional(ScheduleSchema),
+  },
+  { title: "InboxPreference", additionalProperties: false },
+);
+export type InboxPreferenceResource = Static<typeof InboxPreference>;
+
+const StringOrList = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Unsafe<string>>>(
+  item: T,
+  maxItems: number,
+) => Type.Optional(Type.Union([item, Type.Array(item, { maxItems })]));
+
+export const InboxPreferencesQuery = Type.Object({
+  tags: StringOrList(Type.String({ maxLength: 200 }), 50),
+  severity: StringOrList(Type.Unsafe<string>({ type: "string", enum: ["high", "medium", "low", "none"] }), 4),
+  criticality: Type.Optional(
+    Type.Unsafe<"critical" | "nonCritical" | "all">({
+      type: "string",
+      enum: ["critical", "nonCritical", "all"],
+      description: "Which workflows: `nonCritical` (the default), `critical`, or `all`",
+    }),
+  ),
+});
+
+export const UpdateInboxGlobalBody = Type.Object(
+  { ...channelFields, schedule: Type.Optional(ScheduleSchema) },
+  { additionalProperties: false },
+);
+
+export const UpdateInboxWorkflowBody = Type.Object(
+  { ...channelFields, enabled: Bool("The whole workflow on or off") },
+  { additionalProperties: false },
+);
+
+/** JSON Logic over `{payload}`; null removes the condition. */
+const Condition = Type.Optional(
+  Type.Unsafe<unknown>({ description: "A JSON Logic rule over `{payload}` (null removes it)" }),
+);
+
+export const BulkPreferenceItem = Type.Object(
+  {
+    workflowId: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "The workflow's _id or identifier",
+    }),
+    subscriptionIdentifier: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: "When given: the preference of this topic subscription, not the subscriber's own",
+      }),
+    ),
+    ...channelFields,
+    enabled: Bool(),
+    condition: Condition,
+  },
+  { additionalProperties: false },
+);
+
+export const BulkPreferencesBody = Type.Object(
+  { preferences: Type.Array(BulkPreferenceItem, { maxItems: 100 }) },
+  { additionalProperties: false },
+);
+
+export const WorkflowParams = Type.Object({
+  workflowIdOrIdentifier: Type.String({
+    pattern: "^[A-Za-z0-9_-]{1,100}$",
+    description: "The workflow's _id or its trigger identifier",
+  }),
+});
+
+// ---------------------------------------------------------------- topic subscriptions
+
+export const SubscriptionPreferenceSchema = Type.Object(
+  {
+    subscriptionId: Type.String({ description: "The subscription's identifier" }),
+    workflow: InboxWorkflow,
+    enabled: Type.Boolean(),
+    condition: Type.Optional(Type.Unsafe<unknown>({ description: "The JSON Logic rule, when one is set" })),
+    channels: Type.Object(
+      {
+        email: Type.Boolean(),
+        sms: Type.Boolean(),
+        in_app: Type.Boolean(),
+        chat: Type.Boolean(),
+        push: Type.Boolean(),
+      },
+      {
+        additionalProperties: false,
+        description:
+          "Ours: the channels the subscription lets through (a channel turned off here is skipped)",
+      },
+    ),
+  },
+  { title: "InboxSubscriptionPreference", additionalProperties: false },
+);
+
+export const SubscriptionSchema = Type.Object(
+  {
+    id: Type.String({ description: "The subscription's id" }),
+    identifier: Type.String({
+      description: "Unique in its topic; Novu's default is `tk_<topicKey>:si_<subscriberId>`",
+    }),
+    name: Type.Optional(Type.String()),
+    preferences: Type.Array(SubscriptionPreferenceSchema),
+  },
+  { title: "InboxTopicSubscription", additionalProperties: false },
+);
+
+const PreferenceFilter = Type.Union([
+  Type.String({ minLength: 1, maxLength: 200, description: "A workflow's _id or identifier" }),
+  Type.Object(
+    { workflowId: Type.String({ minLength: 1, maxLength: 200 }), enabled: Bool(), condition: Condition },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      filter: Type.Object(
+        {
+          workflowIds: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 }),
+          ),
+          tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 50 })),
+        },
+        { additionalProperties: false },
+      ),
+      enabled: Bool(),
+      condition: Condition,
+    },
+    { additionalProperties: false },
+  ),
+]);
+
+export const TopicParams = Type.Object({
+  topicKey: Type.String({ pattern: TOPIC_KEY_PATTERN, description: "The topic's key" }),
+});
+
+const Identifier = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: "The subscription's identifier (or its id)",
+});
+
+export const SubscriptionParams = Type.Object({
+  topicKey: TopicParams.properties.topicKey,
+  identifier: Identifier,
+});
+
+export const CreateSubscriptionBody = Type.Object(
+  {
+    identifier: Type.Optional(
+      Type.String({ maxLength: 255, description: "Empty or absent: `tk_<topicKey>:si_<subscriberId>`" }),
+    ),
+    name: Type.Optional(Type.String({ maxLength: 1000 })),
+    topic: Type.Optional(
+      Type.Object(
+        {
+          name: Type.Optional(
+            Type.String({ maxLength: 1000, description: "The name of a topic created here" }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    preferences: Type.Optional(Type.Array(PreferenceFilter, { maxItems: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateSubscriptionBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 1000 })),
+    preferences: Type.Optional(Type.Array(PreferenceFilter, { maxItems: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export const SubscriptionQuery = Type.Object({
+  workflowIds: StringOrList(Type.String({ minLength: 1, maxLength: 200 }), 100),
+  tags: StringOrList(Type.String({ minLength: 1, maxLength: 200 }), 50),
+});
+
+export const SubscriptionPreferenceParams = Type.Object({
+  identifier: Identifier,
+  workflowId: WorkflowParams.properties.workflowIdOrIdentifier,
+});
+
+export const UpdateSubscriptionPreferenceBody = Type.Object(
+  { ...channelFields, enabled: Bool(), condition: Condition },
+  { additionalProperties: false },
+);
+
+export const Unsubscribed = Type.Object(
+  { data: Type.Object({ success: Type.Literal(true) }, { additionalProperties: false }) },
+  { additionalProperties: false },
+);
