@@ -266,7 +266,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   if (options.runWorker ?? true) {
     const senders = channelSenders({ db: store.db, clock }, integrations);
     const { handlers, ...startOptions } = workerRegistry(
-      { db: store.db, clock, queue, senders },
+      { db: store.db, clock, queue, senders, render: config.render },
       onInboxChange,
     );
     await queue.start(handlers, startOptions);

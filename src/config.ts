@@ -49,6 +49,11 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** How long an SMTP server may take to accept a connection, and then to greet (SMTP_TIMEOUT_MS). */
   readonly smtpTimeoutMs: number;
+  /**
+   * What rendering a step's templates may spend (RENDER_TIMEOUT_MS, 50 ms for a step's fields
+   * together; RENDER_MAX_BYTES, 256 KiB a field): past either, the step fails (src/engine/render.ts).
+   */
+  readonly render: { readonly timeoutMs: number; readonly maxBytes: number };
   /** How long an inbox widget session's token is good for (WIDGET_SESSION_TTL_S, 7 days). */
   readonly widgetSessionTtlS: number;
   /** How many inbox sockets one subscriber may hold open on one process (WIDGET_SOCKETS_PER_SUBSCRIBER). */
@@ -174,6 +179,10 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: secretKey === undefined ? undefined : decodeSecretKey(secretKey),
     webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 50, 600_000),
     smtpTimeoutMs: integer(env, "SMTP_TIMEOUT_MS", 10_000, 50, 600_000),
+    render: Object.freeze({
+      timeoutMs: integer(env, "RENDER_TIMEOUT_MS", 50, 1, 60_000),
+      maxBytes: integer(env, "RENDER_MAX_BYTES", 256 * 1024, 1024, 64 * 1024 * 1024),
+    }),
     widgetSessionTtlS: integer(env, "WIDGET_SESSION_TTL_S", 7 * 86_400, 60, 365 * 86_400),
     widgetSocketsPerSubscriber: integer(env, "WIDGET_SOCKETS_PER_SUBSCRIBER", 10, 1, 10_000),
   });

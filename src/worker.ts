@@ -1,14 +1,22 @@
 import type { Deps } from "./deps.ts";
 import type { JobQueue, StartOptions, TaskHandler } from "./engine/queue/index.ts";
-import { type ChannelSenders, engineTasks, type MessageListener } from "./engine/service.ts";
+import {
+  type ChannelSenders,
+  engineTasks,
+  type MessageListener,
+  Renderer,
+  type RenderLimits,
+} from "./engine/service.ts";
 
 /**
- * What a task handler may use: the database and the clock, the queue to add follow-up tasks, and
- * the providers' senders (integrations/senders.ts) for email and chat steps.
+ * What a task handler may use: the database and the clock, the queue to add follow-up tasks, the
+ * providers' senders (integrations/senders.ts) for email and chat steps, and the limits rendering a
+ * step's templates may spend (the config's `render`; the defaults without them).
  */
 export interface WorkerDeps extends Deps {
   readonly queue: JobQueue;
   readonly senders?: ChannelSenders | undefined;
+  readonly render?: RenderLimits | undefined;
 }
 
 /** The worker role's registry: the queue runs each task by its name's handler. */
@@ -21,6 +29,7 @@ export interface WorkerRegistry extends StartOptions {
  * happens to a task given up after its last attempt (its job is marked `failed`).
  */
 export function workerRegistry(deps: WorkerDeps, onMessage?: MessageListener): WorkerRegistry {
-  const { handlers, onFailed } = engineTasks(deps, onMessage);
+  const { render, ...engineDeps } = deps;
+  const { handlers, onFailed } = engineTasks({ ...engineDeps, renderer: new Renderer(render) }, onMessage);
   return { handlers, onFailed };
 }

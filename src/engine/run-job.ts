@@ -15,7 +15,8 @@ import type { ExecutionDetail, ExecutionStatus, Job, Notification } from "./doma
 import { stepPasses } from "./filters.ts";
 import { insertMessage } from "./message-repository.ts";
 import type { FailedTask, NewTask } from "./queue/port.ts";
-import { escapeModeFor, renderTemplate, templateData } from "./render.ts";
+import { templateData } from "./render.ts";
+import { defaultRenderer, fieldsToRender, renderLimitDetail } from "./renderer.ts";
 import * as engine from "./repository.ts";
 import type { StepOutcome } from "./step-outcome.ts";
 import { addUnits } from "./time-units.ts";
@@ -273,7 +274,7 @@ async function inApp(
   notification: Notification,
   subscriber: NonNullable<Awaited<ReturnType<typeof getSubscriberByRef>>>,
   onMessage: MessageListener | undefined,
-): Promise<Deferred> {
+): Promise<Deferred | Outcome> {
   const template = job.step.template;
   const data = templateData({
     payload: notification.payload,
@@ -282,15 +283,18 @@ async function inApp(
     actor: notification.actor,
     events: await digestedEvents(deps, job, notification),
   });
-  const render = (field: string, value: unknown) =>
-    typeof value === "string"
-      ? renderTemplate(value, data, { escape: escapeModeFor("in_app", field) })
-      : { text: "", problems: [] };
-  const content = render("content", template.content);
   const cta = (template.cta ?? {}) as { type?: string; data?: { url?: unknown } };
-  const url = render("cta.data.url", cta.data?.url);
+  const rendering = await (deps.renderer ?? defaultRenderer()).render(
+    fieldsToRender("in_app", { content: template.content, "cta.data.url": cta.data?.url }),
+    data,
+  );
+  if (!rendering.ok) {
+    return { status: "failed", executionStatus: "Failed", detail: renderLimitDetail(job.type, rendering) };
+  }
+  const content = rendering.fields.get("content")?.text ?? "";
+  const url = rendering.fields.get("cta.data.url")?.text ?? "";
   const now = isoNow(deps.clock);
-  const problems = [...content.problems, ...url.problems];
+  const { problems } = rendering;
   let created: string | undefined;
   // The message commits with the job's outcome (see `finish`): one commit a message, and a job
   // settled meanwhile (a cancel won) rolls its message back with it. Written while the subscriber's
@@ -313,9 +317,9 @@ async function inApp(
       subscriberId: subscriber.subscriberId,
       transactionId: job.transactionId,
       channel: "in_app" as Channel,
-      content: content.text,
+      content,
       subject: "",
-      cta: { type: cta.type ?? "redirect", data: url.text === "" ? {} : { url: url.text } },
+      cta: { type: cta.type ?? "redirect", data: url === "" ? {} : { url } },
       payload: notification.payload,
       providerId: "",
       providerMessageId: "",
