@@ -53,6 +53,7 @@ export async function main(): Promise<void> {
     secretKey: secret.key,
     webhookTimeoutMs: config.webhookTimeoutMs,
     smtpTimeoutMs: config.smtpTimeoutMs,
+    outboundAllow: config.outboundAllow,
   });
   const store = await openStore({
     databaseUrl: config.databaseUrl,
