@@ -26,8 +26,10 @@ export interface RenderPoolOptions {
   threads?: number;
   /**
    * How long past its time limit a render may still run before its thread is ended (default: as
-   * long again as the limit, at least 50 ms). The budget inside the thread stops a render at its
-   * limit; this catches the one step it cannot interrupt (a helper working through a huge value).
+   * long again as the limit, at least 500 ms). The budget inside the thread stops a render at its
+   * limit; this catches the one step it cannot interrupt (a helper working through a huge value),
+   * and leaves room for compiling the templates and for a busy host, since a thread ended costs a
+   * new one's start.
    */
   graceMs?: (limits: RenderLimits) => number;
   /** The heap a thread may use, in MiB (default 256): past it the thread dies, not the process. */
@@ -83,7 +85,7 @@ export class WorkerRenderPool implements RenderPool {
 
   constructor(options: RenderPoolOptions = {}) {
     this.#max = Math.max(1, options.threads ?? defaultThreads());
-    this.#grace = options.graceMs ?? ((limits) => Math.max(50, limits.timeoutMs));
+    this.#grace = options.graceMs ?? ((limits) => Math.max(500, limits.timeoutMs));
     this.#maxHeapMb = options.maxHeapMb ?? 256;
     this.#spawn = options.spawn ?? spawnRenderThread;
   }

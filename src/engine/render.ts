@@ -1,6 +1,6 @@
 import Handlebars from "handlebars";
 import type { StepType } from "../workflows/domain.ts";
-import { compileCheck, parseTemplate } from "../workflows/service.ts";
+import { compileCheck, parseTemplate } from "../workflows/index.ts";
 import { type RenderGuard, registerHelpers } from "./template-helpers.ts";
 
 /**
@@ -307,7 +307,7 @@ function instrument(program: Program, mode: EscapeMode, shape: Shape): void {
 }
 
 type Compiled = (data: unknown, options?: Handlebars.RuntimeOptions) => string;
-type CacheEntry = { render: Compiled; heavy: boolean } | { problem: string };
+type CacheEntry = { render: Compiled; heavy: boolean; ready: boolean } | { problem: string };
 
 /**
  * Compiled templates by mode and source, least recently used out first. Bounded in entries and in
@@ -361,12 +361,33 @@ function compile(source: string, mode: EscapeMode): CacheEntry {
   const program = parseTemplate(source);
   const shape: Shape = { heavy: false };
   instrument(program, mode, shape);
+  // Handlebars compiles to JavaScript on the first render (`prepare`): only where the template runs.
   const render = handlebars.compile(program, { noEscape: true, knownHelpers: { [OUT]: true } });
-  return { render, heavy: shape.heavy };
+  return { render, heavy: shape.heavy, ready: false };
 }
 
 const compiled = (source: string, mode: EscapeMode) =>
   templateCache.get(`${mode}:${source}`, () => compile(source, mode));
+
+/**
+ * The template compiled to JavaScript, before any budget runs: compiling is the template's cost, not
+ * the data's, and a template was bounded when it was saved. Compiling is Handlebars' first render,
+ * here on no data, which loops over nothing.
+ */
+function prepare(entry: CacheEntry): void {
+  if ("problem" in entry || entry.ready) return;
+  entry.ready = true;
+  try {
+    entry.render({}, RUNTIME);
+  } catch {
+    // A template that fails on no data may still render on some; the real render reports it.
+  }
+}
+
+/** Compiles the templates ahead of rendering them (a render thread does, before its step's time runs). */
+export function prepareTemplates(fields: readonly { source: string; escape: EscapeMode }[]): void {
+  for (const field of fields) if (field.source.includes("{{")) prepare(compiled(field.source, field.escape));
+}
 
 /**
  * Whether the template may render on the event loop: it loops over nothing and calls no helper that
@@ -434,6 +455,7 @@ export function renderTemplate(
   const entry = compiled(source, mode);
   if ("problem" in entry)
     return { text: literalText(source), problems: [`template does not compile: ${entry.problem}`] };
+  prepare(entry);
   const outer = budget;
   const found: string[] = [];
   budget = {
@@ -475,6 +497,7 @@ export function renderFields(
   data: Record<string, unknown>,
   limits: RenderLimits,
 ): RenderResult[] {
+  prepareTemplates(fields);
   const deadline = performance.now() + limits.timeoutMs;
   const results: RenderResult[] = [];
   for (const field of fields) {

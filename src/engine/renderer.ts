@@ -10,7 +10,7 @@ import {
   rendersInline,
   renderTemplate,
 } from "./render.ts";
-import { type RenderPool, sharedRenderPool } from "./render-pool.ts";
+import { type PoolAnswer, type RenderPool, sharedRenderPool } from "./render-pool.ts";
 
 /** A step's rendered fields, by field name, or the limit one of them ran into. */
 export type StepRendering =
@@ -51,7 +51,7 @@ export class Renderer {
       else results.set(field.field, result);
     }
     if (offload.length > 0) {
-      const answer = await this.pool().render(offload, data, this.limits);
+      const answer = await this.#onThread(offload, data);
       if ("exceeded" in answer) return { ok: false, exceeded: answer.exceeded };
       for (const [i, result] of answer.results.entries()) {
         const field = offload[i]?.field ?? "";
@@ -64,6 +64,20 @@ export class Renderer {
       fields: results,
       problems: fields.flatMap((f) => results.get(f.field)?.problems ?? []),
     };
+  }
+
+  /**
+   * The fields rendered on a render thread. Time is the one limit a render can run into without
+   * doing the work (a thread kept from the CPU by a busy host, a collection): a render out of time
+   * is given a second chance, which a template that truly takes that long fails again.
+   */
+  async #onThread(fields: FieldTemplate[], data: Record<string, unknown>): Promise<PoolAnswer> {
+    const outOfTime = (answer: PoolAnswer) =>
+      "exceeded" in answer
+        ? answer.exceeded.limit === "time"
+        : answer.results.some((result) => result.exceeded?.limit === "time");
+    const first = await this.pool().render(fields, data, this.limits);
+    return outOfTime(first) ? this.pool().render(fields, data, this.limits) : first;
   }
 }
 

@@ -1,5 +1,5 @@
 import type { HelperDelegate, HelperOptions } from "handlebars";
-import type { TEMPLATE_HELPERS } from "../workflows/service.ts";
+import type { TEMPLATE_HELPERS } from "../workflows/index.ts";
 
 /**
  * The helpers Novu registers for its templates (json, equals, titlecase, ... numberFormat, gt...ne),
