@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import net from "node:net";
 import { after, describe, test } from "node:test";
 import { type SmtpSink, startSmtpSink } from "../../test/sinks.ts";
 import { outboundPolicy } from "../http/outbound.ts";
@@ -140,6 +141,61 @@ describe("SMTP through pooled nodemailer transports, against smtp-server", () =>
     const down = await startSmtpSink();
     await down.close();
     await failure(pools.verify(settingsFor(down)));
+  });
+
+  test("an SMTP host the policy refuses gets no connection: refused for good, with the reason", async () => {
+    const server = await sink();
+    // A name that resolves to the sink's loopback address, through a table standing for DNS.
+    const resolver = async () => [{ address: "127.0.0.1", family: 4 as const }];
+    const strict = new SmtpPools({ timeoutMs: 2000, outbound: outboundPolicy([], resolver) });
+    try {
+      for (const host of ["127.0.0.1", "localhost", "mail.internal.test"]) {
+        const error = await failure(strict.send("integration-h", settingsFor(server, { host }), email()));
+        assert.equal(error.retryable, false, host);
+        assert.match(error.message, /^SMTP: refused: .*TIDINGS_OUTBOUND_ALLOW/, host);
+        await failure(strict.verify(settingsFor(server, { host })));
+      }
+      assert.equal(server.connections, 0, "the local listener got no connection");
+      // Allowed, the name is connected to at the address it was checked at.
+      const allowed = new SmtpPools({
+        timeoutMs: 2000,
+        outbound: outboundPolicy(["127.0.0.1/32"], resolver),
+      });
+      await allowed.send("integration-h", settingsFor(server, { host: "mail.internal.test" }), email());
+      allowed.closeAll();
+      assert.equal(server.mails.length, 1);
+    } finally {
+      strict.closeAll();
+    }
+  });
+
+  test("the check answers one failure for nothing listening, a silent listener and one that is not SMTP", async () => {
+    const quick = new SmtpPools({ timeoutMs: 300, outbound: outboundPolicy(["127.0.0.1/32"]) });
+    const banner = "SSH-2.0-OpenSSH_9.6 internal-banner-7f3a";
+    const listeners: net.Server[] = [];
+    const listen = async (onConnection: (socket: net.Socket) => void) => {
+      const server = net.createServer(onConnection);
+      listeners.push(server);
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      return (server.address() as net.AddressInfo).port;
+    };
+    try {
+      const down = await startSmtpSink();
+      await down.close();
+      const ports = [
+        down.port,
+        await listen(() => {}), // accepts, says nothing: a timeout
+        await listen((socket) => socket.write(`${banner}\r\n`)),
+        await listen((socket) => socket.end("HTTP/1.1 400 Bad Request\r\n\r\n")),
+      ];
+      for (const port of ports) {
+        const error = await failure(quick.verify(settingsFor({ port })));
+        assert.equal(error.message, `SMTP: could not connect to 127.0.0.1:${port} over SMTP`);
+        assert.equal(error.response, "");
+      }
+    } finally {
+      for (const server of listeners) server.close();
+    }
   });
 
   test("plain text from HTML: text kept, tags gone, links spelled out", () => {

@@ -118,4 +118,45 @@ describe("chat webhooks against a local HTTP server", () => {
     assert.doesNotMatch(error.message, /x{10}/);
     sink.answer({ status: 200, body: "ok" });
   });
+
+  test("an address the policy refuses gets no request: refused for good, with the reason", async () => {
+    sink.answer({ status: 200, body: "ok" });
+    const before = sink.requests.length;
+    const port = new URL(sink.url).port;
+    // Names that resolve to the sink's loopback address, through a table standing for DNS.
+    const resolver = async () => [{ address: "127.0.0.1", family: 4 as const }];
+    const strict = outboundPolicy([], resolver);
+    for (const url of [
+      sink.url,
+      `http://localhost:${port}/`,
+      `http://hooks.internal.test:${port}/`,
+      `http://[::ffff:127.0.0.1]:${port}/`,
+    ]) {
+      const error = await failure(postWebhook("slack", url, "hi", { timeoutMs: 2000, outbound: strict }));
+      assert.equal(error.retryable, false, url);
+      assert.match(error.message, /^slack webhook: refused: .*TIDINGS_OUTBOUND_ALLOW/, url);
+    }
+    assert.equal(sink.requests.length, before, "the local listener got no request");
+  });
+
+  test("the connection goes to the address that was checked, resolved once", async () => {
+    sink.answer({ status: 200, body: "ok" });
+    let asked = 0;
+    // A name only this table knows: the system's resolver would fail it, so a delivery proves the
+    // connection used the checked address rather than a second lookup (which could answer anything).
+    const resolver = async () => {
+      asked++;
+      return [{ address: "127.0.0.1", family: 4 as const }];
+    };
+    const policy = outboundPolicy(["127.0.0.1/32"], resolver);
+    const before = sink.requests.length;
+    const sent = await postWebhook("slack", `http://rebinding.test:${new URL(sink.url).port}/p`, "hi", {
+      timeoutMs: 2000,
+      outbound: policy,
+    });
+    assert.equal(sent.response, "HTTP 200");
+    assert.equal(sink.requests.length, before + 1);
+    assert.equal(sink.requests.at(-1)?.headers.host, `rebinding.test:${new URL(sink.url).port}`);
+    assert.equal(asked, 1);
+  });
 });
