@@ -53,9 +53,13 @@ export async function postWebhook(
   options: WebhookOptions,
 ): Promise<Delivered> {
   const signal = AbortSignal.timeout(options.timeoutMs);
-  const target = new URL(url);
-  const protocol = target.protocol;
-  if (protocol !== "http:" && protocol !== "https:") {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    throw new ProviderError(`${providerId} webhook: the URL is not a URL`, false);
+  }
+  if (target.protocol !== "http:" && target.protocol !== "https:") {
     throw new ProviderError(`${providerId} webhook: the URL is not http or https`, false);
   }
   let addresses: ResolvedAddress[];
