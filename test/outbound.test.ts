@@ -57,12 +57,16 @@ function fixtures() {
     async finished(api: Client, transactionId: string): Promise<{ jobs: JobView[]; body: string }> {
       let jobs: JobView[] = [];
       let body = "";
-      await until(async () => {
-        const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
-        body = res.body;
-        jobs = res.json().data.flatMap((n: { jobs: JobView[] }) => n.jobs);
-        return jobs.length > 0 && jobs.every((j) => FINAL.includes(j.status));
-      }, `the jobs of ${transactionId} are final`);
+      await until(
+        async () => {
+          const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+          body = res.body;
+          jobs = res.json().data.flatMap((n: { jobs: JobView[] }) => n.jobs);
+          return jobs.length > 0 && jobs.every((j) => FINAL.includes(j.status));
+        },
+        `the jobs of ${transactionId} are final`,
+        30_000,
+      );
       return { jobs, body };
     },
   };

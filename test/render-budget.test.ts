@@ -75,10 +75,14 @@ forEachBackend("templates render within a budget, off the event loop", (ctx) => 
 
   async function finished(api: Client, transactionId: string): Promise<JobView[]> {
     let jobs: JobView[] = [];
-    await until(async () => {
-      jobs = await jobsOf(api, transactionId);
-      return jobs.length > 0 && jobs.every((j) => FINAL.includes(j.status));
-    }, `the jobs of ${transactionId} are final`).catch((error: Error) => {
+    await until(
+      async () => {
+        jobs = await jobsOf(api, transactionId);
+        return jobs.length > 0 && jobs.every((j) => FINAL.includes(j.status));
+      },
+      `the jobs of ${transactionId} are final`,
+      30_000,
+    ).catch((error: Error) => {
       throw new Error(
         `${error.message}: ${JSON.stringify(jobs.map((j) => [j.type, j.status, j.executionDetails]))}`,
       );
@@ -169,7 +173,7 @@ forEachBackend("templates render within a budget, off the event loop", (ctx) => 
     // A host busy with other work can keep even an idle process from answering within 100 ms
     // now and then; a blocked event loop fails every attempt (it once took 49 s).
     const attempts: number[][] = [];
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < 5; attempt++) {
       const txs = await Promise.all(
         [1, 2, 3].map(() => trigger(api, name, { subscriberId: hexId() }, BOMB_PAYLOAD)),
       );
