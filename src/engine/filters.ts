@@ -396,10 +396,10 @@ function expectedText(child: FilterChild, context: FilterContext): { text: strin
       note: "a condition's value cannot loop or use json, sortBy, unique or groupBy",
     };
   }
-  const rendered = renderTemplate(child.value, data, {
-    escape: "text",
-    deadline: performance.now() + INLINE_SLICE_MS,
-  });
+  const rendered = renderTemplate(child.value, data, { escape: "text", timeoutMs: INLINE_SLICE_MS });
+  if (rendered.exceeded?.limit === "time") {
+    return { text: "", note: `the value takes longer than ${INLINE_SLICE_MS} ms to render` };
+  }
   if (rendered.exceeded) return { text: "", note: `the value ${rendered.exceeded.reason}` };
   const { text, problems } = rendered;
   return problems.length > 0 ? { text, note: problems.join("; ") } : { text };

@@ -422,7 +422,12 @@ const RUNTIME: Handlebars.RuntimeOptions = {
 export interface RenderOptions {
   escape?: EscapeMode;
   limits?: RenderLimits;
-  /** performance.now() past which the render stops; default: now plus the limits' time. */
+  /** How long this render may take once its template is compiled; default: the limits' time. */
+  timeoutMs?: number;
+  /**
+   * performance.now() past which the render stops, for renders that share one budget (a step's
+   * fields on a thread, whose templates are compiled first); overrides `timeoutMs`.
+   */
   deadline?: number;
 }
 
@@ -460,7 +465,7 @@ export function renderTemplate(
   const found: string[] = [];
   budget = {
     problems: found,
-    deadline: options.deadline ?? performance.now() + limits.timeoutMs,
+    deadline: options.deadline ?? performance.now() + (options.timeoutMs ?? limits.timeoutMs),
     timeoutMs: limits.timeoutMs,
     maxBytes: limits.maxBytes,
     written: 0,

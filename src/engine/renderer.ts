@@ -44,7 +44,7 @@ export class Renderer {
       const result = renderTemplate(field.source, data, {
         escape: field.escape,
         limits: this.limits,
-        deadline: performance.now() + slice,
+        timeoutMs: slice,
       });
       if (result.exceeded?.limit === "time" && slice < this.limits.timeoutMs) offload.push(field);
       else if (result.exceeded) return { ok: false, exceeded: result.exceeded, field: field.field };
