@@ -1,6 +1,8 @@
 // A local SMTP server that accepts every message and prints it, so an email step can be tried
 // without a mail provider: `npm run mail-sink` (port 1025, or MAIL_SINK_PORT), then an email
-// integration with host localhost, port 1025, secure false. Nothing is stored; Ctrl-C stops it.
+// integration with host 127.0.0.1, port 1025, secure false, and Tidings started with
+// TIDINGS_OUTBOUND_ALLOW=127.0.0.1 (it connects to no loopback address otherwise). Nothing is
+// stored; Ctrl-C stops it.
 import { simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
 

@@ -263,6 +263,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       secretKey,
       webhookTimeoutMs: config.webhookTimeoutMs,
       smtpTimeoutMs: config.smtpTimeoutMs,
+      outboundAllow: config.outboundAllow,
     });
   // In this order: running deliveries finish before their SMTP pools close.
   app.addHook("onClose", async () => {
@@ -273,7 +274,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   if (options.runWorker ?? true) {
     const senders = channelSenders({ db: store.db, clock }, integrations);
     const { handlers, ...startOptions } = workerRegistry(
-      { db: store.db, clock, queue, senders },
+      { db: store.db, clock, queue, senders, render: config.render },
       onInboxChange,
     );
     await queue.start(handlers, startOptions);
@@ -355,7 +356,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
       v1.addHook("onSend", confirmRememberedKey);
       await v1.register(workflowRoutes);
       await v1.register(notificationGroupRoutes, { references: workflowGroupReferences });
-      await v1.register(subscriberRoutes, { erasure: engineSubscriberErasure });
+      await v1.register(subscriberRoutes, {
+        erasure: engineSubscriberErasure,
+        outbound: integrations.outbound,
+      });
       await v1.register(topicRoutes);
       await v1.register(environmentRoutes, { sealer: integrations.box });
       await v1.register(eventRoutes);

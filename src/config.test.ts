@@ -42,3 +42,36 @@ describe("configuration: INBOX_MAX_SNOOZE_DURATION_HOURS", () => {
       );
   });
 });
+
+describe("configuration: the render budget and the outbound allow-list", () => {
+  test("RENDER_TIMEOUT_MS and RENDER_MAX_BYTES: 50 ms and 256 KiB by default, or what is set within bounds", () => {
+    assert.deepEqual(loadConfig({}).render, { timeoutMs: 50, maxBytes: 262_144 });
+    assert.deepEqual(loadConfig({ RENDER_TIMEOUT_MS: "200", RENDER_MAX_BYTES: "1048576" }).render, {
+      timeoutMs: 200,
+      maxBytes: 1_048_576,
+    });
+    for (const [name, value] of [
+      ["RENDER_TIMEOUT_MS", "0"],
+      ["RENDER_TIMEOUT_MS", "fast"],
+      ["RENDER_MAX_BYTES", "100"],
+    ] as const) {
+      assert.throws(() => loadConfig({ [name]: value }), new RegExp(`^ConfigError: ${name} must be`));
+    }
+  });
+
+  test("TIDINGS_OUTBOUND_ALLOW: none by default; hosts, addresses and CIDR ranges; anything else refuses to start", () => {
+    assert.deepEqual(loadConfig({}).outboundAllow, []);
+    assert.deepEqual(
+      loadConfig({ TIDINGS_OUTBOUND_ALLOW: "127.0.0.1/32, mail.internal,10.0.0.0/8" }).outboundAllow,
+      ["127.0.0.1/32", "mail.internal", "10.0.0.0/8"],
+    );
+    assert.throws(
+      () => loadConfig({ TIDINGS_OUTBOUND_ALLOW: "10.0.0.0/40" }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, /^TIDINGS_OUTBOUND_ALLOW: "10\.0\.0\.0\/40" is neither a host name/);
+        return true;
+      },
+    );
+  });
+});

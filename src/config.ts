@@ -1,4 +1,5 @@
 import path from "node:path";
+import { parseOutboundAllow } from "./http/outbound.ts";
 
 /** Everything the process reads from its environment, validated once, typed and frozen. */
 export interface Config {
@@ -49,6 +50,16 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** How long an SMTP server may take to accept a connection, and then to greet (SMTP_TIMEOUT_MS). */
   readonly smtpTimeoutMs: number;
+  /**
+   * What rendering a step's templates may spend (RENDER_TIMEOUT_MS, 50 ms for a step's fields
+   * together; RENDER_MAX_BYTES, 256 KiB a field): past either, the step fails (src/engine/render.ts).
+   */
+  readonly render: { readonly timeoutMs: number; readonly maxBytes: number };
+  /**
+   * Internal hosts and networks the service may connect to on a caller's behalf all the same
+   * (TIDINGS_OUTBOUND_ALLOW: host names, addresses, CIDR ranges); none by default (src/http/outbound.ts).
+   */
+  readonly outboundAllow: readonly string[];
   /** How long an inbox widget session's token is good for (WIDGET_SESSION_TTL_S, 7 days). */
   readonly widgetSessionTtlS: number;
   /** How many inbox sockets one subscriber may hold open on one process (WIDGET_SOCKETS_PER_SUBSCRIBER). */
@@ -90,6 +101,14 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
 function optional(env: Env, name: string): string | undefined {
   const raw = env[name]?.trim();
   return raw ? raw : undefined;
+}
+
+function outboundAllow(env: Env): string[] {
+  try {
+    return parseOutboundAllow(optional(env, "TIDINGS_OUTBOUND_ALLOW") ?? "");
+  } catch (error) {
+    throw new ConfigError(`TIDINGS_OUTBOUND_ALLOW: ${(error as Error).message}`);
+  }
 }
 
 function databaseUrl(env: Env): string | undefined {
@@ -179,6 +198,11 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: secretKey === undefined ? undefined : decodeSecretKey(secretKey),
     webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 50, 600_000),
     smtpTimeoutMs: integer(env, "SMTP_TIMEOUT_MS", 10_000, 50, 600_000),
+    render: Object.freeze({
+      timeoutMs: integer(env, "RENDER_TIMEOUT_MS", 50, 1, 60_000),
+      maxBytes: integer(env, "RENDER_MAX_BYTES", 256 * 1024, 1024, 64 * 1024 * 1024),
+    }),
+    outboundAllow: Object.freeze(outboundAllow(env)),
     widgetSessionTtlS: integer(env, "WIDGET_SESSION_TTL_S", 7 * 86_400, 60, 365 * 86_400),
     widgetSocketsPerSubscriber: integer(env, "WIDGET_SOCKETS_PER_SUBSCRIBER", 10, 1, 10_000),
     inboxMaxSnoozeDurationHours: integer(env, "INBOX_MAX_SNOOZE_DURATION_HOURS", 2160, 0, 87_600),

@@ -53,6 +53,7 @@ export async function main(): Promise<void> {
     secretKey: secret.key,
     webhookTimeoutMs: config.webhookTimeoutMs,
     smtpTimeoutMs: config.smtpTimeoutMs,
+    outboundAllow: config.outboundAllow,
   });
   const store = await openStore({
     databaseUrl: config.databaseUrl,
@@ -75,8 +76,9 @@ export async function main(): Promise<void> {
     const senders = channelSenders({ db: store.db, clock }, integrations);
     // No sockets here: new messages are announced to the API processes that hold them.
     const realtime = await openRealtime({ store, config, clock, logger, secretKey: secret.key });
-    const { handlers, ...options } = workerRegistry({ db: store.db, clock, queue, senders }, (change) =>
-      realtime.publish(change),
+    const { handlers, ...options } = workerRegistry(
+      { db: store.db, clock, queue, senders, render: config.render },
+      (change) => realtime.publish(change),
     );
     await queue.start(handlers, options);
     // No listener: keep the process alive until a signal stops the worker.

@@ -1,15 +1,23 @@
 import type { Deps } from "./deps.ts";
 import type { JobQueue, StartOptions, TaskHandler } from "./engine/queue/index.ts";
-import { type ChannelSenders, engineTasks, type MessageListener } from "./engine/service.ts";
+import {
+  type ChannelSenders,
+  engineTasks,
+  type MessageListener,
+  Renderer,
+  type RenderLimits,
+} from "./engine/service.ts";
 import { inboxTasks } from "./inbox/service.ts";
 
 /**
- * What a task handler may use: the database and the clock, the queue to add follow-up tasks, and
- * the providers' senders (integrations/senders.ts) for email and chat steps.
+ * What a task handler may use: the database and the clock, the queue to add follow-up tasks, the
+ * providers' senders (integrations/senders.ts) for email and chat steps, and the limits rendering a
+ * step's templates may spend (the config's `render`; the defaults without them).
  */
 export interface WorkerDeps extends Deps {
   readonly queue: JobQueue;
   readonly senders?: ChannelSenders | undefined;
+  readonly render?: RenderLimits | undefined;
 }
 
 /** The worker role's registry: the queue runs each task by its name's handler. */
@@ -24,6 +32,7 @@ export interface WorkerRegistry extends StartOptions {
  * new one, or a snoozed one come back.
  */
 export function workerRegistry(deps: WorkerDeps, onMessage?: MessageListener): WorkerRegistry {
-  const { handlers, onFailed } = engineTasks(deps, onMessage);
+  const { render, ...engineDeps } = deps;
+  const { handlers, onFailed } = engineTasks({ ...engineDeps, renderer: new Renderer(render) }, onMessage);
   return { handlers: { ...handlers, ...inboxTasks(deps, onMessage) }, onFailed };
 }

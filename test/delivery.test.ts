@@ -2,9 +2,8 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, test } from "node:test";
 import { ManualClock } from "../src/clock.ts";
-import { loadConfig } from "../src/config.ts";
 import { uniqueName } from "./factories.ts";
-import { type Client, forEachBackend } from "./harness.ts";
+import { type Client, forEachBackend, testConfig } from "./harness.ts";
 import { poll } from "./poll.ts";
 import { drain } from "./queue-helpers.ts";
 import { type SmtpSink, startSmtpSink, startWebhookSink, type WebhookSink } from "./sinks.ts";
@@ -220,7 +219,7 @@ forEachBackend<ManualClock>(
       const [failedJob] = await jobsOf(api, tx);
       assert.ok(failedJob);
       assert.equal(failedJob.status, "running", "waiting for its retry");
-      assert.match(failedDetails(failedJob)[0]?.raw ?? "", /SMTP: .*(ECONNECTION|ECONNREFUSED)/);
+      assert.match(failedDetails(failedJob)[0]?.raw ?? "", /SMTP: could not connect over SMTP/);
 
       const sink = await smtpSink({ port });
       await advance(5_000);
@@ -249,7 +248,12 @@ forEachBackend<ManualClock>(
       const email = jobOf(jobs, "email");
       assert.equal(email.status, "failed");
       assert.equal(failedDetails(email).length, 1);
-      assert.match(failedDetails(email)[0]?.raw ?? "", /550/);
+      assert.match(failedDetails(email)[0]?.raw ?? "", /SMTP 550/);
+      assert.doesNotMatch(
+        failedDetails(email)[0]?.raw ?? "",
+        /No such mailbox/,
+        "the server's words are not kept",
+      );
       assert.equal(jobOf(jobs, "in_app").status, "canceled");
       await advance(60 * 60_000);
       assert.equal(failedDetails(jobOf(await jobsOf(api, tx), "email")).length, 1, "never retried");
@@ -367,7 +371,8 @@ forEachBackend<ManualClock>(
       const [job] = await jobsOf(api, tx);
       assert.ok(job);
       assert.equal(failedDetails(job).length, 1);
-      assert.match(failedDetails(job)[0]?.raw ?? "", /HTTP 503: upstream down/);
+      assert.match(failedDetails(job)[0]?.raw ?? "", /HTTP 503/);
+      assert.doesNotMatch(failedDetails(job)[0]?.raw ?? "", /upstream down/, "the answer's body is not kept");
 
       await advance(2_000);
       assert.equal(sink.requests.length, 1, "not retried at once");
@@ -410,7 +415,7 @@ forEachBackend<ManualClock>(
         /^The chat step failed(;| on its last attempt)/.test(d.detail),
       );
       assert.equal(attempts.length, 8, "one Failed detail per attempt");
-      for (const attempt of attempts) assert.match(attempt.raw, /HTTP 500: boom/);
+      for (const attempt of attempts) assert.match(attempt.raw, /HTTP 500$/);
       assert.equal(attempts.filter((d) => /it will be retried/.test(d.detail)).length, 7);
       assert.match(attempts.at(-1)?.detail ?? "", /on its last attempt$/);
       // (Recorded at the same business instant as the last attempt's: found by content, not position.)
@@ -430,7 +435,7 @@ forEachBackend<ManualClock>(
       const jobs = await finished(api, tx);
       const chat = jobOf(jobs, "chat");
       assert.equal(chat.status, "failed");
-      assert.match(chat.executionDetails.at(-1)?.raw ?? "", /HTTP 404: Unknown Webhook/);
+      assert.match(chat.executionDetails.at(-1)?.raw ?? "", /HTTP 404$/);
       assert.equal(jobOf(jobs, "in_app").status, "canceled");
       await advance(60 * 60_000);
       assert.equal(sink.requests.length, 1, "never retried");
@@ -484,6 +489,6 @@ forEachBackend<ManualClock>(
   },
   {
     clock: () => new ManualClock(Date.UTC(2026, 5, 1, 12)),
-    app: () => ({ config: loadConfig({ WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS) }) }),
+    app: () => ({ config: testConfig({ WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS) }) }),
   },
 );

@@ -2,6 +2,7 @@ import { after, before } from "node:test";
 import type { InjectOptions, LightMyRequestResponse } from "fastify";
 import { type AppOptions, buildApp } from "../src/app.ts";
 import { type Clock, systemClock } from "../src/clock.ts";
+import { type Config, loadConfig } from "../src/config.ts";
 import type { App } from "../src/http/types.ts";
 import { listGroups } from "../src/notification-groups/repository.ts";
 import { createOrganization } from "../src/onboarding/service.ts";
@@ -14,6 +15,17 @@ import { type Backend, type BackendName, describeEachBackend, orDestroy } from "
  * fixed, so a second app over the same database opens what the first sealed.
  */
 export const TEST_SECRET_KEY = Buffer.alloc(32, 7);
+
+/**
+ * The loopback network, which test apps may reach on a caller's behalf: the SMTP and webhook
+ * sinks tests deliver to listen on 127.0.0.1, which the outbound policy refuses by default.
+ */
+export const TEST_OUTBOUND_ALLOW = "127.0.0.1/32";
+
+/** A test app's configuration: `env` as the process would read it, with the sinks' loopback allowed. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ TIDINGS_OUTBOUND_ALLOW: TEST_OUTBOUND_ALLOW, ...env });
+}
 
 export interface EnvironmentKeys {
   environmentId: string;
@@ -111,7 +123,7 @@ async function newTenant(store: Store): Promise<TestTenant> {
 export interface BackendOptions<C extends Clock> {
   /** Makes the app's clock, once per backend: `() => new ManualClock()` lets the tests move time. */
   clock?: () => C;
-  /** More buildApp options (a keyLookup, a config), given the backend's store. */
+  /** More buildApp options (a keyLookup, a config), given the backend's store; the config defaults to testConfig(). */
   app?: (store: Store) => Omit<AppOptions, "store" | "clock">;
 }
 
@@ -135,6 +147,7 @@ async function contextFor<C extends Clock>(
     const built = await buildApp({
       secretKey: TEST_SECRET_KEY,
       realtimeCluster: false,
+      config: testConfig(),
       ...options.app?.(store),
       store,
       clock,

@@ -21,15 +21,18 @@ import type {
   WorkflowSnapshot,
 } from "./domain.ts";
 import type { JobQueue, NewTask } from "./queue/port.ts";
+import type { Renderer } from "./renderer.ts";
 import * as engine from "./repository.ts";
 
 /**
  * The engine's dependencies: the services' ones, the queue its work goes through, and (in the
- * worker) the providers' senders; without them an email or chat step finds no integration.
+ * worker) the providers' senders; without them an email or chat step finds no integration. The
+ * renderer renders the steps' templates within the configured limits (default ones without it).
  */
 export interface EngineDeps extends Deps {
   readonly queue: JobQueue;
   readonly senders?: ChannelSenders | undefined;
+  readonly renderer?: Renderer | undefined;
 }
 
 /** The engine's dependencies on another handle: a transaction, or a piece of pipelined work in one. */

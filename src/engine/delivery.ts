@@ -12,7 +12,8 @@ import {
   type Notification,
 } from "./domain.ts";
 import { insertMessage, jobMessages } from "./message-repository.ts";
-import { escapeModeFor, renderTemplate, templateData } from "./render.ts";
+import { templateData } from "./render.ts";
+import { defaultRenderer, fieldsToRender, renderLimitDetail, type StepRendering } from "./renderer.ts";
 
 /** What a delivery step decided; the same shape as run-job's outcomes. */
 export interface DeliveryOutcome {
@@ -55,37 +56,49 @@ async function dataFor(
   });
 }
 
-/** Renders one field of the step's template; problems are collected for the execution detail. */
-function renderer(job: Job, data: TemplateData, problems: string[]) {
-  return (field: string, value: unknown): string => {
-    if (typeof value !== "string") return "";
-    const result = renderTemplate(value, data, { escape: escapeModeFor(job.type, field) });
-    problems.push(...result.problems);
-    return result.text;
-  };
-}
-
 const escapeAttribute = (value: string) =>
   value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 /**
- * An email's HTML: its `content` as a string, or the blocks of Novu's email editor (`text` and
- * `button` blocks, each with its `content`, a button with its `url`) as paragraphs and links.
+ * An email's template fields: its `content` as a string, or the blocks of Novu's email editor
+ * (`text` and `button` blocks, each with its `content`, a button with its `url`).
  */
-function emailHtml(content: unknown, render: (field: string, value: unknown) => string): string {
-  if (!Array.isArray(content)) return render("content", content);
+function emailFields(template: Job["step"]["template"]): Record<string, unknown> {
+  const fields: Record<string, unknown> = { subject: template.subject, senderName: template.senderName };
+  const content = template.content;
+  if (!Array.isArray(content)) fields.content = content;
+  else {
+    for (const [i, block] of content.entries()) {
+      const { type, content: text, url } = (block ?? {}) as Record<string, unknown>;
+      fields[`content[${i}].content`] = text;
+      if (type === "button") fields[`content[${i}].url`] = url;
+    }
+  }
+  return fields;
+}
+
+/** An email's HTML from its rendered fields: the content, or the editor's blocks as paragraphs and links. */
+function emailHtml(content: unknown, rendered: (field: string) => string): string {
+  if (!Array.isArray(content)) return rendered("content");
   return content
     .map((block: unknown, i) => {
-      const { type, content: text, url } = (block ?? {}) as Record<string, unknown>;
-      const inner = render(`content[${i}].content`, text);
+      const { type } = (block ?? {}) as Record<string, unknown>;
+      const inner = rendered(`content[${i}].content`);
       if (type === "button") {
-        const href = escapeAttribute(render(`content[${i}].url`, url));
+        const href = escapeAttribute(rendered(`content[${i}].url`));
         return `<p><a href="${href}">${inner}</a></p>`;
       }
       return `<p>${inner}</p>`;
     })
     .join("\n");
 }
+
+/** A step whose template ran into a render limit fails, and sends nothing. */
+const overBudget = (job: Job, failure: Extract<StepRendering, { ok: false }>): DeliveryOutcome => ({
+  status: "failed",
+  executionStatus: "Failed",
+  detail: renderLimitDetail(job.type, failure),
+});
 
 async function record(
   deps: EngineDeps,
@@ -142,11 +155,16 @@ export async function deliverEmail(
     return { status: "completed", executionStatus: "Success", detail: "The email was already sent" };
 
   const template = job.step.template;
-  const problems: string[] = [];
-  const render = renderer(job, await dataFor(deps, job, notification, subscriber), problems);
-  const subject = render("subject", template.subject);
-  const html = emailHtml(template.content, render);
-  const senderName = render("senderName", template.senderName);
+  const rendering = await (deps.renderer ?? defaultRenderer()).render(
+    fieldsToRender(job.type, emailFields(template)),
+    await dataFor(deps, job, notification, subscriber),
+  );
+  if (!rendering.ok) return overBudget(job, rendering);
+  const rendered = (field: string) => rendering.fields.get(field)?.text ?? "";
+  const { problems } = rendering;
+  const subject = rendered("subject");
+  const html = emailHtml(template.content, rendered);
+  const senderName = rendered("senderName");
 
   const result = await sender.send({ to: subscriber.email, subject, html, senderName, deliveryKey: job.id });
   if (!result.ok) return refused(sender, result);
@@ -195,12 +213,13 @@ export async function deliverChat(
   }
 
   const sent = new Set((await jobMessages(deps.db, job.id)).map((m) => m.providerId));
-  const problems: string[] = [];
-  const text = renderer(
-    job,
+  const rendering = await (deps.renderer ?? defaultRenderer()).render(
+    fieldsToRender(job.type, { content: job.step.template.content }),
     await dataFor(deps, job, notification, subscriber),
-    problems,
-  )("content", job.step.template.content);
+  );
+  if (!rendering.ok) return overBudget(job, rendering);
+  const text = rendering.fields.get("content")?.text ?? "";
+  const { problems } = rendering;
   const delivered: string[] = [];
   const deliveredThrough: string[] = [];
   const retryable: string[] = [];

@@ -319,6 +319,17 @@ test("a condition's value may be a template, rendered with what the notification
   assert.equal(outcome.expected, "5");
   assert.equal(outcome.passed, true);
   assert.match(outcome.note ?? "", /unknown helper/);
+  // Judged on the event loop: a value that loops, or walks the data, is compared as written.
+  const payload = { ...ctx.payload, a: Array.from({ length: 100 }, (_, i) => i) };
+  for (const value of [
+    "{{#each @root.payload.a}}{{#each @root.payload.a}}{{#each @root.payload.a}}x{{/each}}{{/each}}{{/each}}",
+    "{{json payload}}",
+  ]) {
+    const looped = evaluateCondition(child("count", "EQUAL", value), { ...ctx, payload });
+    assert.equal(looped.expected, value);
+    assert.equal(looped.passed, false);
+    assert.equal(looped.note, "a condition's value cannot loop or use json, sortBy, unique or groupBy");
+  }
 });
 
 test("isOnline and isOnlineInLast read the subscriber's online status against the clock", () => {

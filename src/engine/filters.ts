@@ -6,7 +6,7 @@ import type {
   FilterValue,
   TimeUnit,
 } from "../workflows/domain.ts";
-import { renderTemplate } from "./render.ts";
+import { INLINE_SLICE_MS, rendersInline, renderTemplate } from "./render.ts";
 import { addUnits } from "./time-units.ts";
 
 /**
@@ -388,7 +388,20 @@ function expectedText(child: FilterChild, context: FilterContext): { text: strin
     actor: context.actor ?? {},
     step: context.step ?? {},
   };
-  const { text, problems } = renderTemplate(child.value, data, { escape: "text" });
+  // Judged on the event loop, with no thread to hand a costly template to: a condition's value may
+  // use variables and the cheap helpers, and gets a render's slice of the loop.
+  if (!rendersInline(child.value, "text")) {
+    return {
+      text: child.value,
+      note: "a condition's value cannot loop or use json, sortBy, unique or groupBy",
+    };
+  }
+  const rendered = renderTemplate(child.value, data, { escape: "text", timeoutMs: INLINE_SLICE_MS });
+  if (rendered.exceeded?.limit === "time") {
+    return { text: "", note: `the value takes longer than ${INLINE_SLICE_MS} ms to render` };
+  }
+  if (rendered.exceeded) return { text: "", note: `the value ${rendered.exceeded.reason}` };
+  const { text, problems } = rendered;
   return problems.length > 0 ? { text, note: problems.join("; ") } : { text };
 }
 

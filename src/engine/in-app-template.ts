@@ -31,13 +31,45 @@ export function renderInAppTemplate(
   values: Record<string, unknown>,
 ): RenderedInApp {
   const problems: string[] = [];
-  const render = (field: string, value: unknown): string => {
+  const built = buildInApp(template, (field, value) => {
     if (typeof value !== "string") return "";
     const result = renderTemplate(value, values, { escape: escapeModeFor("in_app", field) });
     problems.push(...result.problems);
     return result.text;
-  };
+  });
+  return { ...built, problems };
+}
 
+/**
+ * The template's text fields by the name each renders under (`content`, `cta.data.url`,
+ * `data.order.id`...): what a renderer with limits renders in one go before `assembleInApp`.
+ */
+export function inAppTemplateFields(template: Record<string, unknown>): Record<string, string> {
+  const fields: Record<string, string> = {};
+  buildInApp(template, (field, value) => {
+    if (typeof value === "string") fields[field] = value;
+    return "";
+  });
+  return fields;
+}
+
+/** The message's fields from texts rendered elsewhere, by the names `inAppTemplateFields` gave. */
+export function assembleInApp(
+  template: Record<string, unknown>,
+  texts: ReadonlyMap<string, { text: string }>,
+  problems: string[],
+): RenderedInApp {
+  const built = buildInApp(template, (field, value) =>
+    typeof value === "string" ? (texts.get(field)?.text ?? "") : "",
+  );
+  return { ...built, problems };
+}
+
+/** The message's fields, each text field through `render`: one walk of the template for all uses. */
+function buildInApp(
+  template: Record<string, unknown>,
+  render: (field: string, value: unknown) => string,
+): Omit<RenderedInApp, "problems"> {
   const cta = isObject(template.cta) ? template.cta : {};
   const link = isObject(cta.data) ? cta.data : {};
   const url = render("cta.data.url", link.url);
@@ -69,7 +101,6 @@ export function renderInAppTemplate(
       ...(buttons.length > 0 ? { action: { buttons } } : {}),
     },
     data: isObject(template.data) ? renderData(template.data, "data", render, 0) : {},
-    problems,
   };
 }
 

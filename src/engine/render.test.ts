@@ -5,6 +5,8 @@ import { TEMPLATE_HELPERS } from "../workflows/templates.ts";
 import {
   type EscapeMode,
   escapeModeFor,
+  renderFields,
+  rendersInline,
   renderTemplate,
   TemplateCache,
   templateCache,
@@ -264,4 +266,143 @@ test("compiled templates are cached, bounded in entries and in size, least recen
   assert.equal(cache.size, 1);
   get("z".repeat(101)); // larger than the whole cache: built, not kept
   assert.equal(cache.size, 1);
+});
+
+// ------------------------------------------------------------------ the render budget
+
+const LIMITS = { timeoutMs: 10_000, maxBytes: 1024 };
+
+test("render limits: loops past 100,000 iterations stop, whatever they write", () => {
+  const list = templateData({ payload: { a: Array.from({ length: 100 }, (_, i) => i) } });
+  const each = (depth: number, body: string) =>
+    "{{#each @root.a}}".repeat(depth) + body + "{{/each}}".repeat(depth);
+  for (const source of [each(4, "x"), each(4, ""), each(3, "{{#if this}}{{/if}}"), each(4, "{{this}}")]) {
+    const result = renderTemplate(source, list, { limits: { timeoutMs: 60_000, maxBytes: 1024 * 1024 } });
+    assert.deepEqual(
+      result,
+      { text: "", problems: [], exceeded: { limit: "iterations", reason: "loops more than 100000 times" } },
+      source,
+    );
+  }
+  // A section over a list loops through `each` too.
+  const section = "{{#a}}{{#@root.a}}{{#@root.a}}{{#@root.a}}x{{/@root.a}}{{/@root.a}}{{/@root.a}}{{/a}}";
+  assert.equal(
+    renderTemplate(section, list, { limits: { timeoutMs: 60_000, maxBytes: 1024 * 1024 } }).exceeded?.limit,
+    "iterations",
+  );
+  // Up to the limit, a loop is a loop.
+  assert.equal(renderTemplate(each(2, "x"), list).text, "x".repeat(10_000));
+});
+
+test("render limits: a field's output stops at RENDER_MAX_BYTES, however it grows", () => {
+  const big = "<".repeat(600);
+  const payload = templateData({
+    payload: { big, list: Array.from({ length: 1_000_000 }, () => 7), n: [1, 2] },
+  });
+  const over = {
+    text: "",
+    problems: [],
+    exceeded: { limit: "output", reason: "renders more than 1024 bytes (RENDER_MAX_BYTES)" },
+  };
+  const cases: [string, EscapeMode][] = [
+    ["{{big}}{{big}}", "text"], // two values, each within the limit
+    ["{{big}}", "html"], // escaping makes it four times as long
+    ["{{list}}", "text"], // a million items, joined only as far as the room left
+    ["{{#each n}}{{@root.big}}{{/each}}", "text"], // a loop's body, again and again
+    [`{{{{raw}}}}${"y".repeat(2000)}{{{{/raw}}}}`, "text"], // literal text in a block
+    ["z".repeat(2000), "text"], // plain text
+    [`${"é".repeat(600)}{{n}}`, "text"], // 1,200 bytes of UTF-8 in 600 characters
+  ];
+  for (const [source, mode] of cases) {
+    assert.deepEqual(
+      renderTemplate(source, payload, { escape: mode, limits: LIMITS }),
+      over,
+      source.slice(0, 40),
+    );
+  }
+  assert.equal(renderTemplate("{{big}}", payload, { escape: "text", limits: LIMITS }).text, big);
+});
+
+test("render limits: a render past its deadline stops with the time it was given", () => {
+  const past = performance.now() - 1;
+  for (const source of [
+    "{{name}}",
+    "{{#each items}}{{name}}{{/each}}",
+    "{{uppercase name}}",
+    "{{#if vip}}x{{/if}}",
+  ]) {
+    assert.deepEqual(
+      renderTemplate(source, data, { limits: { timeoutMs: 25, maxBytes: 1024 }, deadline: past }),
+      {
+        text: "",
+        problems: [],
+        exceeded: { limit: "time", reason: "takes longer than 25 ms to render (RENDER_TIMEOUT_MS)" },
+      },
+      source,
+    );
+  }
+  // Text without expressions does no work to time.
+  assert.equal(renderTemplate("plain", data, { deadline: past }).text, "plain");
+});
+
+test("renderFields: a step's fields in order within one budget, stopping at the first over it", () => {
+  const fields = [
+    { field: "subject", source: "Hi {{name}}", escape: "text" as const },
+    { field: "content", source: "{{#each items}}{{name}}{{/each}}{{big}}", escape: "html" as const },
+    { field: "senderName", source: "never rendered", escape: "text" as const },
+  ];
+  const results = renderFields(fields, templateData({ payload: { ...data, big: "b".repeat(2000) } }), LIMITS);
+  assert.deepEqual(results, [
+    { text: "Hi Ada", problems: [] },
+    {
+      text: "",
+      problems: [],
+      exceeded: { limit: "output", reason: "renders more than 1024 bytes (RENDER_MAX_BYTES)" },
+    },
+  ]);
+});
+
+test("rendersInline: what loops or walks the data renders on a thread, the rest in place", () => {
+  const cases: [string, boolean][] = [
+    ["Hello {{subscriber.firstName}}", true],
+    ["{{#if vip}}VIP{{else}}{{name}}{{/if}}", true],
+    ["{{#with user}}{{plan}}{{/with}} {{uppercase name}} {{numberFormat count}}", true],
+    ["{{#eq a b}}same{{/eq}} {{#if (gt a b)}}more{{/if}}", true],
+    ["{{{{raw}}}}{{x}}{{{{/raw}}}}", true],
+    ["no expressions", true],
+    ["{{#each items}}{{name}}{{/each}}", false],
+    ["{{#items}}{{name}}{{/items}}", false],
+    ["{{#if vip}}{{else each items}}{{name}}{{/if}}", false],
+    ["{{json payload}}", false],
+    ["{{#if (sortBy items)}}x{{/if}}", false],
+    ['{{lookup (groupBy items "kind") 0}}', false],
+    ["{{unique items}}", false],
+  ];
+  for (const [source, inline] of cases) assert.equal(rendersInline(source, "html"), inline, source);
+});
+
+test("helpers: log writes nothing anywhere; groupBy takes a long list in one pass", () => {
+  const written: unknown[] = [];
+  const saved = { log: console.log, info: console.info, warn: console.warn, error: console.error };
+  Object.assign(console, {
+    log: (...args: unknown[]) => written.push(args),
+    info: (...args: unknown[]) => written.push(args),
+    warn: (...args: unknown[]) => written.push(args),
+    error: (...args: unknown[]) => written.push(args),
+  });
+  try {
+    assert.deepEqual(render('{{log "to the console" level="error"}}after'), { text: "after", problems: [] });
+  } finally {
+    Object.assign(console, saved);
+  }
+  assert.deepEqual(written, []);
+  const many = templateData({
+    payload: { things: Array.from({ length: 200_000 }, (_, i) => ({ kind: i % 2 ? "odd" : "even" })) },
+  });
+  assert.equal(
+    renderTemplate('{{#each (groupBy things "kind")}}{{key}}={{items.length}} {{/each}}', many, {
+      limits: { timeoutMs: 60_000, maxBytes: 1024 },
+    }).text,
+    "even=100000 odd=100000 ",
+  );
 });

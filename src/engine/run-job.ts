@@ -21,10 +21,11 @@ import {
   type Notification,
 } from "./domain.ts";
 import { stepPasses } from "./filters.ts";
-import { renderInAppTemplate } from "./in-app-template.ts";
+import { assembleInApp, inAppTemplateFields } from "./in-app-template.ts";
 import { insertMessage } from "./message-repository.ts";
 import type { FailedTask, NewTask } from "./queue/port.ts";
 import { templateData } from "./render.ts";
+import { defaultRenderer, fieldsToRender, renderLimitDetail } from "./renderer.ts";
 import * as engine from "./repository.ts";
 import type { StepOutcome } from "./step-outcome.ts";
 import { addUnits } from "./time-units.ts";
@@ -296,7 +297,7 @@ async function inApp(
   notification: Notification,
   subscriber: NonNullable<Awaited<ReturnType<typeof getSubscriberByRef>>>,
   onMessage: MessageListener | undefined,
-): Promise<Deferred> {
+): Promise<Deferred | Outcome> {
   const template = job.step.template;
   const data = templateData({
     payload: notification.payload,
@@ -305,7 +306,14 @@ async function inApp(
     actor: notification.actor,
     events: await digestedEvents(deps, job, notification),
   });
-  const rendered = renderInAppTemplate(template, data);
+  const rendering = await (deps.renderer ?? defaultRenderer()).render(
+    fieldsToRender("in_app", inAppTemplateFields(template)),
+    data,
+  );
+  if (!rendering.ok) {
+    return { status: "failed", executionStatus: "Failed", detail: renderLimitDetail(job.type, rendering) };
+  }
+  const rendered = assembleInApp(template, rendering.fields, rendering.problems);
   const now = isoNow(deps.clock);
   const { problems } = rendered;
   let created: string | undefined;

@@ -26,6 +26,8 @@ export type {
   OutgoingEmail,
   Sender,
 } from "./channel-senders.ts";
+export type { RenderLimits } from "./render.ts";
+export { Renderer } from "./renderer.ts";
 export type { MessageListener } from "./run-job.ts";
 
 /** The worker's tasks: what the queue runs for the engine, and what it does with a task given up. */

@@ -1,5 +1,5 @@
 import type { HelperDelegate, HelperOptions } from "handlebars";
-import type { TEMPLATE_HELPERS } from "../workflows/service.ts";
+import type { TEMPLATE_HELPERS } from "../workflows/index.ts";
 
 /**
  * The helpers Novu registers for its templates (json, equals, titlecase, ... numberFormat, gt...ne),
@@ -14,7 +14,21 @@ type EngineHelper = Exclude<
   "if" | "unless" | "each" | "with" | "lookup" | "log" | "blockHelperMissing" | "helperMissing"
 >;
 
-export type ProblemReporter = (problem: string) => void;
+/**
+ * What the helpers tell the render under way (src/engine/render.ts): problems to record, and the
+ * budget's checks. A check that fails throws an error `isBudgetError` knows, which the helpers let
+ * through, so the whole render stops rather than the one helper.
+ */
+export interface RenderGuard {
+  report(problem: string): void;
+  /** Throws when the render is past its time. */
+  tick(): void;
+  /** One loop iteration more; throws past the iterations or the time a render may take. */
+  iterate(): void;
+  /** A loop has written this many characters so far; throws when that is more than a field may hold. */
+  produced(chars: number): void;
+  isBudgetError(error: unknown): boolean;
+}
 
 // Handlebars passes the context as `this` and the options last; the signature is variadic by design.
 type Helper = (this: unknown, ...args: unknown[]) => unknown;
@@ -81,7 +95,9 @@ const HELPERS: Record<EngineHelper, Helper> = {
       const key = own(item, property);
       if (!key) continue;
       const name = String(key);
-      groups.set(name, [...(groups.get(name) ?? []), item]);
+      const group = groups.get(name);
+      if (group) group.push(item);
+      else groups.set(name, [item]);
     }
     return [...groups].map(([key, items]) => ({ key, items }));
   },
@@ -115,32 +131,70 @@ const HELPERS: Record<EngineHelper, Helper> = {
 export const ENGINE_HELPER_NAMES = Object.keys(HELPERS);
 
 interface HelperRegistry {
+  readonly helpers: Record<string, unknown>;
   registerHelper(name: string, fn: HelperDelegate): void;
+}
+
+// A block's body as Handlebars hands it to a helper: a function with its program's properties.
+type BlockProgram = ((context: unknown, options?: unknown) => string) & Record<string, unknown>;
+
+/** The body of a loop, counting each run as an iteration and the text it has written so far. */
+function counted(fn: BlockProgram, guard: RenderGuard): BlockProgram {
+  let written = 0;
+  const run = (context: unknown, options?: unknown) => {
+    guard.iterate();
+    const text = fn(context, options);
+    written += text.length;
+    guard.produced(written);
+    return text;
+  };
+  return Object.assign(run, fn);
 }
 
 /**
  * Registers the helpers on a Handlebars instance, each guarded, and replaces Handlebars' missing
  * helper (which throws) with one that renders empty and reports, so one unknown helper costs one
- * field, not the message.
+ * field, not the message. Handlebars' own block helpers are wrapped so that each loop iteration
+ * (`each`, and a section over a list, which goes through `each`) counts against the render's budget,
+ * and `log` writes nothing (a template must not reach the process's output).
  */
-export function registerHelpers(handlebars: HelperRegistry, report: ProblemReporter): void {
+export function registerHelpers(handlebars: HelperRegistry, guard: RenderGuard): void {
   for (const [name, helper] of Object.entries(HELPERS)) {
     handlebars.registerHelper(name, function (this: unknown, ...args: unknown[]) {
+      guard.tick();
       try {
         return helper.apply(this, args);
       } catch (error) {
-        report(`helper ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+        if (guard.isBudgetError(error)) throw error;
+        guard.report(`helper ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
         return "";
       }
     });
   }
+  const builtIn = (name: string) => handlebars.helpers[name] as Helper;
+  const each = builtIn("each");
+  handlebars.registerHelper("each", function (this: unknown, context: unknown, options: HelperOptions) {
+    guard.tick();
+    const fn = options?.fn as BlockProgram | undefined;
+    if (typeof fn !== "function") return each.call(this, context, options);
+    return each.call(this, context, { ...options, fn: counted(fn, guard) });
+  });
+  for (const name of ["if", "unless", "with", "lookup", "blockHelperMissing"]) {
+    const original = builtIn(name);
+    handlebars.registerHelper(name, function (this: unknown, ...args: unknown[]) {
+      guard.tick();
+      return original.apply(this, args);
+    });
+  }
+  handlebars.registerHelper("log", () => undefined);
   handlebars.registerHelper("helperMissing", (...args: unknown[]) => {
+    guard.tick();
     // Called with only the options for a plain `{{name}}` that is no variable: a missing field.
     if (args.length <= 1) return undefined;
     const options = args[args.length - 1];
     // Handlebars puts the called name on the options; its typings leave it out.
     const name = (options as { name?: unknown } | undefined)?.name;
-    report(`unknown helper "${typeof name === "string" ? name : "?"}"`);
+    guard.report(`unknown helper "${typeof name === "string" ? name : "?"}"`);
     return "";
   });
 }

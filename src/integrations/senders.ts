@@ -57,6 +57,7 @@ function chatSender(integration: Integration, tools: IntegrationTools): ChatSend
       try {
         const sent = await postWebhook(integration.providerId as ChatProviderId, webhookUrl, text, {
           timeoutMs: tools.webhookTimeoutMs,
+          outbound: tools.outbound,
         });
         return { ok: true, ...sent };
       } catch (error) {

@@ -45,11 +45,22 @@ function mergeCredentials(sent: Credentials, stored: Credentials | undefined): C
   return merged;
 }
 
-/** The provider's required credentials, when the integration is to be active; 400 naming each gap. */
-function checkCredentials(provider: ProviderInfo, credentials: Credentials, active: boolean): void {
+/**
+ * The provider's required credentials, when the integration is to be active, and an SMTP host that
+ * names an internal address the outbound policy refuses (whether active or not); 400 naming each.
+ */
+function checkCredentials(
+  provider: ProviderInfo,
+  credentials: Credentials,
+  active: boolean,
+  tools: IntegrationTools,
+): void {
   if (provider.id !== "nodemailer") return;
   const errors: FieldError[] = [];
   const { problems } = smtpSettingsOf(credentials);
+  const host = typeof credentials.host === "string" ? credentials.host.trim() : "";
+  const refused = host === "" ? undefined : tools.outbound.refusalOf(host);
+  if (refused !== undefined) problems.host ??= `must not name an internal address: ${refused}`;
   for (const [field, problem] of Object.entries(problems)) {
     const required = problem === "is required";
     if (required && !active) continue;
@@ -95,7 +106,7 @@ export async function createIntegration(
   }
   const active = input.active ?? false;
   const credentials = mergeCredentials(input.credentials ?? {}, undefined);
-  checkCredentials(provider, credentials, active);
+  checkCredentials(provider, credentials, active, tools);
   const name = displayName(input.name ?? provider.displayName);
   if (input.check) await checkProvider(tools, provider, credentials);
   const now = isoNow(deps.clock);
@@ -149,7 +160,8 @@ export async function updateIntegration(
   const active = input.active ?? current.active;
   const effective = credentials ?? current.credentials ?? {};
   // An integration turned active, or given new credentials, must be usable.
-  if (input.active !== undefined || credentials !== undefined) checkCredentials(provider, effective, active);
+  if (input.active !== undefined || credentials !== undefined)
+    checkCredentials(provider, effective, active, tools);
   const name = input.name !== undefined ? displayName(input.name) : undefined;
   if (input.check) await checkProvider(tools, provider, effective);
   const updated = await inTransaction(deps, async (d) => {

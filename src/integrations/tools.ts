@@ -1,3 +1,4 @@
+import { type OutboundPolicy, outboundPolicy } from "../http/outbound.ts";
 import { SmtpPools } from "../providers/index.ts";
 import { SecretBox } from "../store/secret-box.ts";
 import type { Credentials } from "./domain.ts";
@@ -5,14 +6,17 @@ import type { Seal, Unseal } from "./repository.ts";
 
 /**
  * What integrations need beyond the database: the box that seals credentials, the SMTP pools (to
- * close one when its integration changes) and how long a chat webhook may take. One per process; the
- * app (or main.ts) closes it after the worker has stopped.
+ * close one when its integration changes), how long a chat webhook may take, and where the service
+ * may connect on a caller's behalf. One per process; the app (or main.ts) closes it after the
+ * worker has stopped.
  */
 export interface IntegrationTools {
   /** Undefined when the process was given no key (tests that build the app bare): integrations answer 503. */
   readonly box: SecretBox | undefined;
   readonly pools: SmtpPools;
   readonly webhookTimeoutMs: number;
+  /** The outbound-address policy (TIDINGS_OUTBOUND_ALLOW): what SMTP hosts and chat webhooks may reach. */
+  readonly outbound: OutboundPolicy;
   close(): void;
 }
 
@@ -20,12 +24,16 @@ export function openIntegrationTools(options: {
   secretKey: Buffer | undefined;
   webhookTimeoutMs: number;
   smtpTimeoutMs: number;
+  /** Internal hosts and networks that may be reached all the same (TIDINGS_OUTBOUND_ALLOW); none by default. */
+  outboundAllow?: readonly string[] | undefined;
 }): IntegrationTools {
-  const pools = new SmtpPools({ timeoutMs: options.smtpTimeoutMs });
+  const outbound = outboundPolicy(options.outboundAllow ?? []);
+  const pools = new SmtpPools({ timeoutMs: options.smtpTimeoutMs, outbound });
   return {
     box: options.secretKey ? new SecretBox(options.secretKey) : undefined,
     pools,
     webhookTimeoutMs: options.webhookTimeoutMs,
+    outbound,
     close: () => pools.closeAll(),
   };
 }

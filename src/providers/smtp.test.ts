@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import net from "node:net";
 import { after, describe, test } from "node:test";
 import { type SmtpSink, startSmtpSink } from "../../test/sinks.ts";
+import { outboundPolicy } from "../http/outbound.ts";
 import { ProviderError } from "./domain.ts";
 import { plainTextOf } from "./plain-text.ts";
 import { type OutgoingEmail, SmtpPools, type SmtpSettings } from "./smtp.ts";
@@ -38,7 +40,8 @@ async function failure(call: Promise<unknown>): Promise<ProviderError> {
 
 describe("SMTP through pooled nodemailer transports, against smtp-server", () => {
   const sinks: SmtpSink[] = [];
-  const pools = new SmtpPools({ timeoutMs: 2000 });
+  // The sinks listen on loopback, which the policy refuses unless allowed.
+  const pools = new SmtpPools({ timeoutMs: 2000, outbound: outboundPolicy(["127.0.0.1/32"]) });
   after(async () => {
     pools.closeAll();
     await Promise.all(sinks.map((s) => s.close()));
@@ -60,7 +63,7 @@ describe("SMTP through pooled nodemailer transports, against smtp-server", () =>
       },
     );
     assert.equal(sent.messageId, "<abc123@example.com>");
-    assert.match(sent.response, /^250/);
+    assert.equal(sent.response, "SMTP 250", "the status, never the server's words");
     assert.equal(server.mails.length, 1);
     const [mail] = server.mails;
     assert.ok(mail);
@@ -103,18 +106,19 @@ describe("SMTP through pooled nodemailer transports, against smtp-server", () =>
     await down.close();
     const error = await failure(pools.send("integration-d", settingsFor(down), email()));
     assert.equal(error.retryable, true);
-    assert.match(error.message, /ECONNECTION|ECONNREFUSED|ESOCKET/);
+    assert.match(error.message, /^SMTP: could not connect over SMTP/);
   });
 
   test("a recipient refused for good (550) is not retried; refused for now (451) is", async () => {
     const refusing = await sink({ refuseRecipients: { code: 550, message: "No such user here" } });
     const permanent = await failure(pools.send("integration-e", settingsFor(refusing), email()));
     assert.equal(permanent.retryable, false);
-    assert.match(permanent.response, /^550/);
+    assert.equal(permanent.response, "SMTP 550");
+    assert.doesNotMatch(permanent.message, /No such user here/, "the server's words are not kept");
     const busy = await sink({ refuseRecipients: { code: 451, message: "Try again later" } });
     const transient = await failure(pools.send("integration-f", settingsFor(busy), email()));
     assert.equal(transient.retryable, true);
-    assert.match(transient.response, /^451/);
+    assert.equal(transient.response, "SMTP 451");
   });
 
   test("a wrong password is retried (the integration can be fixed) and never appears in the error", async () => {
@@ -127,7 +131,7 @@ describe("SMTP through pooled nodemailer transports, against smtp-server", () =>
       ),
     );
     assert.equal(error.retryable, true);
-    assert.match(error.message, /EAUTH/);
+    assert.match(error.message, /the login was refused .*\[EAUTH\]/);
     assert.doesNotMatch(`${error.message} ${error.response}`, /wrong-Pa55word/);
   });
 
@@ -137,6 +141,61 @@ describe("SMTP through pooled nodemailer transports, against smtp-server", () =>
     const down = await startSmtpSink();
     await down.close();
     await failure(pools.verify(settingsFor(down)));
+  });
+
+  test("an SMTP host the policy refuses gets no connection: refused for good, with the reason", async () => {
+    const server = await sink();
+    // A name that resolves to the sink's loopback address, through a table standing for DNS.
+    const resolver = async () => [{ address: "127.0.0.1", family: 4 as const }];
+    const strict = new SmtpPools({ timeoutMs: 2000, outbound: outboundPolicy([], resolver) });
+    try {
+      for (const host of ["127.0.0.1", "localhost", "mail.internal.test"]) {
+        const error = await failure(strict.send("integration-h", settingsFor(server, { host }), email()));
+        assert.equal(error.retryable, false, host);
+        assert.match(error.message, /^SMTP: refused: .*TIDINGS_OUTBOUND_ALLOW/, host);
+        await failure(strict.verify(settingsFor(server, { host })));
+      }
+      assert.equal(server.connections, 0, "the local listener got no connection");
+      // Allowed, the name is connected to at the address it was checked at.
+      const allowed = new SmtpPools({
+        timeoutMs: 2000,
+        outbound: outboundPolicy(["127.0.0.1/32"], resolver),
+      });
+      await allowed.send("integration-h", settingsFor(server, { host: "mail.internal.test" }), email());
+      allowed.closeAll();
+      assert.equal(server.mails.length, 1);
+    } finally {
+      strict.closeAll();
+    }
+  });
+
+  test("the check answers one failure for nothing listening, a silent listener and one that is not SMTP", async () => {
+    const quick = new SmtpPools({ timeoutMs: 300, outbound: outboundPolicy(["127.0.0.1/32"]) });
+    const banner = "SSH-2.0-OpenSSH_9.6 internal-banner-7f3a";
+    const listeners: net.Server[] = [];
+    const listen = async (onConnection: (socket: net.Socket) => void) => {
+      const server = net.createServer(onConnection);
+      listeners.push(server);
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      return (server.address() as net.AddressInfo).port;
+    };
+    try {
+      const down = await startSmtpSink();
+      await down.close();
+      const ports = [
+        down.port,
+        await listen(() => {}), // accepts, says nothing: a timeout
+        await listen((socket) => socket.write(`${banner}\r\n`)),
+        await listen((socket) => socket.end("HTTP/1.1 400 Bad Request\r\n\r\n")),
+      ];
+      for (const port of ports) {
+        const error = await failure(quick.verify(settingsFor({ port })));
+        assert.equal(error.message, `SMTP: could not connect to 127.0.0.1:${port} over SMTP`);
+        assert.equal(error.response, "");
+      }
+    } finally {
+      for (const server of listeners) server.close();
+    }
   });
 
   test("plain text from HTML: text kept, tags gone, links spelled out", () => {

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
+import net from "node:net";
 import nodemailer, { type Transporter } from "nodemailer";
+import { normalHost, type OutboundPolicy, OutboundRefused } from "../http/outbound.ts";
 import { type Delivered, ProviderError } from "./domain.ts";
 import { plainTextOf } from "./plain-text.ts";
 
@@ -27,6 +29,8 @@ export interface OutgoingEmail {
 export interface SmtpPoolOptions {
   /** How long connecting and the server's greeting may take. */
   timeoutMs: number;
+  /** Where a connection may go (src/http/outbound.ts): an integration's host is resolved and checked against it. */
+  outbound: OutboundPolicy;
   /** Connections per integration (default 5). */
   maxConnections?: number;
 }
@@ -43,8 +47,14 @@ const MESSAGE_COMMANDS = /^(MAIL FROM|RCPT TO|DATA)\b/i;
 /**
  * Sends email over SMTP with one pooled nodemailer transport per integration, kept between
  * messages. A pool is replaced when its integration's settings change (compared by a hash of them,
- * so another process's edit is noticed at the next message), closed when the integration is
- * deleted here, and all are closed with the app.
+ * so another process's edit is noticed at the next message) or its host resolves elsewhere, closed
+ * when the integration is deleted here, and all are closed with the app.
+ *
+ * The host is resolved and checked against the outbound policy before each message, and the
+ * transport connects to the checked address (with the host's name for TLS), so an integration
+ * cannot reach an internal service. What is recorded of a failure is the SMTP status and our own
+ * words, never the server's text: a "server" that is something else would otherwise show its
+ * banner.
  */
 export class SmtpPools {
   readonly #pools = new Map<string, Pool>();
@@ -60,7 +70,8 @@ export class SmtpPools {
   }
 
   async send(integrationId: string, settings: SmtpSettings, email: OutgoingEmail): Promise<Delivered> {
-    const transporter = this.#pool(integrationId, settings);
+    const address = await this.#address(settings);
+    const transporter = this.#pool(integrationId, settings, address);
     try {
       const info = await transporter.sendMail({
         from: email.from,
@@ -70,21 +81,45 @@ export class SmtpPools {
         text: plainTextOf(email.html),
         messageId: email.messageId,
       });
-      return { messageId: info.messageId, response: String(info.response ?? "") };
+      return { messageId: info.messageId, response: statusOf(info.response) };
     } catch (error) {
       throw classify(error);
     }
   }
 
-  /** Whether the server answers and accepts the login (for `check: true`); throws a ProviderError. */
+  /**
+   * Whether the server answers as an SMTP server and accepts the login (for `check: true`); throws
+   * a ProviderError. A refused connection, a timeout and a greeting that is not SMTP's all answer
+   * the same: which of them it was would tell what listens on an address.
+   */
   async verify(settings: SmtpSettings): Promise<void> {
-    const transporter = nodemailer.createTransport(this.#transportOptions(settings, false));
+    const address = await this.#address(settings);
+    const transporter = nodemailer.createTransport(this.#transportOptions(settings, address, false));
     try {
       await transporter.verify();
     } catch (error) {
-      throw classify(error);
+      const code = (error as { code?: string }).code;
+      if (code === "EAUTH") {
+        throw new ProviderError(
+          `SMTP: the server at ${settings.host}:${settings.port} refused the login`,
+          true,
+        );
+      }
+      throw new ProviderError(`SMTP: could not connect to ${settings.host}:${settings.port} over SMTP`, true);
     } finally {
       transporter.close();
+    }
+  }
+
+  /** The address to connect to for the settings' host, checked against the outbound policy. */
+  async #address(settings: SmtpSettings): Promise<string> {
+    try {
+      const [first] = await this.#options.outbound.resolve(settings.host);
+      if (!first) throw new OutboundRefused(`${settings.host} has no address`);
+      return first.address;
+    } catch (error) {
+      if (error instanceof OutboundRefused) throw new ProviderError(`SMTP: refused: ${error.message}`, false);
+      throw new ProviderError(`SMTP: could not resolve ${settings.host}`, true);
     }
   }
 
@@ -100,21 +135,26 @@ export class SmtpPools {
     for (const id of [...this.#pools.keys()]) this.close(id);
   }
 
-  #pool(integrationId: string, settings: SmtpSettings): Transporter {
-    const version = createHash("sha256").update(JSON.stringify(settings)).digest("hex");
+  #pool(integrationId: string, settings: SmtpSettings, address: string): Transporter {
+    const version = createHash("sha256")
+      .update(JSON.stringify([settings, address]))
+      .digest("hex");
     const current = this.#pools.get(integrationId);
     if (current?.version === version) return current.transporter;
     if (current) this.close(integrationId);
-    const transporter = nodemailer.createTransport(this.#transportOptions(settings, true));
+    const transporter = nodemailer.createTransport(this.#transportOptions(settings, address, true));
     this.#pools.set(integrationId, { version, transporter });
     return transporter;
   }
 
-  #transportOptions(settings: SmtpSettings, pool: true | false) {
+  #transportOptions(settings: SmtpSettings, address: string, pool: true | false) {
     const timeout = this.#options.timeoutMs;
+    const named = net.isIP(normalHost(settings.host)) === 0;
     return {
       pool,
-      host: settings.host,
+      // The checked address, and the host's name for TLS (SNI and the certificate's name).
+      host: address,
+      ...(named ? { servername: settings.host } : {}),
       port: settings.port,
       secure: settings.secure,
       requireTLS: settings.requireTls,
@@ -132,19 +172,47 @@ export class SmtpPools {
   }
 }
 
-/** A nodemailer failure as a ProviderError: permanent refusals of the message are not retried. */
+/** The status of an SMTP reply ("250"), without the server's words. */
+function statusOf(response: unknown): string {
+  const code = /^\s*(\d{3})\b/.exec(String(response ?? ""))?.[1];
+  return code ? `SMTP ${code}` : "";
+}
+
+// nodemailer's error codes, in our words.
+const FAILURES: Record<string, string> = {
+  ECONNECTION: "could not connect over SMTP",
+  ESOCKET: "could not connect over SMTP",
+  EDNS: "could not resolve the host",
+  ETIMEDOUT: "the server did not answer in time",
+  EPROTOCOL: "the server does not speak SMTP as expected",
+  ETLS: "TLS could not be set up",
+  EAUTH: "the login was refused",
+  ENOAUTH: "the server needs a login",
+  EENVELOPE: "the sender or a recipient was refused",
+  EMESSAGE: "the message was refused",
+  EMAXLIMIT: "the server's limits were reached",
+  ESTREAM: "the message could not be sent",
+};
+
+/**
+ * A nodemailer failure as a ProviderError: its code, the SMTP command and reply status, in our
+ * words; permanent refusals of the message are not retried.
+ */
 function classify(error: unknown): ProviderError {
   const e = error as {
-    message?: string;
     code?: string;
     command?: string;
-    response?: string;
     responseCode?: number;
     permanent?: boolean;
   };
-  const response = e.response ?? "";
-  const command = e.command ?? "";
+  const command = /^[A-Z]+(?: [A-Z]+)?/.exec(e.command ?? "")?.[0] ?? "";
   const refusedForGood = e.permanent === true && MESSAGE_COMMANDS.test(command);
-  const what = [e.code, command && `at ${command}`, e.message].filter(Boolean).join(" ");
-  return new ProviderError(`SMTP: ${what || String(error)}`, !refusedForGood, response);
+  const status = typeof e.responseCode === "number" ? `SMTP ${e.responseCode}` : "";
+  const what = [
+    e.code && (FAILURES[e.code] ?? "the delivery failed"),
+    command && `at ${command}`,
+    status && `(${status})`,
+    e.code && `[${e.code}]`,
+  ].filter(Boolean);
+  return new ProviderError(`SMTP: ${what.join(" ") || "the delivery failed"}`, !refusedForGood, status);
 }

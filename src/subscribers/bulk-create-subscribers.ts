@@ -1,10 +1,15 @@
+import type { OutboundPolicy } from "../http/outbound.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
-import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { IdempotencyKeyHeaders, idempotent, replayable } from "../idempotency/idempotency.ts";
 import { BulkCreateBody, BulkResult, MAX_BULK_SUBSCRIBERS } from "./schemas.ts";
 import { bulkUpsertSubscribers } from "./service.ts";
 
-export const bulkCreateSubscribersRoute: RoutePlugin = async (app) => {
+/** `outbound`: what a webhookUrl may name (src/http/outbound.ts). */
+export const bulkCreateSubscribersRoute: RoutePluginWith<{ outbound: OutboundPolicy }> = async (
+  app,
+  { outbound },
+) => {
   app.post(
     "/subscribers/bulk",
     {
@@ -31,7 +36,12 @@ export const bulkCreateSubscribersRoute: RoutePlugin = async (app) => {
     },
     async (request, reply) =>
       idempotent(app.store.db, request, reply, 201, async (db) => ({
-        data: await bulkUpsertSubscribers(depsOf(app, db), request.tenant, request.body.subscribers),
+        data: await bulkUpsertSubscribers(
+          depsOf(app, db),
+          request.tenant,
+          request.body.subscribers,
+          outbound,
+        ),
       })),
   );
 };

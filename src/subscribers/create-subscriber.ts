@@ -1,11 +1,16 @@
+import type { OutboundPolicy } from "../http/outbound.ts";
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
-import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { IdempotencyKeyHeaders, idempotent, replayable } from "../idempotency/idempotency.ts";
 import { presentSubscriber } from "./presenter.ts";
 import { CreateSubscriberBody, Subscriber } from "./schemas.ts";
 import { upsertSubscriber } from "./service.ts";
 
-export const createSubscriberRoute: RoutePlugin = async (app) => {
+/** `outbound`: what a webhookUrl may name (src/http/outbound.ts). */
+export const createSubscriberRoute: RoutePluginWith<{ outbound: OutboundPolicy }> = async (
+  app,
+  { outbound },
+) => {
   app.post(
     "/subscribers",
     {
@@ -31,7 +36,9 @@ export const createSubscriberRoute: RoutePlugin = async (app) => {
     },
     async (request, reply) =>
       idempotent(app.store.db, request, reply, 201, async (db) => ({
-        data: presentSubscriber(await upsertSubscriber(depsOf(app, db), request.tenant, request.body)),
+        data: presentSubscriber(
+          await upsertSubscriber(depsOf(app, db), request.tenant, request.body, outbound),
+        ),
       })),
   );
 };

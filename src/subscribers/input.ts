@@ -1,4 +1,5 @@
 import { badRequest, type FieldError } from "../errors.ts";
+import type { OutboundPolicy } from "../http/outbound.ts";
 import type { ProfileField, SubscriberChannel, SubscriberProfile } from "./domain.ts";
 import { isTimezone } from "./schedule.ts";
 import type { ChannelInputValue, CreateSubscriberInput, CredentialsInputValue } from "./schemas.ts";
@@ -72,16 +73,35 @@ export function readProfile(input: ProfileInput, prefix: string, errors: FieldEr
   return profile;
 }
 
-export function readCredentials(input: CredentialsInputValue, prefix: string, errors: FieldError[]) {
+/**
+ * A channel's credentials, checked: a webhookUrl must be an http(s) URL and, with `outbound`, must
+ * not name an internal address the policy refuses (written as an IP, or localhost; a name that
+ * resolves to one is refused when the step sends).
+ */
+export function readCredentials(
+  input: CredentialsInputValue,
+  prefix: string,
+  errors: FieldError[],
+  outbound?: OutboundPolicy,
+) {
   if (input.webhookUrl !== undefined && input.webhookUrl !== "") {
-    let ok = false;
+    let url: URL | undefined;
     try {
-      const url = new URL(input.webhookUrl);
-      ok = url.protocol === "https:" || url.protocol === "http:";
+      url = new URL(input.webhookUrl);
     } catch {
-      ok = false;
+      url = undefined;
     }
-    if (!ok) errors.push({ field: `${prefix}webhookUrl`, message: "must be an http or https URL" });
+    if (url?.protocol !== "https:" && url?.protocol !== "http:") {
+      errors.push({ field: `${prefix}webhookUrl`, message: "must be an http or https URL" });
+    } else {
+      const refused = outbound?.refusalOf(url.hostname);
+      if (refused !== undefined) {
+        errors.push({
+          field: `${prefix}webhookUrl`,
+          message: `must not name an internal address: ${refused}`,
+        });
+      }
+    }
   }
   input.deviceTokens?.forEach((token, i) => {
     if (CONTROL.test(token))
@@ -104,13 +124,18 @@ export interface Entry {
 }
 
 /** A create or upsert entry, checked; its problems (if any) are added to `errors`. */
-export function readEntry(input: CreateSubscriberInput, prefix: string, errors: FieldError[]): Entry {
+export function readEntry(
+  input: CreateSubscriberInput,
+  prefix: string,
+  errors: FieldError[],
+  outbound?: OutboundPolicy,
+): Entry {
   const idProblem = subscriberIdProblem(input.subscriberId);
   if (idProblem) errors.push({ field: `${prefix}subscriberId`, message: idProblem });
   const profile = readProfile(input, prefix, errors);
   const channels = input.channels ?? [];
   channels.forEach((channel, i) => {
-    readCredentials(channel.credentials, `${prefix}channels[${i}].credentials.`, errors);
+    readCredentials(channel.credentials, `${prefix}channels[${i}].credentials.`, errors, outbound);
   });
   return { subscriberId: input.subscriberId, profile, channels };
 }

@@ -1,11 +1,16 @@
+import type { OutboundPolicy } from "../http/outbound.ts";
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
-import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { IdempotencyKeyHeaders, idempotent, replayable } from "../idempotency/idempotency.ts";
 import { presentSubscriber } from "./presenter.ts";
 import { CredentialsBody, Subscriber, SubscriberIdParams } from "./schemas.ts";
 import { setCredentials } from "./service.ts";
 
-export const modifySubscriberCredentialsRoute: RoutePlugin = async (app) => {
+/** `outbound`: what a webhookUrl may name (src/http/outbound.ts). */
+export const modifySubscriberCredentialsRoute: RoutePluginWith<{ outbound: OutboundPolicy }> = async (
+  app,
+  { outbound },
+) => {
   app.patch(
     "/subscribers/:subscriberId/credentials",
     {
@@ -22,7 +27,7 @@ export const modifySubscriberCredentialsRoute: RoutePlugin = async (app) => {
         response: {
           200: replayable(described(Envelope(Subscriber), "The subscriber with its credentials")),
           ...errorResponsesOf({
-            400: "Invalid body (a webhookUrl that is not an http(s) URL, a malformed providerId...)",
+            400: "Invalid body (a webhookUrl that is not an http(s) URL, or that names an internal address; a malformed providerId...)",
             404: "No such subscriber in the environment",
             409: "A request with this Idempotency-Key is still running (with `Retry-After`)",
             422: "This Idempotency-Key was used for a different request",
@@ -39,6 +44,7 @@ export const modifySubscriberCredentialsRoute: RoutePlugin = async (app) => {
             request.params.subscriberId,
             request.body,
             "merge",
+            outbound,
           ),
         ),
       })),

@@ -1,3 +1,4 @@
+import type { OutboundPolicy } from "../http/outbound.ts";
 import type { RoutePluginWith } from "../http/types.ts";
 import { bulkCreateSubscribersRoute } from "./bulk-create-subscribers.ts";
 import { createSubscriberRoute } from "./create-subscriber.ts";
@@ -15,16 +16,22 @@ import { updateSubscriberGlobalPreferencesRoute } from "./update-subscriber-glob
 import { updateSubscriberOnlineStatusRoute } from "./update-subscriber-online-status.ts";
 import { updateSubscriberPreferenceRoute } from "./update-subscriber-preference.ts";
 
-/** `erasure`: what the features above keep for a subscriber, deleted with it (see SubscriberErasure). */
-export const subscriberRoutes: RoutePluginWith<{ erasure: SubscriberErasure }> = async (app, { erasure }) => {
-  await app.register(createSubscriberRoute);
-  await app.register(bulkCreateSubscribersRoute);
+/**
+ * `erasure`: what the features above keep for a subscriber, deleted with it (see SubscriberErasure).
+ * `outbound`: the outbound-address policy a chat webhookUrl is checked against when it is saved.
+ */
+export const subscriberRoutes: RoutePluginWith<{
+  erasure: SubscriberErasure;
+  outbound: OutboundPolicy;
+}> = async (app, { erasure, outbound }) => {
+  await app.register(createSubscriberRoute, { outbound });
+  await app.register(bulkCreateSubscribersRoute, { outbound });
   await app.register(listSubscribersRoute);
   await app.register(getSubscriberRoute);
-  await app.register(updateSubscriberRoute);
+  await app.register(updateSubscriberRoute, { outbound });
   await app.register(deleteSubscriberRoute, { erasure });
-  await app.register(setSubscriberCredentialsRoute);
-  await app.register(modifySubscriberCredentialsRoute);
+  await app.register(setSubscriberCredentialsRoute, { outbound });
+  await app.register(modifySubscriberCredentialsRoute, { outbound });
   await app.register(deleteSubscriberCredentialsRoute);
   await app.register(updateSubscriberOnlineStatusRoute);
   await app.register(listSubscriberPreferencesRoute);

@@ -1,6 +1,7 @@
 import { isoNow } from "../clock.ts";
 import { type Deps, inTransaction } from "../deps.ts";
 import { badRequest, type FieldError, invalidField, notFound } from "../errors.ts";
+import type { OutboundPolicy } from "../http/outbound.ts";
 import { newObjectId } from "../ids.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { CHANNELS, type Channel, type PreferenceSettings } from "../workflows/domain.ts";
@@ -71,8 +72,9 @@ export async function upsertSubscriber(
   deps: Deps,
   tenant: Tenant,
   input: CreateSubscriberInput,
+  outbound?: OutboundPolicy,
 ): Promise<Subscriber> {
-  return (await upsertRecipient(deps, tenant, input)).subscriber;
+  return (await upsertRecipient(deps, tenant, input, outbound)).subscriber;
 }
 
 /**
@@ -83,9 +85,10 @@ export async function upsertRecipient(
   deps: Deps,
   tenant: Tenant,
   input: CreateSubscriberInput,
+  outbound?: OutboundPolicy,
 ): Promise<{ subscriber: Subscriber; created: boolean }> {
   const errors: FieldError[] = [];
-  const entry = readEntry(input, "", errors);
+  const entry = readEntry(input, "", errors, outbound);
   throwIfAny(errors);
   const write = async (d: Deps) => {
     const now = isoNow(d.clock);
@@ -119,13 +122,14 @@ export async function bulkUpsertSubscribers(
   deps: Deps,
   tenant: Tenant,
   inputs: readonly CreateSubscriberInput[],
+  outbound?: OutboundPolicy,
 ): Promise<BulkOutcome> {
   const outcome: BulkOutcome = { created: [], updated: [], failed: [] };
   const order: ({ subscriberId: string } | undefined)[] = [];
   const merged = new Map<string, Entry>();
   for (const input of inputs) {
     const errors: FieldError[] = [];
-    const entry = readEntry(input, "", errors);
+    const entry = readEntry(input, "", errors, outbound);
     const first = errors[0];
     if (first) {
       outcome.failed.push({ subscriberId: input.subscriberId, message: `${first.field} ${first.message}` });
@@ -225,12 +229,13 @@ export async function updateSubscriber(
   tenant: Tenant,
   subscriberId: string,
   input: UpdateSubscriberInput,
+  outbound?: OutboundPolicy,
 ): Promise<Subscriber> {
   const errors: FieldError[] = [];
   const profile = readProfile(input, "", errors);
   const channels = input.channels ?? [];
   channels.forEach((channel, i) => {
-    readCredentials(channel.credentials, `channels[${i}].credentials.`, errors);
+    readCredentials(channel.credentials, `channels[${i}].credentials.`, errors, outbound);
   });
   throwIfAny(errors);
   if (Object.keys(profile).length === 0 && channels.length === 0) {
@@ -299,9 +304,10 @@ export async function setCredentials(
   subscriberId: string,
   input: ChannelInputValue,
   mode: "replace" | "merge",
+  outbound?: OutboundPolicy,
 ): Promise<Subscriber> {
   const errors: FieldError[] = [];
-  readCredentials(input.credentials, "credentials.", errors);
+  readCredentials(input.credentials, "credentials.", errors, outbound);
   throwIfAny(errors);
   return inTransaction(deps, async (d) => {
     const subscriber = await requireSubscriber(d, tenant, subscriberId, true);

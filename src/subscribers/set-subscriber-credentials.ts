@@ -1,10 +1,15 @@
+import type { OutboundPolicy } from "../http/outbound.ts";
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
-import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { presentSubscriber } from "./presenter.ts";
 import { CredentialsBody, Subscriber, SubscriberIdParams } from "./schemas.ts";
 import { setCredentials } from "./service.ts";
 
-export const setSubscriberCredentialsRoute: RoutePlugin = async (app) => {
+/** `outbound`: what a webhookUrl may name (src/http/outbound.ts). */
+export const setSubscriberCredentialsRoute: RoutePluginWith<{ outbound: OutboundPolicy }> = async (
+  app,
+  { outbound },
+) => {
   app.put(
     "/subscribers/:subscriberId/credentials",
     {
@@ -20,7 +25,7 @@ export const setSubscriberCredentialsRoute: RoutePlugin = async (app) => {
         response: {
           200: described(Envelope(Subscriber), "The subscriber with its credentials"),
           ...errorResponsesOf({
-            400: "Invalid body (a webhookUrl that is not an http(s) URL, a malformed providerId...)",
+            400: "Invalid body (a webhookUrl that is not an http(s) URL, or that names an internal address; a malformed providerId...)",
             404: "No such subscriber in the environment",
           }),
         },
@@ -34,6 +39,7 @@ export const setSubscriberCredentialsRoute: RoutePlugin = async (app) => {
           request.params.subscriberId,
           request.body,
           "replace",
+          outbound,
         ),
       ),
     }),

@@ -1,10 +1,15 @@
+import type { OutboundPolicy } from "../http/outbound.ts";
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
-import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { presentSubscriber } from "./presenter.ts";
 import { Subscriber, SubscriberIdParams, UpdateSubscriberBody } from "./schemas.ts";
 import { updateSubscriber } from "./service.ts";
 
-export const updateSubscriberRoute: RoutePlugin = async (app) => {
+/** `outbound`: what a webhookUrl may name (src/http/outbound.ts). */
+export const updateSubscriberRoute: RoutePluginWith<{ outbound: OutboundPolicy }> = async (
+  app,
+  { outbound },
+) => {
   app.put(
     "/subscribers/:subscriberId",
     {
@@ -27,7 +32,13 @@ export const updateSubscriberRoute: RoutePlugin = async (app) => {
     },
     async (request) => ({
       data: presentSubscriber(
-        await updateSubscriber(depsOf(app), request.tenant, request.params.subscriberId, request.body),
+        await updateSubscriber(
+          depsOf(app),
+          request.tenant,
+          request.params.subscriberId,
+          request.body,
+          outbound,
+        ),
       ),
     }),
   );
