@@ -556,7 +556,8 @@ async function armWake(deps: InboxTimerDeps, db: Deps["db"], task: NewTask): Pro
     if (deps.queue.runAtFollowsClock || task.runAt === undefined) return;
     deps.clock.at(task.runAt, () => {
       const { runAt: _runAt, ...now } = task;
-      void deps.queue
+      // Returned: a ManualClock keeps the promise, so that a test can wait for the task to be added.
+      return deps.queue
         .add(deps.db, [{ ...now, key: `${task.key}:by-clock` }])
         .then(() => deps.queue.wake())
         .catch(() => {
