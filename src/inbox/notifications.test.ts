@@ -13,6 +13,8 @@ import {
   openInbox,
   subscriberHash,
 } from "../../test/inbox-client.ts";
+import { poll } from "../../test/poll.ts";
+import { drain } from "../../test/queue-helpers.ts";
 import { ManualClock } from "../clock.ts";
 
 const START = Date.UTC(2026, 5, 1, 9);
@@ -74,15 +76,8 @@ function failed(result: Outcome<unknown>): { status: number | undefined; message
   return { status: answer?.status, message: String(answer?.body?.message ?? "") };
 }
 
-async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+/** How long a test waits for what the engine, the worker or the sockets do. */
+const WAIT_MS = 10_000;
 
 /** The client's notification calls, through an untyped surface (the tests pass filters as the client does). */
 type Client = {
@@ -193,7 +188,7 @@ forEachBackend(
             payload,
           });
           assert.equal(res.statusCode, 201, res.body);
-          await until(feedSize, (n) => n === before + 1, "the notification");
+          await poll(feedSize, (n) => n === before + 1, { what: "the notification", limitMs: WAIT_MS });
           ctx.clock.advance(1);
         }
       };
@@ -537,13 +532,13 @@ forEachBackend(
 
         // A minute before: still snoozed. At the moment: back, unread and unseen, delivered again.
         ctx.clock.advance(2 * HOUR_MS - 60_000);
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await drain(ctx);
         assert.equal(ok(await client.list({ limit: 10, snoozed: true })).notifications.length, 1);
         ctx.clock.advance(60_000);
-        const back = await until(
+        const back = await poll(
           async () => ok(await client.list({ limit: 10 })).notifications,
           (list) => list.length === 2,
-          "the snoozed notification back",
+          { what: "the snoozed notification back", limitMs: WAIT_MS },
         );
         const woken = back[0] as Seen;
         assert.equal(woken.id, invoice.id, "delivered again: the newest");
@@ -565,7 +560,7 @@ forEachBackend(
         assert.equal((ok(await client.unsnooze({ notificationId: news.id })) as Seen).isSnoozed, false);
         // Its timer, when it comes, finds it awake and changes nothing.
         ctx.clock.advance(HOUR_MS);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await drain(ctx);
         const after = ok(await client.list({ limit: 10 })).notifications.find(
           (n) => n.id === news.id,
         ) as Seen;
@@ -600,16 +595,16 @@ forEachBackend(
       }
       try {
         // The sockets connect on the first listener; wait until the server holds both.
-        await until(
+        await poll(
           () => ctx.app.inboxSockets?.() ?? 0,
           (n) => n >= 2,
-          "the sockets",
+          { what: "the sockets", limitMs: WAIT_MS },
         );
         await deliver(rich, [{ n: 1 }]);
-        const message = (await until(
+        const message = (await poll(
           () => received[0],
           (m) => m !== undefined,
-          "notification_received",
+          { what: "notification_received", limitMs: WAIT_MS },
         )) as Seen;
         assert.equal(message.body, "Invoice 1 is due, Ada");
         assert.equal(message.severity, "high");
@@ -618,35 +613,35 @@ forEachBackend(
         assert.deepEqual(message.redirect, { url: "/invoices/1", target: "_blank" });
         assert.equal(message.workflow?.severity, "high");
         assert.equal(message.isSnoozed, false);
-        await until(
+        await poll(
           () => unread.at(-1),
           (c) => c?.total === 1 && c.severity.high === 1,
-          "unread 1 (high)",
+          { what: "unread 1 (high)", limitMs: WAIT_MS },
         );
-        await until(
+        await poll(
           () => unseen.at(-1),
           (n) => n === 1,
-          "unseen 1",
+          { what: "unseen 1", limitMs: WAIT_MS },
         );
 
         await deliver(plain, [{ n: 2 }]);
-        await until(
+        await poll(
           () => unread.at(-1),
           (c) => c?.total === 2 && c.severity.none === 1,
-          "unread 2",
+          { what: "unread 2", limitMs: WAIT_MS },
         );
         const client = notificationsOf(inbox);
         ok(await client.read({ notificationId: message.id }));
-        await until(
+        await poll(
           () => unread.at(-1),
           (c) => c?.total === 1 && c.severity.high === 0,
-          "unread 1 after a read",
+          { what: "unread 1 after a read", limitMs: WAIT_MS },
         );
         ok(await client.seenAll({}));
-        await until(
+        await poll(
           () => unseen.at(-1),
           (n) => n === 0,
-          "unseen 0",
+          { what: "unseen 0", limitMs: WAIT_MS },
         );
 
         // A snooze takes it out of the count; its end brings it back as a new notification.
@@ -657,30 +652,30 @@ forEachBackend(
             snoozeUntil: new Date(ctx.clock.now() + HOUR_MS).toISOString(),
           }),
         );
-        await until(
+        await poll(
           () => unread.at(-1),
           (c) => c?.total === 0,
-          "unread 0 while snoozed",
+          { what: "unread 0 while snoozed", limitMs: WAIT_MS },
         );
         const before = received.length;
         ctx.clock.advance(HOUR_MS);
-        const again = (await until(
+        const again = (await poll(
           () => received[before],
           (m) => m !== undefined,
-          "the woken notification",
+          { what: "the woken notification", limitMs: WAIT_MS },
         )) as Seen;
         assert.equal(again.id, news.id);
         assert.equal(again.isRead, false);
-        await until(
+        await poll(
           () => unread.at(-1),
           (c) => c?.total === 1 && c.severity.none === 1,
-          "unread 1 after the wake",
+          { what: "unread 1 after the wake", limitMs: WAIT_MS },
         );
         ok(await client.deleteAll({}));
-        await until(
+        await poll(
           () => unread.at(-1),
           (c) => c?.total === 0,
-          "unread 0 after delete all",
+          { what: "unread 0 after delete all", limitMs: WAIT_MS },
         );
         assert.deepEqual(heardByOther, [], "the other subscriber's inbox heard nothing");
       } finally {

@@ -9,6 +9,7 @@ import { assertErrorBody } from "../../test/error-body.ts";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { type Client, forEachBackend, type TestContext } from "../../test/harness.ts";
 import { applicationIdentifierOf, openInbox } from "../../test/inbox-client.ts";
+import { poll } from "../../test/poll.ts";
 import { ManualClock } from "../clock.ts";
 import { applyDefaultSchedule, getInboxGlobalPreference } from "../subscribers/service.ts";
 
@@ -23,17 +24,17 @@ interface JobView {
 }
 
 /** Polls (real time, bounded) until every job of the transaction has settled; returns them. */
-async function settledJobs(api: Client, transactionId: string): Promise<JobView[]> {
-  let jobs: JobView[] = [];
-  for (let waited = 0; waited <= 5000; waited += 10) {
-    const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
-    assert.equal(res.statusCode, 200, res.body);
-    jobs = res.json().data.flatMap((n: { jobs: JobView[] }) => n.jobs);
-    if (jobs.length > 0 && jobs.every((j) => !["pending", "queued", "running", "delayed"].includes(j.status)))
-      return jobs;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.fail(`the jobs of ${transactionId} did not settle: ${JSON.stringify(jobs)}`);
+function settledJobs(api: Client, transactionId: string): Promise<JobView[]> {
+  return poll(
+    async () => {
+      const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().data.flatMap((n: { jobs: JobView[] }) => n.jobs) as JobView[];
+    },
+    (jobs) =>
+      jobs.length > 0 && jobs.every((j) => !["pending", "queued", "running", "delayed"].includes(j.status)),
+    { what: `the jobs of ${transactionId} to settle`, limitMs: 5_000 },
+  );
 }
 
 const detailsOf = (jobs: JobView[], type: string) =>

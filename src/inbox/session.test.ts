@@ -9,6 +9,7 @@ import { assertErrorBody } from "../../test/error-body.ts";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { forEachBackend, TEST_SECRET_KEY, type TestContext } from "../../test/harness.ts";
 import { applicationIdentifierOf, baseUrlOf, openInbox, subscriberHash } from "../../test/inbox-client.ts";
+import { poll } from "../../test/poll.ts";
 import { buildApp } from "../app.ts";
 import { ManualClock } from "../clock.ts";
 import { loadConfig } from "../config.ts";
@@ -24,16 +25,6 @@ function startSession(ctx: TestContext, body: unknown, headers: Record<string, s
     headers: { "content-type": "application/json", ...headers },
     payload: JSON.stringify(body),
   });
-}
-
-async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 forEachBackend(
@@ -67,10 +58,10 @@ forEachBackend(
         to: subscriberId,
       });
       assert.equal(triggered.statusCode, 201, triggered.body);
-      await until(
+      await poll(
         async () => (await dev.get(`/v1/subscribers/${subscriberId}/notifications/feed`)).json().totalCount,
         (n) => n === 1,
-        "the message",
+        { what: "the message", limitMs: 10_000 },
       );
 
       const inbox = await openInbox(ctx, {

@@ -8,6 +8,8 @@ import { sql } from "kysely";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { forEachBackend, TEST_SECRET_KEY } from "../../test/harness.ts";
 import { applicationIdentifierOf } from "../../test/inbox-client.ts";
+import { poll } from "../../test/poll.ts";
+import { drain } from "../../test/queue-helpers.ts";
 import { buildApp } from "../app.ts";
 import { ManualClock } from "../clock.ts";
 import { workerSchemaFor } from "../engine/queue/index.ts";
@@ -17,16 +19,7 @@ import { INBOX_TASKS } from "./service.ts";
 const START = Date.UTC(2026, 5, 1, 9);
 const HOUR_MS = 3_600_000;
 const hexId = () => randomBytes(12).toString("hex");
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const WAIT_MS = 15_000;
 
 forEachBackend(
   "a snooze's timer",
@@ -98,10 +91,10 @@ forEachBackend(
           payload: { name: workflow.triggers[0].identifier, to: subscriberId },
         });
         assert.equal(res.statusCode, 201, res.body);
-        await until(
+        await poll(
           () => list(false),
           (l) => l.length === 1,
-          "the message",
+          { what: "the message", limitMs: WAIT_MS },
         );
       } finally {
         await first.close();
@@ -118,34 +111,48 @@ forEachBackend(
       const clock = new ManualClock(START);
       const second = await processApp(clock);
       try {
+        const schema = workerSchemaFor(ctx.store.postgres?.schema);
         if (ctx.store.backend === "postgres") {
           // graphile-worker keeps real time, which a test cannot move: the task is made due as time
           // passing would make it. The worker then finds it early by its clock and waits again.
-          const schema = workerSchemaFor(ctx.store.postgres?.schema);
           await sql`update ${sql.id(schema, "_private_jobs")} set run_at = now()
             where task_id = (select id from ${sql.id(schema, "_private_tasks")} where identifier = ${INBOX_TASKS.wakeSnoozed})`.execute(
             ctx.store.db,
           );
         }
         clock.advance(2 * HOUR_MS - 60_000);
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        // Whatever that set off has run (on PostgreSQL, the early run that waits again).
+        await drain({ app: second, store: ctx.store, clock });
+        if (ctx.store.backend === "postgres") {
+          // The early run has ended: the task it ran is gone, the one it added to wait again is there.
+          const { rows } = await sql<{ key: string }>`select key from ${sql.id(schema, "jobs")}
+            where task_identifier = ${INBOX_TASKS.wakeSnoozed}`.execute(ctx.store.db);
+          assert.deepEqual(
+            rows.map((row) => row.key.includes(":at:")),
+            [true],
+            JSON.stringify(rows),
+          );
+        }
         assert.deepEqual(
           (await list(true)).map((n) => n.id),
           [message.id],
           "still snoozed a minute before",
         );
         clock.advance(60_000);
-        const back = await until(
+        const back = await poll(
           () => list(false),
           (l) => l.length === 1,
-          "the notification back",
+          { what: "the notification back", limitMs: WAIT_MS },
         );
         assert.deepEqual(
           back.map((n) => [n.id, n.isRead, n.isSnoozed]),
           [[message.id, false, false]],
         );
         // On PostgreSQL the early run's real-time task is still waiting; it will find nothing to do.
-        if (ctx.store.backend === "sqlite") await until(wakeTasks, (n) => n === 0, "the timer done");
+        if (ctx.store.backend === "sqlite") {
+          await drain({ app: second, store: ctx.store, clock });
+          assert.equal(await wakeTasks(), 0, "the timer done");
+        }
       } finally {
         await second.close();
       }

@@ -9,6 +9,8 @@ import { assertErrorBody } from "../../test/error-body.ts";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { type Client, forEachBackend, type TestContext } from "../../test/harness.ts";
 import { applicationIdentifierOf, openInbox } from "../../test/inbox-client.ts";
+import { poll } from "../../test/poll.ts";
+import { drain } from "../../test/queue-helpers.ts";
 import { ManualClock } from "../clock.ts";
 
 const START = Date.UTC(2026, 5, 1, 12);
@@ -21,23 +23,6 @@ interface NotificationView {
 
 const SETTLED = (n: NotificationView) =>
   n.jobs.length > 0 && n.jobs.every((j) => !["pending", "queued", "running", "delayed"].includes(j.status));
-
-/**
- * The notifications of a trigger once `expected` of them exist and have settled (a topic's fan-out
- * writes them all in one batch here, so the ones left out are left out for good), by subscriberId.
- */
-async function notificationsOf(api: Client, transactionId: string, expected: number) {
-  let found: NotificationView[] = [];
-  for (let waited = 0; waited <= 5000; waited += 10) {
-    const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
-    assert.equal(res.statusCode, 200, res.body);
-    found = res.json().data;
-    if (found.length >= expected && found.every(SETTLED)) break;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.equal(found.length, expected, JSON.stringify(found));
-  return new Map(found.map((n) => [n.subscriber?.subscriberId ?? "", n]));
-}
 
 const jobOf = (n: NotificationView | undefined, type: string) => n?.jobs.find((j) => j.type === type);
 
@@ -75,6 +60,27 @@ const refused = (
 forEachBackend(
   "the inbox's topic subscriptions (@novu/js)",
   (ctx) => {
+    /**
+     * The notifications of a trigger, by subscriberId, once `expected` of them exist and have settled
+     * and the queue has done all that is due, so that one still to come would be there too.
+     */
+    async function notificationsOf(api: Client, transactionId: string, expected: number) {
+      const read = async () => {
+        const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json().data as NotificationView[];
+      };
+      await poll(read, (found) => found.length >= expected && found.every(SETTLED), {
+        what: `${expected} settled notifications of ${transactionId}`,
+        limitMs: 5_000,
+      });
+      await drain(ctx);
+      const found = await read();
+      assert.equal(found.length, expected, JSON.stringify(found));
+      assert.ok(found.every(SETTLED), JSON.stringify(found));
+      return new Map(found.map((n) => [n.subscriber?.subscriberId ?? "", n]));
+    }
+
     async function setup() {
       const tenant = await ctx.tenant();
       const api = ctx.client(tenant.dev.apiKey);
