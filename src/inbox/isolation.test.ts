@@ -11,6 +11,7 @@ import { assertErrorBody, errorBodyProblem } from "../../test/error-body.ts";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { forEachBackend, type TestContext, type TestTenant } from "../../test/harness.ts";
 import { applicationIdentifierOf, subscriberHash } from "../../test/inbox-client.ts";
+import { poll } from "../../test/poll.ts";
 import { ManualClock } from "../clock.ts";
 
 // ajv-formats is CommonJS; under ESM its function arrives as the default export's default.
@@ -38,18 +39,26 @@ function refused(res: Response, status: number, expected: { message?: RegExp; fi
   assertErrorBody(res, status, { path: (res.raw.req.url ?? "").split("?")[0] as string, ...expected });
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+/** What fills each name in a session route's path: a notification, a workflow, a topic, a subscription. */
+type PathValues = {
+  id: string;
+  workflowIdOrIdentifier: string;
+  topicKey: string;
+  identifier: string;
+  workflowId: string;
+};
+
+/** The path with every `{name}` filled in; a name without a value fails, rather than be sent as it is. */
+function filled(path: string, values: Record<string, string>): string {
+  return path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`no value for {${name}} in ${path}`);
+    return encodeURIComponent(value);
+  });
 }
 
-/** Every route a session calls (the session's start aside), with a notification id filled in. */
-function sessionRoutes(ctx: TestContext, id: string) {
+/** Every route a session calls (the session's start aside), with the names in its path filled in. */
+function sessionRoutes(ctx: TestContext, values: PathValues) {
   const paths = (ctx.app.swagger() as { paths: Record<string, Record<string, unknown>> }).paths;
   return Object.entries(paths)
     .filter(([path]) => path.startsWith("/v1/inbox/") && path !== "/v1/inbox/session")
@@ -57,7 +66,7 @@ function sessionRoutes(ctx: TestContext, id: string) {
       Object.keys(ops).map((method) => ({
         method: method.toUpperCase(),
         path,
-        url: path.replace("/v1/inbox", "").replace("{id}", id),
+        url: filled(path.replace("/v1/inbox", ""), values),
       })),
     );
 }
@@ -65,7 +74,7 @@ function sessionRoutes(ctx: TestContext, id: string) {
 forEachBackend(
   "the inbox's session routes: isolation and bad input",
   (ctx) => {
-    /** A session for a new subscriber of the environment (Development unless told), and a way to deliver to it. */
+    /** A session for a new subscriber of the environment (Development unless told), its workflow, and a way to deliver to it. */
     async function subscriberOf(tenant: TestTenant, environment: "dev" | "prod" = "dev") {
       const keys = tenant[environment];
       const api = ctx.client(keys.apiKey);
@@ -113,10 +122,19 @@ forEachBackend(
           payload: { who },
         });
         assert.equal(sent.statusCode, 201, sent.body);
-        const list = await until(notifications, (l) => l.length === before + 1, "the notification");
+        const list = await poll(notifications, (l) => l.length === before + 1, {
+          what: "the notification",
+          limitMs: 10_000,
+        });
         return list[0] as (typeof list)[number];
       };
-      return { token, subscriberId, notifications, deliver };
+      return {
+        token,
+        subscriberId,
+        workflow: { id: workflow._id as string, identifier: workflow.triggers[0].identifier as string },
+        notifications,
+        deliver,
+      };
     }
 
     test("a token never reads or changes another subscriber's notifications, nor another environment's", async () => {
@@ -185,9 +203,15 @@ forEachBackend(
 
     test("every session route refuses a missing, malformed, forged or expired token, and an API key, with a 401", async () => {
       const tenant = await ctx.tenant();
-      const { token } = await subscriberOf(tenant);
-      const routes = sessionRoutes(ctx, hexId());
-      assert.ok(routes.length >= 16, `the session routes: ${routes.length}`);
+      const { token, workflow } = await subscriberOf(tenant);
+      const routes = sessionRoutes(ctx, {
+        id: hexId(),
+        workflowIdOrIdentifier: workflow.identifier,
+        topicKey: `team:${hexId()}`,
+        identifier: hexId(),
+        workflowId: workflow.id,
+      });
+      assert.ok(routes.length >= 27, `the session routes: ${routes.length}`);
       const [header, body] = token.split(".") as [string, string];
       const forged = `${header}.${body}.${Buffer.alloc(32, 1).toString("base64url")}`;
       const cases: [Record<string, string>, RegExp][] = [
@@ -206,6 +230,14 @@ forEachBackend(
           refused(res, 401, { message });
           assert.ok(!res.body.includes(tenant.dev.apiKey), `${route.method} ${route.url} echoes no key`);
         }
+      }
+      // With the token, the same requests get past the check: what they answer is their input's doing.
+      for (const route of routes) {
+        const res = await call(ctx, token, route.method, route.url);
+        assert.ok(
+          res.statusCode !== 401 && res.statusCode < 500,
+          `${route.method} ${route.url} with the token: ${res.statusCode} ${res.body}`,
+        );
       }
       assert.equal((await call(ctx, token, "GET", "/notifications")).statusCode, 200);
       ctx.clock.advance(WEEK_MS + 1000);
@@ -353,7 +385,8 @@ forEachBackend(
           ),
           fc.oneof(fc.stringMatching(/^[0-9a-f]{24}$/), fc.string({ maxLength: 30 })),
           async (route, body, query, id) => {
-            const path = route.path.replace("{id}", encodeURIComponent(id) || "x");
+            // Every name in the path (a notification, a workflow, a topic, a subscription) takes the id.
+            const path = route.path.replace(/\{\w+\}/g, () => encodeURIComponent(id) || "x");
             const url = `${path}?${new URLSearchParams(query)}`;
             const session = route.path === "/v1/inbox/session";
             const payload =
@@ -388,101 +421,225 @@ forEachBackend(
     test("every /v1/inbox route answers what its OpenAPI document says, errors included", async () => {
       const tenant = await ctx.tenant();
       const me = await subscriberOf(tenant);
-      const doc = (await ctx.app.inject({ method: "GET", url: "/openapi.json" })).json();
+      // What this session cannot see: another subscriber's notification and subscription, and a
+      // workflow of another environment.
+      const other = await subscriberOf(tenant);
+      const foreign = (await subscriberOf(tenant, "prod")).workflow;
+      const doc = (await ctx.app.inject({ method: "GET", url: "/openapi.json" })).json() as {
+        paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      };
       const ajv = new Ajv({ strict: false, allErrors: true });
       addFormats(ajv);
       ajv.addSchema(doc, "openapi");
       const pointer = (path: string, method: string, status: number) =>
         `openapi#/paths/${path.replace(/~/g, "~0").replace(/\//g, "~1")}/${method}/responses/${status}/content/application~1json/schema`;
+      const documents = (path: string, method: string, status: number) =>
+        doc.paths[path]?.[method]?.responses[String(status)] !== undefined;
       const soon = () => new Date(ctx.clock.now() + 60_000).toISOString();
       const applicationIdentifier = await applicationIdentifierOf(ctx.client(tenant.dev.apiKey));
-      const calls: [string, string, (id: string) => string, unknown?][] = [
-        [
-          "post",
-          "/v1/inbox/session",
-          () => "/session",
-          { applicationIdentifier, subscriber: { subscriberId: hexId() } },
-        ],
-        [
-          "get",
-          "/v1/inbox/notifications",
-          () => "/notifications?tags[]=t&data=%7B%22who%22%3A%22me%22%7D&severity=none",
-        ],
-        [
-          "get",
-          "/v1/inbox/notifications/count",
-          () => `/notifications/count?filters=${encodeURIComponent('[{"read":false},{"tags":["t"]}]')}`,
-        ],
-        ...["read", "unread", "archive", "unarchive", "unsnooze"].map(
-          (mark) =>
-            [
-              "patch",
-              `/v1/inbox/notifications/{id}/${mark}`,
-              (id: string) => `/notifications/${id}/${mark}`,
-            ] as [string, string, (id: string) => string],
-        ),
-        [
-          "patch",
-          "/v1/inbox/notifications/{id}/snooze",
-          (id) => `/notifications/${id}/snooze`,
-          { snoozeUntil: soon() },
-        ],
-        [
-          "patch",
-          "/v1/inbox/notifications/{id}/complete",
-          (id) => `/notifications/${id}/complete`,
-          { actionType: "primary" },
-        ],
-        [
-          "patch",
-          "/v1/inbox/notifications/{id}/revert",
-          (id) => `/notifications/${id}/revert`,
-          { actionType: "primary" },
-        ],
-        ["post", "/v1/inbox/notifications/seen", () => "/notifications/seen", { tags: ["t"] }],
-        ...["read", "archive", "read-archive", "delete"].map(
-          (path) =>
-            [
-              "post",
-              `/v1/inbox/notifications/${path}`,
-              () => `/notifications/${path}`,
-              { data: '{"who":"x"}' },
-            ] as [string, string, (id: string) => string, unknown],
-        ),
-        ["delete", "/v1/inbox/notifications/{id}/delete", (id) => `/notifications/${id}/delete`],
+      const topicKey = `team:${hexId()}`;
+      const joined = await call(ctx, other.token, "POST", `/topics/${topicKey}/subscriptions`, {
+        identifier: "theirs",
+        name: "Theirs",
+      });
+      assert.equal(joined.statusCode, 201, joined.body);
+      const theirSubscription = joined.json().data as { id: string; identifier: string };
+      const theirNotification = await other.deliver("other");
+      const mine = await me.deliver("me");
+      const { workflow } = me;
+
+      /**
+       * A call of a documented route that succeeds, and `unseen`: the same call naming instead what
+       * this session cannot see (or what is not there), with the answer the document gives for it.
+       */
+      type Documented = {
+        method: string;
+        path: string;
+        url: string;
+        body?: unknown;
+        unseen?: { url: string; status: 204 | 404 }[];
+      };
+      const ofNotification = (action: string) => ({
+        path: `/v1/inbox/notifications/{id}/${action}`,
+        url: `/notifications/${mine.id}/${action}`,
+        unseen: [hexId(), theirNotification.id].map((id) => ({
+          url: `/notifications/${id}/${action}`,
+          status: 404 as const,
+        })),
+      });
+      const notMine = [theirSubscription.identifier, theirSubscription.id, hexId()];
+      const ofSubscription = (status: 204 | 404) => ({
+        path: "/v1/inbox/topics/{topicKey}/subscriptions/{identifier}",
+        unseen: notMine.map((identifier) => ({
+          url: `/topics/${topicKey}/subscriptions/${identifier}`,
+          status,
+        })),
+      });
+      const calls: Documented[] = [
+        {
+          method: "post",
+          path: "/v1/inbox/session",
+          url: "/session",
+          body: { applicationIdentifier, subscriber: { subscriberId: hexId() } },
+        },
+        {
+          method: "get",
+          path: "/v1/inbox/notifications",
+          url: "/notifications?tags[]=t&data=%7B%22who%22%3A%22me%22%7D&severity=none",
+        },
+        {
+          method: "get",
+          path: "/v1/inbox/notifications/count",
+          url: `/notifications/count?filters=${encodeURIComponent('[{"read":false},{"tags":["t"]}]')}`,
+        },
+        ...["read", "unread", "archive", "unarchive", "unsnooze"].map((mark) => ({
+          method: "patch",
+          ...ofNotification(mark),
+        })),
+        { method: "patch", ...ofNotification("snooze"), body: { snoozeUntil: soon() } },
+        { method: "patch", ...ofNotification("complete"), body: { actionType: "primary" } },
+        { method: "patch", ...ofNotification("revert"), body: { actionType: "primary" } },
+        {
+          method: "post",
+          path: "/v1/inbox/notifications/seen",
+          url: "/notifications/seen",
+          body: { tags: ["t"] },
+        },
+        ...["read", "archive", "read-archive", "delete"].map((path) => ({
+          method: "post",
+          path: `/v1/inbox/notifications/${path}`,
+          url: `/notifications/${path}`,
+          body: { data: '{"who":"x"}' },
+        })),
+        { method: "delete", ...ofNotification("delete") },
+        // The preferences: a filter that keeps the subscriber's workflow; the global one with a schedule.
+        {
+          method: "get",
+          path: "/v1/inbox/preferences",
+          url: "/preferences?tags=t&severity=none&criticality=all",
+        },
+        { method: "get", path: "/v1/inbox/preferences/global", url: "/preferences/global" },
+        {
+          method: "patch",
+          path: "/v1/inbox/preferences",
+          url: "/preferences",
+          body: {
+            email: true,
+            in_app: true,
+            schedule: {
+              isEnabled: true,
+              weeklySchedule: {
+                monday: { isEnabled: true, hours: [{ start: "09:00 AM", end: "05:00 PM" }] },
+              },
+            },
+          },
+        },
+        {
+          method: "patch",
+          path: "/v1/inbox/preferences/{workflowIdOrIdentifier}",
+          url: `/preferences/${workflow.identifier}`,
+          body: { enabled: true, in_app: true },
+          unseen: [foreign.id, foreign.identifier].map((id) => ({ url: `/preferences/${id}`, status: 404 })),
+        },
+        // A topic subscription: joined, read, changed, then left.
+        {
+          method: "post",
+          path: "/v1/inbox/topics/{topicKey}/subscriptions",
+          url: `/topics/${topicKey}/subscriptions`,
+          body: {
+            identifier: "mine",
+            name: "Mine",
+            topic: { name: "Team" },
+            preferences: [{ workflowId: workflow.id, enabled: true }],
+          },
+        },
+        {
+          method: "get",
+          path: "/v1/inbox/topics/{topicKey}/subscriptions",
+          url: `/topics/${topicKey}/subscriptions`,
+        },
+        {
+          method: "get",
+          ...ofSubscription(204),
+          url: `/topics/${topicKey}/subscriptions/mine?workflowIds=${workflow.identifier}&tags=t`,
+        },
+        {
+          method: "patch",
+          ...ofSubscription(404),
+          url: `/topics/${topicKey}/subscriptions/mine`,
+          body: { name: "Renamed", preferences: [{ filter: { tags: ["t"] }, enabled: true }] },
+        },
+        {
+          method: "patch",
+          path: "/v1/inbox/subscriptions/{identifier}/preferences/{workflowId}",
+          url: `/subscriptions/mine/preferences/${workflow.id}`,
+          body: { in_app: true, condition: { "==": [{ var: "payload.who" }, "me"] } },
+          unseen: [
+            { url: `/subscriptions/${theirSubscription.identifier}/preferences/${workflow.id}`, status: 404 },
+            { url: `/subscriptions/mine/preferences/${foreign.id}`, status: 404 },
+          ],
+        },
+        {
+          method: "patch",
+          path: "/v1/inbox/preferences/bulk",
+          url: "/preferences/bulk",
+          body: {
+            preferences: [
+              { workflowId: workflow.id, in_app: true },
+              { workflowId: workflow.identifier, subscriptionIdentifier: "mine", enabled: true },
+            ],
+          },
+        },
+        { method: "delete", ...ofSubscription(404), url: `/topics/${topicKey}/subscriptions/mine` },
       ];
-      const documented = sessionRoutes(ctx, "x")
-        .map((r) => `${r.method} ${r.path}`)
-        .concat("POST /v1/inbox/session");
+      const documented = Object.entries(doc.paths)
+        .filter(([path]) => path.startsWith("/v1/inbox/"))
+        .flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));
       assert.deepEqual(
-        calls.map(([method, path]) => `${method.toUpperCase()} ${path}`).sort(),
+        calls.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort(),
         documented.sort(),
         "every documented route is called here",
       );
-      const mine = await me.deliver("me");
-      for (const [method, path, url, body] of calls) {
+      const theirsBefore = await other.notifications();
+      for (const { method, path, url, body, unseen = [] } of calls) {
         const res = await call(
           ctx,
           path === "/v1/inbox/session" ? undefined : me.token,
           method.toUpperCase(),
-          url(mine.id),
+          url,
           body,
         );
         assert.ok(res.statusCode < 300, `${method} ${path}: ${res.statusCode} ${res.body}`);
         if (res.statusCode === 204) {
+          assert.ok(documents(path, method, 204), `${method} ${path} documents its 204`);
           assert.equal(res.body, "");
-          continue;
+        } else {
+          const validate = ajv.getSchema(pointer(path, method, res.statusCode));
+          assert.ok(validate, `${method} ${path} documents its ${res.statusCode}`);
+          assert.ok(
+            validate(res.json()),
+            `${method} ${path}: ${JSON.stringify(validate.errors)} ${res.body}`,
+          );
         }
-        const validate = ajv.getSchema(pointer(path, method, res.statusCode));
-        assert.ok(validate, `${method} ${path} documents its ${res.statusCode}`);
-        assert.ok(validate(res.json()), `${method} ${path}: ${JSON.stringify(validate.errors)} ${res.body}`);
-        if (path.includes("{id}")) {
-          const missing = await call(ctx, me.token, method.toUpperCase(), url(hexId()), body);
-          assert.equal(missing.statusCode, 404, `${method} ${path} of another id`);
-          const error = ajv.getSchema(pointer(path, method, 404));
-          assert.ok(error?.(missing.json()), `${method} ${path} documents its 404`);
+        for (const elsewhere of unseen) {
+          const answer = await call(ctx, me.token, method.toUpperCase(), elsewhere.url, body);
+          assert.equal(answer.statusCode, elsewhere.status, `${method} ${elsewhere.url}: ${answer.body}`);
+          assert.ok(
+            documents(path, method, elsewhere.status),
+            `${method} ${path} documents its ${elsewhere.status}`,
+          );
+          if (elsewhere.status === 204) assert.equal(answer.body, "");
+          else {
+            const error = ajv.getSchema(pointer(path, method, elsewhere.status));
+            assert.ok(error?.(answer.json()), `${method} ${path} answers its documented ${elsewhere.status}`);
+          }
         }
       }
+      // The other subscriber's notification and subscription are as they were.
+      assert.deepEqual(await other.notifications(), theirsBefore);
+      const theirs = await call(ctx, other.token, "GET", `/topics/${topicKey}/subscriptions/theirs`);
+      assert.equal(theirs.statusCode, 200, theirs.body);
+      assert.equal(theirs.json().data.name, "Theirs");
     });
 
     test("CORS: any page may call the session's routes with @novu/js's headers, without credentials", async () => {
