@@ -15,6 +15,8 @@ import { startSmtpSink, startWebhookSink } from "./sinks.ts";
 
 const BOMB =
   "{{#each @root.a}}{{#each @root.a}}{{#each @root.a}}{{#each @root.a}}x{{/each}}{{/each}}{{/each}}{{/each}}";
+/** A /health probe slower than this means the event loop was held (see the nested-loop test). */
+const PROBE_BOUND_MS = 1_000;
 const BOMB_PAYLOAD = { a: Array.from({ length: 100 }, (_, i) => i) };
 const FINAL = ["completed", "failed", "skipped", "canceled", "merged"];
 const LIMIT = /(loops more than 100000 times|takes longer than 50 ms to render \(RENDER_TIMEOUT_MS\))/;
@@ -163,15 +165,17 @@ forEachBackend("templates render within a budget, off the event loop", (ctx) => 
     ]);
   });
 
-  test("the nested-loop template: the step fails naming the limit, /health answers within 100 ms throughout, nothing is stored", async () => {
+  test("the nested-loop template: the step fails naming the limit, /health keeps answering throughout, nothing is stored", async () => {
     const { api, dev } = await tenant();
     const name = await workflow(api, dev.generalGroupId, [
       { template: { type: "in_app", content: BOMB } },
       { template: { type: "in_app", content: "After {{a.length}}" } },
     ]);
     const before = await storedChars(dev.environmentId);
-    // A host busy with other work can keep even an idle process from answering within 100 ms
-    // now and then; a blocked event loop fails every attempt (it once took 49 s).
+    // The render must not hold the event loop: unbounded on it, this template held it for 49 s. A
+    // probe within PROBE_BOUND_MS tells that apart on any host; how fast /health answers on a quiet
+    // one is a latency figure, not a test's (a busy CI host has kept an idle process past 250 ms),
+    // and five attempts leave room for a host's passing stall.
     const attempts: number[][] = [];
     for (let attempt = 0; attempt < 5; attempt++) {
       const txs = await Promise.all(
@@ -198,11 +202,11 @@ forEachBackend("templates render within a budget, off the event loop", (ctx) => 
           ["After 100"],
         );
       }
-      if (Math.max(...probes) < 100) break;
+      if (Math.max(...probes) < PROBE_BOUND_MS) break;
     }
     assert.ok(
-      attempts.some((probes) => Math.max(...probes) < 100),
-      `every probe within 100 ms, in one attempt at least: ${attempts.map((probes) => probes.map((t) => t.toFixed(0)).join(" ")).join(" | ")}`,
+      attempts.some((probes) => Math.max(...probes) < PROBE_BOUND_MS),
+      `every probe within ${PROBE_BOUND_MS} ms, in one attempt at least: ${attempts.map((probes) => probes.map((t) => t.toFixed(0)).join(" ")).join(" | ")}`,
     );
     const grown = (await storedChars(dev.environmentId)) - before;
     assert.ok(grown < 4_000 * attempts.length, `the database grew by ${grown} characters`);

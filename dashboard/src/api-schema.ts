@@ -14670,7 +14670,7 @@ export interface operations {
           };
         };
       };
-      /** @description Invalid body (a webhookUrl that is not an http(s) URL, a malformed providerId...) */
+      /** @description Invalid body (a webhookUrl that is not an http(s) URL, or that names an internal address; a malformed providerId...) */
       400: {
         content: {
           "application/json": {
@@ -14907,7 +14907,7 @@ export interface operations {
           };
         };
       };
-      /** @description Invalid body (a webhookUrl that is not an http(s) URL, a malformed providerId...) */
+      /** @description Invalid body (a webhookUrl that is not an http(s) URL, or that names an internal address; a malformed providerId...) */
       400: {
         content: {
           "application/json": {
