@@ -3,7 +3,7 @@ import type { Deps } from "../deps.ts";
 import { badRequest, unauthorized } from "../errors.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import type { CreateSubscriberInput } from "../subscribers/schemas.ts";
-import { getSubscriberByRef, upsertSubscriber } from "../subscribers/service.ts";
+import { getSubscriberByRef, subscriberExists, upsertSubscriber } from "../subscribers/service.ts";
 import type { Environment } from "../tenancy/domain.ts";
 import { findEnvironmentByIdentifier, type KeySealer, openEnvironmentKeys } from "../tenancy/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
@@ -82,7 +82,7 @@ export async function startSession(
     }
     await checkHmac(deps, tools, environment.id, input.subscriberId, given, rules.hashField);
     verified = true;
-  } else if (given !== "" && rules.profileNeedsHash) {
+  } else if (given !== "") {
     verified = await hmacMatches(deps, tools, environment.id, input.subscriberId, given);
   }
   const tenant: Tenant = {
@@ -90,7 +90,11 @@ export async function startSession(
     environmentId: environment.id,
     actorId: "",
   };
-  const applyProfile = verified || !rules.profileNeedsHash;
+  // Without a valid hash a page may not rewrite an existing subscriber's contacts (its e-mail is
+  // where the next e-mail goes): the older widget's profile fields only ever describe a subscriber
+  // its session creates; Novu's current inbox applies them with a valid hash only.
+  const applyProfile =
+    verified || (!rules.profileNeedsHash && !(await subscriberExists(deps, tenant, input.subscriberId)));
   const subscriber = await upsertSubscriber(deps, tenant, {
     subscriberId: input.subscriberId,
     ...(applyProfile ? input.profile : {}),

@@ -204,6 +204,10 @@ export async function getSubscriber(deps: Deps, tenant: Tenant, subscriberId: st
   return requireSubscriber(deps, tenant, subscriberId);
 }
 
+export async function subscriberExists(deps: Deps, tenant: Tenant, subscriberId: string): Promise<boolean> {
+  return (await subscribers.findSubscriber(deps.db, tenant.environmentId, subscriberId)) !== undefined;
+}
+
 export const DEFAULT_PAGE_SIZE = 10;
 
 export async function listSubscribers(

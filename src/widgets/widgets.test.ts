@@ -149,7 +149,7 @@ forEachBackend(
     }
 
     test("a session starts with the public identifier: the subscriber is upserted, the profile holds no credentials", async () => {
-      const { api, applicationIdentifier } = await setup();
+      const { api, applicationIdentifier, tenant } = await setup();
       const subscriberId = hexId();
       const res = await startSession(ctx, {
         applicationIdentifier,
@@ -174,9 +174,34 @@ forEachBackend(
       const stored = await api.get(`/v1/subscribers/${subscriberId}`);
       assert.equal(stored.json().data.firstName, "Ada");
       assert.equal(stored.json().data.email, "ada@example.com");
-      // A second session keeps the subscriber and changes only what it sends.
-      const again = await startSession(ctx, { applicationIdentifier, subscriberId, lastName: "Lovelace" });
+      // A second session keeps the subscriber; without a valid hash it changes nothing of it (anyone
+      // with the public identifier could otherwise redirect its e-mail), with one only what it sends.
+      const again = await startSession(ctx, {
+        applicationIdentifier,
+        subscriberId,
+        lastName: "Lovelace",
+        email: "mallory@example.com",
+      });
+      assert.equal(again.statusCode, 201, again.body);
       assert.equal(again.json().data.profile._id, profile._id);
+      const unchanged = (await api.get(`/v1/subscribers/${subscriberId}`)).json().data;
+      assert.equal(unchanged.email, "ada@example.com");
+      assert.equal(unchanged.lastName, "");
+      const wrong = await startSession(ctx, {
+        applicationIdentifier,
+        subscriberId,
+        lastName: "Lovelace",
+        hmacHash: "ab".repeat(32),
+      });
+      assert.equal(wrong.json().data.profile._id, profile._id);
+      assert.equal((await api.get(`/v1/subscribers/${subscriberId}`)).json().data.lastName, "");
+      const signed = await startSession(ctx, {
+        applicationIdentifier,
+        subscriberId,
+        lastName: "Lovelace",
+        hmacHash: hmac(tenant.dev.apiKey, subscriberId),
+      });
+      assert.equal(signed.json().data.profile._id, profile._id);
       const after = (await api.get(`/v1/subscribers/${subscriberId}`)).json().data;
       assert.equal(after.firstName, "Ada");
       assert.equal(after.lastName, "Lovelace");
