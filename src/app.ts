@@ -310,8 +310,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
         version: "1.0.0",
         description:
           "Notification workflows, notification groups, subscribers, topics and environments, compatible with " +
-          "Novu's v1 API. Every /v1 route " +
-          "needs `Authorization: ApiKey <key>`; errors share one body (see the Error schema).",
+          "Novu's v1 API, and the v2 routes over a subscriber's notifications that @novu/api 3 calls. Every " +
+          "/v1 and /v2 route needs `Authorization: ApiKey <key>` but the inbox's (/v1/inbox, /v1/widgets), " +
+          "which take a subscriber's session; errors share one body (see the Error schema).",
       },
       components: {
         securitySchemes: {
