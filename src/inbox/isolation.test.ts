@@ -116,7 +116,7 @@ forEachBackend(
         const list = await until(notifications, (l) => l.length === before + 1, "the notification");
         return list[0] as (typeof list)[number];
       };
-      return { token, subscriberId, workflowId: workflow._id as string, notifications, deliver };
+      return { token, subscriberId, notifications, deliver };
     }
 
     test("a token never reads or changes another subscriber's notifications, nor another environment's", async () => {
@@ -396,9 +396,6 @@ forEachBackend(
         `openapi#/paths/${path.replace(/~/g, "~0").replace(/\//g, "~1")}/${method}/responses/${status}/content/application~1json/schema`;
       const soon = () => new Date(ctx.clock.now() + 60_000).toISOString();
       const applicationIdentifier = await applicationIdentifierOf(ctx.client(tenant.dev.apiKey));
-      // The topic subscription routes, in the order a subscription lives: made, read, changed, ended.
-      const topicKey = `topic-${hexId()}`;
-      const subscription = `subscription-${hexId()}`;
       const calls: [string, string, (id: string) => string, unknown?][] = [
         [
           "post",
@@ -453,50 +450,6 @@ forEachBackend(
             ] as [string, string, (id: string) => string, unknown],
         ),
         ["delete", "/v1/inbox/notifications/{id}/delete", (id) => `/notifications/${id}/delete`],
-        ["get", "/v1/inbox/preferences", () => "/preferences?tags[]=t&criticality=all"],
-        ["get", "/v1/inbox/preferences/global", () => "/preferences/global"],
-        ["patch", "/v1/inbox/preferences", () => "/preferences", { email: false }],
-        [
-          "patch",
-          "/v1/inbox/preferences/bulk",
-          () => "/preferences/bulk",
-          { preferences: [{ workflowId: me.workflowId, in_app: true }] },
-        ],
-        [
-          "patch",
-          "/v1/inbox/preferences/{workflowIdOrIdentifier}",
-          () => `/preferences/${me.workflowId}`,
-          { in_app: true },
-        ],
-        [
-          "post",
-          "/v1/inbox/topics/{topicKey}/subscriptions",
-          () => `/topics/${topicKey}/subscriptions`,
-          { identifier: subscription },
-        ],
-        ["get", "/v1/inbox/topics/{topicKey}/subscriptions", () => `/topics/${topicKey}/subscriptions`],
-        [
-          "get",
-          "/v1/inbox/topics/{topicKey}/subscriptions/{identifier}",
-          () => `/topics/${topicKey}/subscriptions/${subscription}`,
-        ],
-        [
-          "patch",
-          "/v1/inbox/topics/{topicKey}/subscriptions/{identifier}",
-          () => `/topics/${topicKey}/subscriptions/${subscription}`,
-          { name: "Renamed" },
-        ],
-        [
-          "patch",
-          "/v1/inbox/subscriptions/{identifier}/preferences/{workflowId}",
-          () => `/subscriptions/${subscription}/preferences/${me.workflowId}`,
-          { in_app: true },
-        ],
-        [
-          "delete",
-          "/v1/inbox/topics/{topicKey}/subscriptions/{identifier}",
-          () => `/topics/${topicKey}/subscriptions/${subscription}`,
-        ],
       ];
       const documented = sessionRoutes(ctx, "x")
         .map((r) => `${r.method} ${r.path}`)
