@@ -31,7 +31,7 @@ import { parseQueryString } from "./http/query-string.ts";
 import type { App } from "./http/types.ts";
 import { validatorCompiler } from "./http/validation.ts";
 import { registerIdempotencyKeyPurge } from "./idempotency/purge.ts";
-import { inboxRoutes, inboxSessionRoutes } from "./inbox/routes.ts";
+import { inboxRoutes, inboxSessionRoutes, subscriberNotificationRoutes } from "./inbox/routes.ts";
 import { type InboxChange, SessionTokens } from "./inbox/service.ts";
 import { integrationRoutes } from "./integrations/routes.ts";
 import { channelSenders, type IntegrationTools, openIntegrationTools } from "./integrations/service.ts";
@@ -297,10 +297,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerLifecycle(app, config);
   await registerSecurity(app, config);
   await registerRateLimit(app, config);
-  // /v1 requests are counted against their environment once the key is checked (below); the rest,
-  // and /v1 requests whose key is refused, against the client's address.
+  // /v1 and /v2 requests are counted against their environment once the key is checked (below); the
+  // rest, and those whose key is refused, against the client's address.
   app.addHook("onRequest", async (request, reply) => {
-    if (!request.routeOptions.url?.startsWith("/v1/")) await app.limitRate(request, reply);
+    if (!/^\/v[12]\//.test(request.routeOptions.url ?? "")) await app.limitRate(request, reply);
   });
 
   await app.register(swagger, {
@@ -311,8 +311,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
         version: "1.0.0",
         description:
           "Notification workflows, notification groups, subscribers, topics and environments, compatible with " +
-          "Novu's v1 API. Every /v1 route " +
-          "needs `Authorization: ApiKey <key>`; errors share one body (see the Error schema).",
+          "Novu's v1 API, and the v2 routes over a subscriber's notifications that @novu/api 3 calls. Every " +
+          "/v1 and /v2 route needs `Authorization: ApiKey <key>` but the inbox's (/v1/inbox, /v1/widgets), " +
+          "which take a subscriber's session; errors share one body (see the Error schema).",
       },
       components: {
         securitySchemes: {
@@ -338,22 +339,26 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   await registerDashboard(app, config, options.dashboardDir);
 
+  /** The API key's check on every route of a scope (/v1, /v2), and the rate limit of its environment. */
+  const requireApiKey = (scope: App) => {
+    scope.addHook("onRoute", (route) => {
+      route.schema = { ...route.schema, security: [{ ApiKey: [] }] };
+    });
+    scope.addHook("onRequest", async (request, reply) => {
+      try {
+        request.tenant = await authenticate(request, keyLookup);
+      } catch (error) {
+        // A refused key still counts, against the address: guessing keys is rate limited too.
+        await app.limitRate(request, reply);
+        throw error;
+      }
+      await app.limitRate(request, reply);
+    });
+    scope.addHook("onSend", confirmRememberedKey);
+  };
   await app.register(
     async (v1) => {
-      v1.addHook("onRoute", (route) => {
-        route.schema = { ...route.schema, security: [{ ApiKey: [] }] };
-      });
-      v1.addHook("onRequest", async (request, reply) => {
-        try {
-          request.tenant = await authenticate(request, keyLookup);
-        } catch (error) {
-          // A refused key still counts, against the address: guessing keys is rate limited too.
-          await app.limitRate(request, reply);
-          throw error;
-        }
-        await app.limitRate(request, reply);
-      });
-      v1.addHook("onSend", confirmRememberedKey);
+      requireApiKey(v1);
       await v1.register(workflowRoutes);
       await v1.register(notificationGroupRoutes, { references: workflowGroupReferences });
       await v1.register(subscriberRoutes, {
@@ -368,6 +373,17 @@ export async function buildApp(options: AppOptions): Promise<App> {
       await v1.register(integrationRoutes, { tools: integrations });
     },
     { prefix: "/v1" },
+  );
+  // Novu's v2 routes that @novu/api 3 calls where v1 has no equivalent.
+  await app.register(
+    async (v2) => {
+      requireApiKey(v2);
+      await v2.register(subscriberNotificationRoutes, {
+        onChange: onInboxChange,
+        maxSnoozeDurationHours: config.inboxMaxSnoozeDurationHours,
+      });
+    },
+    { prefix: "/v2" },
   );
   await app.register(inboxSessionRoutes, {
     prefix: "/v1/inbox",

@@ -22,7 +22,7 @@ function call(
 /** The request path, as the error body reports it: without the query string. */
 const pathOf = (url: string) => url.split("?")[0] as string;
 
-forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
+forEachBackend("every /v1 and /v2 route: authentication and tenancy", (ctx) => {
   // The other environments' 404 cases change nothing (each asserts so), so they share one set of
   // fixtures; the cases that succeed or revoke the key make their own.
   let shared: Promise<Fixtures> | undefined;
@@ -31,14 +31,14 @@ forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
     return shared;
   };
 
-  test("the catalog lists every /v1 route the OpenAPI document describes", async () => {
+  test("the catalog lists every /v1 and /v2 route the OpenAPI document describes", async () => {
     const paths = (ctx.app.swagger() as { paths: Record<string, Record<string, unknown>> }).paths;
     const documented = Object.entries(paths)
       // The inbox's and the widget's routes take a session token, not an API key: their own tests
       // (src/inbox/*.test.ts, src/widgets/widgets.test.ts) have their cases.
       .filter(
         ([path]) =>
-          path.startsWith("/v1/") && !path.startsWith("/v1/widgets/") && !path.startsWith("/v1/inbox/"),
+          /^\/v[12]\//.test(path) && !path.startsWith("/v1/widgets/") && !path.startsWith("/v1/inbox/"),
       )
       .flatMap(([path, ops]) =>
         Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`),
@@ -119,6 +119,9 @@ forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
               "/v1/environments/me",
               "/v1/environments/api-keys",
               "/v1/integrations",
+              // The subscriber's notifications, every state of them (the snoozed are listed apart).
+              `/v2/subscribers/${f.subscriberId}/notifications?limit=100`,
+              `/v2/subscribers/${f.subscriberId}/notifications?limit=100&snoozed=true`,
             ].map(async (url) => (await api.get(url)).json()),
           );
         };
@@ -130,7 +133,7 @@ forEachBackend("every /v1 route: authentication and tenancy", (ctx) => {
               const res = await ctx.app.inject(
                 call(route, url, route.body?.(f), { authorization: `ApiKey ${key}` }),
               );
-              assertErrorBody(res, 404, { path: url, message: notFound });
+              assertErrorBody(res, 404, { path: pathOf(url), message: notFound });
             }),
           ),
         );

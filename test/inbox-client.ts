@@ -66,6 +66,8 @@ export async function openInbox(
     subscriber: { subscriberId: string } & Record<string, unknown>;
     subscriberHash?: string;
     useCache?: boolean;
+    /** The schedule the page gives a subscriber that has none. */
+    defaultSchedule?: Record<string, unknown>;
   },
 ): Promise<OpenedInbox> {
   const base = await baseUrlOf(ctx);
@@ -74,6 +76,7 @@ export async function openInbox(
     subscriber: options.subscriber as { subscriberId: string },
     ...(options.subscriberHash !== undefined ? { subscriberHash: options.subscriberHash } : {}),
     ...(options.useCache !== undefined ? { useCache: options.useCache } : {}),
+    ...(options.defaultSchedule !== undefined ? { defaultSchedule: options.defaultSchedule } : {}),
     apiUrl: base,
     socketUrl: base,
     socketOptions: { reconnection: false },

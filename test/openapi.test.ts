@@ -41,7 +41,7 @@ forEachBackend("GET /openapi.json", (ctx) => {
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
   });
 
-  test("describes every /v1 operation: id, summary, security, body, parameters and responses", async () => {
+  test("describes every /v1 and /v2 operation: id, summary, security, body, parameters and responses", async () => {
     const doc = await document();
     const ids = new Set<string>();
     for (const route of ROUTES) {

@@ -187,10 +187,58 @@ const INTEGRATION_ROUTES: CatalogRoute[] = [
   },
 ];
 
+const SETS_A_STATE =
+  "it sets a state (read, seen, archived, snoozed, an action's status): repeating it changes nothing more";
+
+/** The API key's mirror of the inbox, over the fixtures' subscriber's notifications (docs/engine.md, "The inbox"). */
+const subscriberNotificationRoute = (
+  method: CatalogRoute["method"],
+  suffix: string,
+  ok: number,
+  body?: CatalogRoute["body"],
+): CatalogRoute => {
+  // The count takes its filters in the query string, and cannot be called without them.
+  const query = suffix === "/count" ? `?filters=${encodeURIComponent('[{"read":false},{}]')}` : "";
+  const urlOf = (f: Fixtures) =>
+    `/v2/subscribers/${f.subscriberId}/notifications${suffix
+      .replace(":notificationId", f.messageId)
+      .replace(":actionType", "primary")}${query}`;
+  return {
+    method,
+    path: `/v2/subscribers/:subscriberId/notifications${suffix}`,
+    url: urlOf,
+    ...(body ? { body } : {}),
+    ok,
+    resourceUrls: (f) => [
+      { url: urlOf(f), notFound: new RegExp(`^Subscriber ${f.subscriberId} was not found$`) },
+    ],
+    ...(method === "POST" || method === "PATCH" ? { noIdempotencyKey: SETS_A_STATE } : {}),
+  };
+};
+
+const SUBSCRIBER_NOTIFICATION_ROUTES: CatalogRoute[] = [
+  subscriberNotificationRoute("GET", "", 200),
+  subscriberNotificationRoute("GET", "/count", 200),
+  ...["read", "unread", "archive", "unarchive", "unsnooze"].map((mark) =>
+    subscriberNotificationRoute("PATCH", `/:notificationId/${mark}`, 200),
+  ),
+  subscriberNotificationRoute("PATCH", "/:notificationId/snooze", 200, () => ({
+    // Each call its own moment, within the default limit of 90 days.
+    snoozeUntil: new Date(Date.now() + 3_600_000 + counter++).toISOString(),
+  })),
+  subscriberNotificationRoute("PATCH", "/:notificationId/actions/:actionType/complete", 200),
+  subscriberNotificationRoute("PATCH", "/:notificationId/actions/:actionType/revert", 200),
+  subscriberNotificationRoute("DELETE", "/:notificationId", 204),
+  subscriberNotificationRoute("POST", "/seen", 204, (f) => ({ notificationIds: [f.messageId] })),
+  ...["read", "archive", "read-archive", "delete"].map((action) =>
+    subscriberNotificationRoute("POST", `/${action}`, 204, () => ({})),
+  ),
+];
+
 /**
- * Every /v1 route, with a valid call. The shared auth and tenancy cases run for each of these, and a
- * test fails when the OpenAPI document lists a /v1 route that is missing here: a new route cannot
- * forget them.
+ * Every /v1 and /v2 route, with a valid call. The shared auth and tenancy cases run for each of these, and a
+ * test fails when the OpenAPI document lists a /v1 or /v2 route that is missing here: a new route
+ * cannot forget them.
  */
 export const ROUTES: CatalogRoute[] = [
   ...both("/v1/workflows").map(
@@ -513,6 +561,7 @@ export const ROUTES: CatalogRoute[] = [
     ok: 200,
   },
   ...INTEGRATION_ROUTES,
+  ...SUBSCRIBER_NOTIFICATION_ROUTES,
 ];
 
 /**

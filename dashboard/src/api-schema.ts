@@ -613,6 +613,88 @@ export interface paths {
      */
     put: operations["setWorkflowStatus"];
   };
+  "/v2/subscribers/{subscriberId}/notifications": {
+    /**
+     * A subscriber's notifications as its inbox lists them, newest first
+     * @description The inbox's list (GET /v1/inbox/notifications) for the subscriber named: the same filters and pages, not snoozed ones unless `snoozed=true`.
+     */
+    get: operations["listSubscriberNotifications"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/{notificationId}": {
+    /** Delete a subscriber's notification */
+    delete: operations["deleteSubscriberNotification"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/{notificationId}/actions/{actionType}/complete": {
+    /** Complete a subscriber's notification's primary or secondary action */
+    patch: operations["completeSubscriberNotificationAction"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/{notificationId}/actions/{actionType}/revert": {
+    /** Revert a subscriber's notification's completed action */
+    patch: operations["revertSubscriberNotificationAction"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/{notificationId}/archive": {
+    /** Archive a subscriber's notification (and mark it read) */
+    patch: operations["archiveSubscriberNotification"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/{notificationId}/read": {
+    /** Mark a subscriber's notification read (and seen) */
+    patch: operations["readSubscriberNotification"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/{notificationId}/snooze": {
+    /** Snooze a subscriber's notification: hidden until `snoozeUntil`, then back, unread */
+    patch: operations["snoozeSubscriberNotification"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/{notificationId}/unarchive": {
+    /** Take a subscriber's notification out of the archive */
+    patch: operations["unarchiveSubscriberNotification"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/{notificationId}/unread": {
+    /** Mark a subscriber's notification unread (and take it out of the archive) */
+    patch: operations["unreadSubscriberNotification"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/{notificationId}/unsnooze": {
+    /** End a subscriber's notification's snooze now */
+    patch: operations["unsnoozeSubscriberNotification"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/archive": {
+    /**
+     * Archive every notification of a subscriber
+     * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+     */
+    post: operations["archiveAllSubscriberNotifications"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/count": {
+    /**
+     * How many of a subscriber's notifications match each filter
+     * @description The inbox's counts (GET /v1/inbox/notifications/count) for the subscriber named.
+     */
+    get: operations["countSubscriberNotifications"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/delete": {
+    /**
+     * Delete every notification of a subscriber
+     * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+     */
+    post: operations["deleteAllSubscriberNotifications"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/read": {
+    /**
+     * Mark every notification of a subscriber read
+     * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+     */
+    post: operations["readAllSubscriberNotifications"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/read-archive": {
+    /**
+     * Archive every notification of a subscriber that is read
+     * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+     */
+    post: operations["archiveReadSubscriberNotifications"];
+  };
+  "/v2/subscribers/{subscriberId}/notifications/seen": {
+    /** Mark a subscriber's notifications seen: these ids, or all with the tags and data */
+    post: operations["seeSubscriberNotifications"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -6659,7 +6741,73 @@ export interface operations {
           } | null;
           contextHash?: string | null;
           defaultSchedule?: {
-            [key: string]: unknown;
+            /** @description Default true */
+            isEnabled?: boolean;
+            weeklySchedule?: {
+              friday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              monday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              saturday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              sunday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              thursday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              tuesday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              wednesday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+            };
           } | null;
           subscriber?: {
             avatar?: string | null;
@@ -24997,6 +25145,3478 @@ export interface operations {
         };
       };
       /** @description No such workflow in the environment (or it was deleted) */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * A subscriber's notifications as its inbox lists them, newest first
+   * @description The inbox's list (GET /v1/inbox/notifications) for the subscriber named: the same filters and pages, not snoozed ones unless `snoozed=true`.
+   */
+  listSubscriberNotifications: {
+    parameters: {
+      query?: {
+        /** @description Default 10 */
+        limit?: number;
+        offset?: number;
+        /**
+         * @description The id of the last notification of the previous page
+         * @example 65f1c0ffee0123456789abcd
+         */
+        after?: string;
+        tags?: string | string[];
+        read?: ("true" | "false") | boolean;
+        seen?: ("true" | "false") | boolean;
+        archived?: ("true" | "false") | boolean;
+        snoozed?: ("true" | "false") | boolean;
+        /** @description A JSON object of data fields to match */
+        data?: string;
+        severity?: string | string[];
+        /** @description Epoch milliseconds */
+        createdGte?: string;
+        /** @description Epoch milliseconds */
+        createdLte?: string;
+        /** @description Accepted and not used: Tidings has no contexts (ours) */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description One page, whether more follow, and the filter as read */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first */
+            data: ({
+                /** Format: date-time */
+                archivedAt?: string;
+                avatar?: string;
+                /** @description The rendered content */
+                body: string;
+                /** @enum {string} */
+                channelType: "in_app";
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The in-app step's data, rendered */
+                data: {
+                  [key: string]: unknown;
+                };
+                /** @description When it was delivered: written, and after each snooze */
+                deliveredAt: string[];
+                /** Format: date-time */
+                firstSeenAt?: string;
+                /** @description The notification's (its in-app message's) id */
+                id: string;
+                isArchived: boolean;
+                isRead: boolean;
+                isSeen: boolean;
+                isSnoozed: boolean;
+                primaryAction?: {
+                  /** @description Whether the subscriber completed this action */
+                  isCompleted: boolean;
+                  label: string;
+                  redirect?: {
+                    /** @description _self, _blank, _parent, _top or _unfencedTop */
+                    target?: string;
+                    url: string;
+                  };
+                };
+                /** Format: date-time */
+                readAt?: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+                secondaryAction?: {
+                  /** @description Whether the subscriber completed this action */
+                  isCompleted: boolean;
+                  label: string;
+                  redirect?: {
+                    /** @description _self, _blank, _parent, _top or _unfencedTop */
+                    target?: string;
+                    url: string;
+                  };
+                };
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                /** Format: date-time */
+                snoozedUntil?: string;
+                subject?: string;
+                /** @description The workflow's tags when it was written */
+                tags: string[];
+                to: {
+                  avatar?: string;
+                  firstName?: string;
+                  /** @description The subscriber's _id */
+                  id: string;
+                  lastName?: string;
+                  subscriberId: string;
+                };
+                transactionId: string;
+                workflow?: {
+                  critical: boolean;
+                  /** @description The workflow */
+                  id: string;
+                  identifier: string;
+                  name: string;
+                  /**
+                   * @description The workflow's severity when the notification was written
+                   * @enum {string}
+                   */
+                  severity: "high" | "medium" | "low" | "none";
+                  tags: string[];
+                };
+              })[];
+            /** @description The filter of the page, as it was read */
+            filter: {
+              [key: string]: unknown;
+            };
+            hasMore: boolean;
+          };
+        };
+      };
+      /** @description A query value that is not a filter, or an unknown `after` */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Delete a subscriber's notification */
+  deleteSubscriberNotification: {
+    parameters: {
+      query?: {
+        /** @description Accepted and not used: Tidings has no contexts (ours) */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+        /**
+         * @description The notification (its in-app message's id)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        notificationId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Deleted */
+      204: {
+        content: never;
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber, or the subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Complete a subscriber's notification's primary or secondary action */
+  completeSubscriberNotificationAction: {
+    parameters: {
+      query?: {
+        /** @description Accepted and not used: Tidings has no contexts (ours) */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+        /**
+         * @description The notification (its in-app message's id)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        notificationId: string;
+        /** @description Which of the notification's two actions */
+        actionType: "primary" | "secondary";
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification, its action as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description actionType is neither primary nor secondary */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber, or the subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Revert a subscriber's notification's completed action */
+  revertSubscriberNotificationAction: {
+    parameters: {
+      query?: {
+        /** @description Accepted and not used: Tidings has no contexts (ours) */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+        /**
+         * @description The notification (its in-app message's id)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        notificationId: string;
+        /** @description Which of the notification's two actions */
+        actionType: "primary" | "secondary";
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification, its action as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description actionType is neither primary nor secondary */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber, or the subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Archive a subscriber's notification (and mark it read) */
+  archiveSubscriberNotification: {
+    parameters: {
+      query?: {
+        /** @description Accepted and not used: Tidings has no contexts (ours) */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+        /**
+         * @description The notification (its in-app message's id)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        notificationId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber, or the subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Mark a subscriber's notification read (and seen) */
+  readSubscriberNotification: {
+    parameters: {
+      query?: {
+        /** @description Accepted and not used: Tidings has no contexts (ours) */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+        /**
+         * @description The notification (its in-app message's id)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        notificationId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber, or the subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Snooze a subscriber's notification: hidden until `snoozeUntil`, then back, unread */
+  snoozeSubscriberNotification: {
+    parameters: {
+      query?: {
+        /** @description Accepted and not used: Tidings has no contexts (ours) */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+        /**
+         * @description The notification (its in-app message's id)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        notificationId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * Format: date-time
+           * @description When it comes back: in the future, within maxSnoozeDurationHours
+           */
+          snoozeUntil: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification, snoozed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description snoozeUntil is not in the future, or further ahead than INBOX_MAX_SNOOZE_DURATION_HOURS (or snoozing is off) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber, or the subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Take a subscriber's notification out of the archive */
+  unarchiveSubscriberNotification: {
+    parameters: {
+      query?: {
+        /** @description Accepted and not used: Tidings has no contexts (ours) */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+        /**
+         * @description The notification (its in-app message's id)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        notificationId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber, or the subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Mark a subscriber's notification unread (and take it out of the archive) */
+  unreadSubscriberNotification: {
+    parameters: {
+      query?: {
+        /** @description Accepted and not used: Tidings has no contexts (ours) */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+        /**
+         * @description The notification (its in-app message's id)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        notificationId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber, or the subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** End a subscriber's notification's snooze now */
+  unsnoozeSubscriberNotification: {
+    parameters: {
+      query?: {
+        /** @description Accepted and not used: Tidings has no contexts (ours) */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+        /**
+         * @description The notification (its in-app message's id)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        notificationId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The notification as changed */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxNotification */
+            data: {
+              /** Format: date-time */
+              archivedAt?: string;
+              avatar?: string;
+              /** @description The rendered content */
+              body: string;
+              /** @enum {string} */
+              channelType: "in_app";
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The in-app step's data, rendered */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description When it was delivered: written, and after each snooze */
+              deliveredAt: string[];
+              /** Format: date-time */
+              firstSeenAt?: string;
+              /** @description The notification's (its in-app message's) id */
+              id: string;
+              isArchived: boolean;
+              isRead: boolean;
+              isSeen: boolean;
+              isSnoozed: boolean;
+              primaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /** Format: date-time */
+              readAt?: string;
+              redirect?: {
+                /** @description _self, _blank, _parent, _top or _unfencedTop */
+                target?: string;
+                url: string;
+              };
+              secondaryAction?: {
+                /** @description Whether the subscriber completed this action */
+                isCompleted: boolean;
+                label: string;
+                redirect?: {
+                  /** @description _self, _blank, _parent, _top or _unfencedTop */
+                  target?: string;
+                  url: string;
+                };
+              };
+              /**
+               * @description The workflow's severity when the notification was written
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              /** Format: date-time */
+              snoozedUntil?: string;
+              subject?: string;
+              /** @description The workflow's tags when it was written */
+              tags: string[];
+              to: {
+                avatar?: string;
+                firstName?: string;
+                /** @description The subscriber's _id */
+                id: string;
+                lastName?: string;
+                subscriberId: string;
+              };
+              transactionId: string;
+              workflow?: {
+                critical: boolean;
+                /** @description The workflow */
+                id: string;
+                identifier: string;
+                name: string;
+                /**
+                 * @description The workflow's severity when the notification was written
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                tags: string[];
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber, or the subscriber has no such notification */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Archive every notification of a subscriber
+   * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+   */
+  archiveAllSubscriberNotifications: {
+    parameters: {
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Accepted and not used: Tidings has no contexts (ours) */
+          contextKeys?: string | string[];
+          data?: string | {
+            [key: string]: unknown;
+          } | null;
+          tags?: string[] | {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Done (also when nothing matched) */
+      204: {
+        content: never;
+      };
+      /** @description tags or data is not a filter */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * How many of a subscriber's notifications match each filter
+   * @description The inbox's counts (GET /v1/inbox/notifications/count) for the subscriber named.
+   */
+  countSubscriberNotifications: {
+    parameters: {
+      query: {
+        /** @description A JSON array of at most 30 filters ({tags, read, seen, archived, snoozed, data, severity, createdGte, createdLte}) */
+        filters: string;
+        /** @description Accepted and not used: Tidings has no contexts (ours) */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A count per filter, in the order sent */
+      200: {
+        content: {
+          "application/json": {
+            /** @description One count per filter, in the order sent */
+            data: {
+                count: number;
+                /** @description The filter, as sent */
+                filter: {
+                  [key: string]: unknown;
+                };
+              }[];
+          };
+        };
+      };
+      /** @description filters is not a JSON array of 1–30 filters, or a filter is invalid */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Delete every notification of a subscriber
+   * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+   */
+  deleteAllSubscriberNotifications: {
+    parameters: {
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Accepted and not used: Tidings has no contexts (ours) */
+          contextKeys?: string | string[];
+          data?: string | {
+            [key: string]: unknown;
+          } | null;
+          tags?: string[] | {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Done (also when nothing matched) */
+      204: {
+        content: never;
+      };
+      /** @description tags or data is not a filter */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Mark every notification of a subscriber read
+   * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+   */
+  readAllSubscriberNotifications: {
+    parameters: {
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Accepted and not used: Tidings has no contexts (ours) */
+          contextKeys?: string | string[];
+          data?: string | {
+            [key: string]: unknown;
+          } | null;
+          tags?: string[] | {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Done (also when nothing matched) */
+      204: {
+        content: never;
+      };
+      /** @description tags or data is not a filter */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Archive every notification of a subscriber that is read
+   * @description Limited to the notifications with the tags and data given, when given; never the snoozed but for a delete.
+   */
+  archiveReadSubscriberNotifications: {
+    parameters: {
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Accepted and not used: Tidings has no contexts (ours) */
+          contextKeys?: string | string[];
+          data?: string | {
+            [key: string]: unknown;
+          } | null;
+          tags?: string[] | {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Done (also when nothing matched) */
+      204: {
+        content: never;
+      };
+      /** @description tags or data is not a filter */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Mark a subscriber's notifications seen: these ids, or all with the tags and data */
+  seeSubscriberNotifications: {
+    parameters: {
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Accepted and not used: Tidings has no contexts (ours) */
+          contextKeys?: string | string[];
+          data?: string | {
+            [key: string]: unknown;
+          } | null;
+          /** @description These, or all that match */
+          notificationIds?: string[];
+          tags?: string[] | {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Done (also when nothing matched) */
+      204: {
+        content: never;
+      };
+      /** @description tags or data is not a filter */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such subscriber */
       404: {
         content: {
           "application/json": {

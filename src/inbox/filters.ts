@@ -62,10 +62,12 @@ function tagGroup(value: unknown, field: string): string[] {
 
 /**
  * Tags as the client sends them: a list (one OR group), `{or: [...]}`, or `{and: [{or: [...]}, ...]}`
- * (the query string's `tags[0][]`, `tags[1][]` arrive here as a list of lists). Empty means none.
+ * (the query string's `tags[0][]`, `tags[1][]` arrive here as a list of lists). Empty means none: a
+ * list or an object (@novu/api's models strip every tag from the object they send, leaving `{}`).
  */
 export function readTags(value: unknown, field = "tags"): string[][] | undefined {
   if (value === undefined || value === null) return undefined;
+  if (isObject(value) && Object.keys(value).length === 0) return undefined;
   let groups: string[][];
   if (Array.isArray(value)) {
     if (value.length === 0) return undefined;

@@ -1,23 +1,30 @@
 import type { RoutePluginWith } from "../http/types.ts";
 import { bulkNotificationsRoute } from "./bulk-notifications.ts";
+import { bulkSubscriberNotificationsRoute } from "./bulk-subscriber-notifications.ts";
 import { countNotificationsRoute } from "./count-notifications.ts";
+import { countSubscriberNotificationsRoute } from "./count-subscriber-notifications.ts";
 import { createSessionRoute } from "./create-session.ts";
 import { deleteMessageRoute } from "./delete-message.ts";
 import { deleteNotificationRoute } from "./delete-notification.ts";
+import { deleteSubscriberNotificationRoute } from "./delete-subscriber-notification.ts";
 import { deleteTransactionMessagesRoute } from "./delete-transaction-messages.ts";
 import { getSubscriberFeedRoute } from "./get-subscriber-feed.ts";
 import { getUnseenCountRoute } from "./get-unseen-count.ts";
 import { listMessagesRoute } from "./list-messages.ts";
 import { listNotificationsRoute } from "./list-notifications.ts";
+import { listSubscriberNotificationsRoute } from "./list-subscriber-notifications.ts";
 import { markAllMessagesRoute } from "./mark-all-messages.ts";
 import { markMessagesRoute } from "./mark-messages.ts";
 import { markMessagesLegacyRoute } from "./mark-messages-legacy.ts";
 import { markNotificationRoute } from "./mark-notification.ts";
+import { markSubscriberNotificationRoute } from "./mark-subscriber-notification.ts";
 import { notificationActionRoute } from "./notification-action.ts";
-import type { InboxRouteOptions, InboxSessionRouteOptions } from "./options.ts";
+import type { InboxRouteOptions, InboxSessionRouteOptions, SnoozingRouteOptions } from "./options.ts";
 import { inboxPreferencesRoute } from "./preferences.ts";
 import { sessionCheck } from "./session-check.ts";
 import { snoozeNotificationRoute } from "./snooze-notification.ts";
+import { snoozeSubscriberNotificationRoute } from "./snooze-subscriber-notification.ts";
+import { subscriberNotificationActionRoute } from "./subscriber-notification-action.ts";
 import { topicSubscriptionsRoute } from "./topic-subscriptions.ts";
 import { updateMessageActionRoute } from "./update-message-action.ts";
 
@@ -35,6 +42,25 @@ export const inboxRoutes: RoutePluginWith<InboxRouteOptions> = async (app, optio
   await app.register(listMessagesRoute);
   await app.register(deleteMessageRoute, options);
   await app.register(deleteTransactionMessagesRoute, options);
+};
+
+/**
+ * The API key's mirror of Novu's current inbox, under /v2 as @novu/api 3 calls it (docs/engine.md,
+ * "The inbox"): the session's routes over notifications, for the subscriber the path names.
+ */
+export const subscriberNotificationRoutes: RoutePluginWith<SnoozingRouteOptions> = async (app, given) => {
+  // Without the plugin's own registration options (its prefix), which the routes must not take again.
+  const options: SnoozingRouteOptions = {
+    onChange: given.onChange,
+    maxSnoozeDurationHours: given.maxSnoozeDurationHours,
+  };
+  await app.register(listSubscriberNotificationsRoute);
+  await app.register(countSubscriberNotificationsRoute);
+  await app.register(markSubscriberNotificationRoute, options);
+  await app.register(snoozeSubscriberNotificationRoute, options);
+  await app.register(subscriberNotificationActionRoute, options);
+  await app.register(deleteSubscriberNotificationRoute, options);
+  await app.register(bulkSubscriberNotificationsRoute, options);
 };
 
 /**

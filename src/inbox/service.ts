@@ -3,8 +3,14 @@ import { type Deps, inTransaction } from "../deps.ts";
 import type { Message } from "../engine/domain.ts";
 import type { JobQueue, NewTask, TaskHandler } from "../engine/queue/index.ts";
 import { badRequest, invalidField, mention, notFound } from "../errors.ts";
-import type { Subscriber } from "../subscribers/domain.ts";
-import { findSubscriberRefs, getSubscriber, getSubscriberByRef } from "../subscribers/service.ts";
+import type { Schedule, Subscriber } from "../subscribers/domain.ts";
+import {
+  applyDefaultSchedule,
+  findSubscriberRefs,
+  getSubscriber,
+  getSubscriberByRef,
+  isTimezone,
+} from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import type { Channel } from "../workflows/domain.ts";
 import { workflowSummariesByIds } from "../workflows/service.ts";
@@ -282,28 +288,52 @@ export interface InboxSessionInput {
   /** Older clients name the subscriber at the top. */
   subscriberId?: string | undefined;
   subscriberHash?: string | null | undefined;
+  /** The schedule the page gives a subscriber that has none (`isEnabled` left out: on). */
+  defaultSchedule?: (Omit<Schedule, "isEnabled"> & { isEnabled?: boolean | undefined }) | null | undefined;
 }
 
 /**
  * Starts the session of Novu's current inbox (docs/engine.md, "The inbox"): the profile fields it
- * sends change the subscriber only with a valid `subscriberHash` (its timezone is not kept), and
- * the answer carries the unread counts the bell starts from.
+ * sends (its timezone among them) change the subscriber only with a valid `subscriberHash`, and so
+ * does `defaultSchedule`, which a subscriber with a schedule of its own keeps out; a subscriber the
+ * session makes takes it regardless. The answer carries the unread counts the bell starts from.
  */
 export async function startInboxSession(deps: Deps, tools: SessionTools, input: InboxSessionInput) {
   const subscriberId = input.subscriber?.subscriberId ?? input.subscriberId;
   if (subscriberId === undefined) throw invalidField("subscriber.subscriberId", "is required");
-  const { subscriberId: _named, timezone: _timezone, ...profile } = input.subscriber ?? { subscriberId };
-  const started = await startSession(
-    deps,
-    tools,
-    {
-      applicationIdentifier: input.applicationIdentifier,
-      subscriberId,
-      hash: input.subscriberHash,
-      profile,
-    },
-    { hashField: "subscriberHash", profileNeedsHash: true },
-  );
+  const { subscriberId: _named, timezone, ...rest } = input.subscriber ?? { subscriberId };
+  // The client sends the browser's own zone when the page names none: one this runtime does not
+  // know (a browser may say `Etc/Unknown`) is left out rather than refusing the inbox.
+  const profile =
+    timezone === undefined || (timezone !== null && timezone !== "" && !isTimezone(timezone))
+      ? rest
+      : { ...rest, timezone };
+  const start = (d: Deps) =>
+    startSession(
+      d,
+      tools,
+      {
+        applicationIdentifier: input.applicationIdentifier,
+        subscriberId,
+        hash: input.subscriberHash,
+        profile,
+      },
+      { hashField: "subscriberHash", profileNeedsHash: true },
+    );
+  const schedule = input.defaultSchedule;
+  const started = schedule
+    ? // One transaction: a schedule refused (a 400) leaves no subscriber made for it.
+      await inTransaction(deps, async (d) => {
+        const session = await start(d);
+        if (session.created || session.verified) {
+          await applyDefaultSchedule(d, session.tenant, subscriberId, {
+            ...schedule,
+            isEnabled: schedule.isEnabled ?? true,
+          });
+        }
+        return session;
+      })
+    : await start(deps);
   return { ...started, unread: await unreadCounts(deps, started.subscriber.id) };
 }
 

@@ -1,6 +1,7 @@
 import { Type } from "typebox";
 import { FreeObject } from "../http/schema-helpers.ts";
 import { SUBSCRIBER_ID_TEXT_PATTERN } from "../http/validation.ts";
+import { ScheduleSchema } from "../subscribers/schemas.ts";
 
 // Novu's current inbox (@novu/js) starting its session: what it sends and what it reads back.
 
@@ -21,11 +22,30 @@ export const SessionSubscriber = Type.Object(
     avatar: Nullable(Type.String({ maxLength: 2048 })),
     locale: Nullable(Type.String({ maxLength: 35 })),
     timezone: Nullable(
-      Type.String({ maxLength: 100, description: "Sent by the browser's inbox; not kept (ours)" }),
+      Type.String({
+        maxLength: 100,
+        description:
+          "An IANA timezone; the browser's inbox sends its own. Kept with a valid hash, as the other fields; " +
+          "a zone the service does not know is left out (ours)",
+      }),
     ),
     data: Type.Optional(Type.Union([FreeObject("Your own data about the subscriber"), Type.Null()])),
   },
   { additionalProperties: false },
+);
+
+/** The schedule a subscriber starts with, as the page gives it (`isEnabled` left out: on). */
+const DefaultSchedule = Type.Object(
+  {
+    isEnabled: Type.Optional(Type.Boolean({ description: "Default true" })),
+    weeklySchedule: ScheduleSchema.properties.weeklySchedule,
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Set as the subscriber's schedule when it has none: for a subscriber the session makes, or with a valid " +
+      "subscriberHash",
+  },
 );
 
 export const InboxSessionBody = Type.Object(
@@ -53,9 +73,7 @@ export const InboxSessionBody = Type.Object(
       ]),
     ),
     context: Type.Optional(Type.Union([FreeObject("Not used: Tidings has no contexts (ours)"), Type.Null()])),
-    defaultSchedule: Type.Optional(
-      Type.Union([FreeObject("Not used by the session: the preferences keep schedules"), Type.Null()]),
-    ),
+    defaultSchedule: Type.Optional(Type.Union([DefaultSchedule, Type.Null()])),
   },
   { additionalProperties: false },
 );

@@ -164,7 +164,7 @@ forEachBackend(
         subscriber: { subscriberId, ...profile },
       });
       assert.ok(bare.session);
-      assert.equal((await stored()).firstName, "");
+      assert.deepEqual([(await stored()).firstName, (await stored()).timezone], ["", ""]);
       // A wrong hash is not refused where HMAC is off, and changes nothing either.
       const wrong = await startSession(ctx, {
         applicationIdentifier: devIdentifier,
@@ -172,9 +172,9 @@ forEachBackend(
         subscriberHash: "cd".repeat(32),
       });
       assert.equal(wrong.statusCode, 201, wrong.body);
-      assert.equal((await stored()).email, "");
+      assert.deepEqual([(await stored()).email, (await stored()).timezone], ["", ""]);
 
-      // The right hash applies every field the subscriber keeps (the timezone is not one).
+      // The right hash applies every field the subscriber keeps.
       const verified = await openInbox(ctx, {
         applicationIdentifier: devIdentifier,
         subscriber: { subscriberId, ...profile },
@@ -190,6 +190,7 @@ forEachBackend(
           phone: after.phone,
           avatar: after.avatar,
           locale: after.locale,
+          timezone: after.timezone,
           data: after.data,
         },
         {
@@ -199,9 +200,30 @@ forEachBackend(
           phone: "+15555550100",
           avatar: "https://example.com/g.png",
           locale: "en-US",
+          timezone: "Europe/Paris",
           data: { team: "compilers" },
         },
       );
+      // A zone this runtime does not know (a browser may report `Etc/Unknown`) is left out, the rest
+      // applied; null clears the zone, as it clears the other fields.
+      const hash = subscriberHash(tenant.dev.apiKey, subscriberId);
+      const unknownZone = await openInbox(ctx, {
+        applicationIdentifier: devIdentifier,
+        subscriber: { subscriberId, firstName: "Amazing Grace", timezone: "Etc/Unknown" },
+        subscriberHash: hash,
+      });
+      assert.ok(unknownZone.session, JSON.stringify(unknownZone.error));
+      assert.deepEqual(
+        [(await stored()).firstName, (await stored()).timezone],
+        ["Amazing Grace", "Europe/Paris"],
+      );
+      const cleared = await startSession(ctx, {
+        applicationIdentifier: devIdentifier,
+        subscriber: { subscriberId, timezone: null },
+        subscriberHash: hash,
+      });
+      assert.equal(cleared.statusCode, 201, cleared.body);
+      assert.equal((await stored()).timezone, "");
       // A bad field is a 400 naming it, checked only when it would be applied.
       const bad = await startSession(ctx, {
         applicationIdentifier: devIdentifier,
@@ -209,6 +231,103 @@ forEachBackend(
         subscriberHash: subscriberHash(tenant.dev.apiKey, subscriberId),
       });
       assertErrorBody(bad, 400, { path: "/v1/inbox/session", fields: ["email"] });
+    });
+
+    test("defaultSchedule: a subscriber the session makes takes it; one that exists, only with a valid hash and without a schedule of its own", async () => {
+      const { tenant, devIdentifier, dev } = await setup();
+      const fridays = {
+        isEnabled: true,
+        weeklySchedule: { friday: { isEnabled: true, hours: [{ start: "09:00 AM", end: "05:00 PM" }] } },
+      };
+      const mornings = {
+        isEnabled: false,
+        weeklySchedule: { monday: { isEnabled: true, hours: [{ start: "08:00 AM", end: "12:00 PM" }] } },
+      };
+      /** The subscriber's schedule as its own inbox reads it (undefined: none). */
+      const scheduleOf = async (inbox: Awaited<ReturnType<typeof openInbox>>) => {
+        const { data, error } = await inbox.novu.preferences.schedule.get();
+        assert.equal(error, undefined);
+        return data?.isEnabled === undefined
+          ? undefined
+          : { isEnabled: data.isEnabled, weeklySchedule: data.weeklySchedule };
+      };
+      const open = (
+        subscriberId: string,
+        options: { hash?: boolean; defaultSchedule?: Record<string, unknown> },
+      ) =>
+        openInbox(ctx, {
+          applicationIdentifier: devIdentifier,
+          subscriber: { subscriberId },
+          ...(options.hash ? { subscriberHash: subscriberHash(tenant.dev.apiKey, subscriberId) } : {}),
+          ...(options.defaultSchedule ? { defaultSchedule: options.defaultSchedule } : {}),
+          useCache: false,
+        });
+
+      // Made by the session, without a hash: the page's schedule is its first.
+      const fresh = hexId();
+      const made = await open(fresh, { defaultSchedule: fridays });
+      try {
+        assert.ok(made.session, JSON.stringify(made.error));
+        assert.deepEqual(await scheduleOf(made), fridays);
+      } finally {
+        await made.close();
+      }
+
+      // Already there: without a hash nothing changes; with one, the page's schedule is set.
+      const existing = hexId();
+      assert.equal((await dev.post("/v1/subscribers", { subscriberId: existing })).statusCode, 201);
+      const unverified = await open(existing, { defaultSchedule: fridays });
+      try {
+        assert.ok(unverified.session, JSON.stringify(unverified.error));
+        assert.equal(await scheduleOf(unverified), undefined);
+      } finally {
+        await unverified.close();
+      }
+      const verified = await open(existing, {
+        hash: true,
+        defaultSchedule: { weeklySchedule: fridays.weeklySchedule },
+      });
+      try {
+        assert.ok(verified.session, JSON.stringify(verified.error));
+        assert.deepEqual(await scheduleOf(verified), fridays, "isEnabled left out: on");
+        // The subscriber's own choice wins over any page's default from then on.
+        const own = await verified.novu.preferences.schedule.update(mornings);
+        assert.equal(own.error, undefined);
+      } finally {
+        await verified.close();
+      }
+      const again = await open(existing, { hash: true, defaultSchedule: fridays });
+      try {
+        assert.deepEqual(await scheduleOf(again), mornings);
+      } finally {
+        await again.close();
+      }
+
+      // A schedule that is not one is a 400 naming the field, and makes no subscriber.
+      const refusedId = hexId();
+      const refused = await startSession(ctx, {
+        applicationIdentifier: devIdentifier,
+        subscriber: { subscriberId: refusedId },
+        defaultSchedule: {
+          isEnabled: true,
+          weeklySchedule: { monday: { isEnabled: true, hours: [{ start: "17:00", end: "18:00" }] } },
+        },
+      });
+      assertErrorBody(refused, 400, {
+        path: "/v1/inbox/session",
+        fields: [
+          "defaultSchedule.weeklySchedule.monday.hours[0].start",
+          "defaultSchedule.weeklySchedule.monday.hours[0].end",
+        ],
+      });
+      assert.equal((await dev.get(`/v1/subscribers/${refusedId}`)).statusCode, 404, "no subscriber made");
+      const shapeless = await startSession(ctx, {
+        applicationIdentifier: devIdentifier,
+        subscriber: { subscriberId: refusedId },
+        defaultSchedule: { weeklySchedule: { someday: { isEnabled: true } } },
+      });
+      assert.equal(shapeless.statusCode, 400, shapeless.body);
+      assert.equal((await dev.get(`/v1/subscribers/${refusedId}`)).statusCode, 404, "no subscriber made");
     });
 
     test("older clients name the subscriber at the top; a body without one, or with an unknown identifier, is a 400", async () => {

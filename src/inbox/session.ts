@@ -3,7 +3,7 @@ import type { Deps } from "../deps.ts";
 import { badRequest, unauthorized } from "../errors.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import type { CreateSubscriberInput } from "../subscribers/schemas.ts";
-import { getSubscriberByRef, subscriberExists, upsertSubscriber } from "../subscribers/service.ts";
+import { getSubscriberByRef, subscriberExists, upsertRecipient } from "../subscribers/service.ts";
 import type { Environment } from "../tenancy/domain.ts";
 import { findEnvironmentByIdentifier, type KeySealer, openEnvironmentKeys } from "../tenancy/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
@@ -64,6 +64,10 @@ export async function startSession(
   subscriber: Subscriber;
   environment: Environment;
   tenant: Tenant;
+  /** Whether this session made the subscriber. */
+  created: boolean;
+  /** Whether the hash was sent and matched: the session speaks for the customer's server. */
+  verified: boolean;
 }> {
   const found = await findEnvironmentByIdentifier(deps, input.applicationIdentifier);
   if (!found) {
@@ -95,7 +99,7 @@ export async function startSession(
   // its session creates; Novu's current inbox applies them with a valid hash only.
   const applyProfile =
     verified || (!rules.profileNeedsHash && !(await subscriberExists(deps, tenant, input.subscriberId)));
-  const subscriber = await upsertSubscriber(deps, tenant, {
+  const { subscriber, created } = await upsertRecipient(deps, tenant, {
     subscriberId: input.subscriberId,
     ...(applyProfile ? input.profile : {}),
   });
@@ -105,7 +109,7 @@ export async function startSession(
     subscriberRef: subscriber.id,
     subscriberId: subscriber.subscriberId,
   });
-  return { token, expiresAt, subscriber, environment, tenant };
+  return { token, expiresAt, subscriber, environment, tenant, created, verified };
 }
 
 async function hmacMatches(

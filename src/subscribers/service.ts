@@ -830,6 +830,9 @@ export async function writeInboxWorkflowPreferences(
 
 // ---------------------------------------------------------------- for the engine
 
+// Whether a timezone is one this runtime knows: a client that sends the browser's own (Novu's inbox
+// does) may send a name the runtime lacks, which such a client would rather see ignored than refused.
+export { isTimezone } from "./schedule.ts";
 export type { CreateSubscriberInput };
 
 /** The subscriber with our id (its `_id`), or undefined when it was deleted since. */
