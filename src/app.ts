@@ -43,6 +43,7 @@ import { registerLifecycle } from "./ops/lifecycle.ts";
 import { registerMetrics } from "./ops/metrics.ts";
 import { registerRateLimit } from "./ops/rate-limit.ts";
 import { docsCsp, registerSecurity } from "./ops/security.ts";
+import { LocalBuckets } from "./ops/token-bucket.ts";
 import type { Store } from "./store/store.ts";
 import { subscriberRoutes } from "./subscribers/routes.ts";
 import { environmentRoutes } from "./tenancy/routes.ts";
@@ -385,15 +386,25 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
     { prefix: "/v2" },
   );
+  // Both session routes (the widget's and the current inbox's) draw from one bucket per environment.
+  const perMinute = config.sessionNewSubscribersPerMinute;
+  const sessionTools = {
+    sealer: integrations.box,
+    tokens: realtime.tokens,
+    newSubscribers:
+      perMinute > 0
+        ? new LocalBuckets({ rate: perMinute / 60, burst: perMinute }, () => clock.now())
+        : undefined,
+  };
   await app.register(inboxSessionRoutes, {
     prefix: "/v1/inbox",
-    tools: { sealer: integrations.box, tokens: realtime.tokens },
+    tools: sessionTools,
     onChange: onInboxChange,
     maxSnoozeDurationHours: config.inboxMaxSnoozeDurationHours,
   });
   await app.register(widgetRoutes, {
     prefix: "/v1/widgets",
-    tools: { sealer: integrations.box, tokens: realtime.tokens },
+    tools: sessionTools,
     onChange: onInboxChange,
     onUsage: (name: string) => app.widgetUsage?.(name),
   });

@@ -65,6 +65,11 @@ export interface Config {
   /** How many inbox sockets one subscriber may hold open on one process (WIDGET_SOCKETS_PER_SUBSCRIBER). */
   readonly widgetSocketsPerSubscriber: number;
   /**
+   * How many new subscribers inbox sessions (which need no API key) may create per minute in one
+   * environment, on one process (SESSION_NEW_SUBSCRIBERS_PER_MINUTE); 0: no limit.
+   */
+  readonly sessionNewSubscribersPerMinute: number;
+  /**
    * How far ahead the inbox may snooze a notification (INBOX_MAX_SNOOZE_DURATION_HOURS, 90 days);
    * 0 turns snoozing off, and Novu's inbox then hides it.
    */
@@ -205,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     outboundAllow: Object.freeze(outboundAllow(env)),
     widgetSessionTtlS: integer(env, "WIDGET_SESSION_TTL_S", 7 * 86_400, 60, 365 * 86_400),
     widgetSocketsPerSubscriber: integer(env, "WIDGET_SOCKETS_PER_SUBSCRIBER", 10, 1, 10_000),
+    sessionNewSubscribersPerMinute: integer(env, "SESSION_NEW_SUBSCRIBERS_PER_MINUTE", 60, 0, 1_000_000),
     inboxMaxSnoozeDurationHours: integer(env, "INBOX_MAX_SNOOZE_DURATION_HOURS", 2160, 0, 87_600),
   });
 }

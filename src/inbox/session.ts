@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Deps } from "../deps.ts";
-import { badRequest, unauthorized } from "../errors.ts";
+import { ApiError, badRequest, unauthorized } from "../errors.ts";
+import type { BucketStore } from "../ops/token-bucket.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import type { CreateSubscriberInput } from "../subscribers/schemas.ts";
 import { getSubscriberByRef, subscriberExists, upsertRecipient } from "../subscribers/service.ts";
@@ -13,6 +14,11 @@ import type { SessionTokens, SubscriberSession } from "./session-tokens.ts";
 export interface SessionTools {
   readonly sealer: KeySealer | undefined;
   readonly tokens: SessionTokens;
+  /**
+   * One bucket per environment for the subscribers sessions create: anyone with the public
+   * application identifier can start a session, so creating subscribers through it is capped.
+   */
+  readonly newSubscribers?: BucketStore | undefined;
 }
 
 export interface StartSessionInput {
@@ -97,8 +103,20 @@ export async function startSession(
   // Without a valid hash a page may not rewrite an existing subscriber's contacts (its e-mail is
   // where the next e-mail goes): the older widget's profile fields only ever describe a subscriber
   // its session creates; Novu's current inbox applies them with a valid hash only.
-  const applyProfile =
-    verified || (!rules.profileNeedsHash && !(await subscriberExists(deps, tenant, input.subscriberId)));
+  const exists = await subscriberExists(deps, tenant, input.subscriberId);
+  if (!exists && tools.newSubscribers) {
+    const take = await tools.newSubscribers.take(`env:${environment.id}`);
+    if (!take.allowed) {
+      const seconds = Math.max(1, Math.ceil(take.waitMs / 1000));
+      throw new ApiError(
+        429,
+        `Too many new subscribers from inbox sessions in this environment; retry in ${seconds} second${seconds === 1 ? "" : "s"} (SESSION_NEW_SUBSCRIBERS_PER_MINUTE), or create the subscriber with the API key`,
+        undefined,
+        { "retry-after": String(seconds) },
+      );
+    }
+  }
+  const applyProfile = verified || (!rules.profileNeedsHash && !exists);
   const { subscriber, created } = await upsertRecipient(deps, tenant, {
     subscriberId: input.subscriberId,
     ...(applyProfile ? input.profile : {}),
