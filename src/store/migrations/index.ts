@@ -9,6 +9,7 @@ import * as integrations from "./0007-integrations.ts";
 import * as digest from "./0008-digest.ts";
 import * as sealedKeys from "./0009-sealed-keys.ts";
 import * as jobTransactionIndex from "./0010-job-transaction-index.ts";
+import * as productionHmac from "./0013-production-hmac.ts";
 import type { ColumnTypes } from "./column-types.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations see the database as it was, untyped.
@@ -26,6 +27,7 @@ const steps: Record<string, Step> = {
   "0008-digest": digest,
   "0009-sealed-keys": sealedKeys,
   "0010-job-transaction-index": jobTransactionIndex,
+  "0013-production-hmac": productionHmac,
 };
 
 export function migrationProvider(types: ColumnTypes): MigrationProvider {
