@@ -29,3 +29,23 @@ describe("configuration: WORKER_CONCURRENCY", () => {
     assert.equal(loadConfig({ WORKER_CONCURRENCY: "4" }).workerConcurrency, 4);
   });
 });
+
+describe("configuration: METRICS_TOKEN and METRICS_PUBLIC", () => {
+  test("closed by default; a token, or METRICS_PUBLIC, opens it", () => {
+    assert.equal(loadConfig({}).metricsToken, undefined);
+    assert.equal(loadConfig({}).metricsPublic, false);
+    assert.equal(loadConfig({ METRICS_TOKEN: "t0ken" }).metricsToken, "t0ken");
+    assert.equal(loadConfig({ METRICS_PUBLIC: "1" }).metricsPublic, true);
+  });
+
+  test("both at once refuses to start, naming them", () => {
+    assert.throws(
+      () => loadConfig({ METRICS_TOKEN: "t0ken", METRICS_PUBLIC: "1" }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, /^METRICS_TOKEN and METRICS_PUBLIC contradict each other/);
+        return true;
+      },
+    );
+  });
+});

@@ -18,6 +18,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   readonly metrics: "off" | "on";
   readonly metricsToken: string | undefined;
+  /** METRICS_PUBLIC: /metrics answers without a token (without one and without this, it answers 401). */
+  readonly metricsPublic: boolean;
   /** Whether key-guarded routes may authenticate from memory (src/auth/key-verifier.ts). */
   readonly keyCache: boolean;
   /** SQLite: checkpoint the write-ahead log from a worker thread (src/store/sqlite-checkpointer.ts). */
@@ -122,6 +124,11 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const metrics = optional(env, "METRICS") ?? "on";
   if (metrics !== "on" && metrics !== "off") throw new ConfigError(`METRICS must be "on" or "off"`);
+  const metricsToken = optional(env, "METRICS_TOKEN");
+  const metricsPublic = flag(env, "METRICS_PUBLIC", false);
+  if (metricsToken !== undefined && metricsPublic) {
+    throw new ConfigError("METRICS_TOKEN and METRICS_PUBLIC contradict each other: set one of them");
+  }
   const rateLimitRps = integer(env, "RATE_LIMIT_RPS", 1000, 0, 10_000_000);
   const sqliteSync = optional(env, "SQLITE_SYNC") ?? "fdatasync";
   if (sqliteSync !== "fdatasync" && sqliteSync !== "full") {
@@ -161,7 +168,8 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 600_000),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
     metrics,
-    metricsToken: optional(env, "METRICS_TOKEN"),
+    metricsToken,
+    metricsPublic,
     keyCache: flag(env, "KEY_CACHE", true),
     sqliteBackgroundCheckpoints: flag(env, "SQLITE_BACKGROUND_CHECKPOINTS", true),
     sqliteSync,

@@ -3,6 +3,7 @@ import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, Migrator, sql } from "kysely";
 import postgres from "postgres";
+import { DATA_FILE_MODE, makeDataDir, tightenFile } from "./file-modes.ts";
 import { postgresTypes, sqliteTypes } from "./migrations/column-types.ts";
 import { migrationProvider } from "./migrations/index.ts";
 import { PostgresJsDialect } from "./postgres-driver.ts";
@@ -61,12 +62,20 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openSqlite(options);
 }
 
+/**
+ * The database file, made (or tightened) readable by its owner alone before SQLite opens it: SQLite
+ * gives the write-ahead log and the shared-memory file it creates the database file's permissions,
+ * so they follow. Those made before, by an older version or another umask, are tightened too.
+ */
 function sqliteFileOf(options: StoreOptions): string {
   const file = options.sqliteFile ?? "tidings.db";
   if (file === ":memory:") return file;
   const dir = options.dataDir ?? path.resolve("data");
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, file);
+  makeDataDir(dir);
+  const full = path.join(dir, file);
+  fs.closeSync(fs.openSync(full, "a", DATA_FILE_MODE));
+  for (const made of [full, `${full}-wal`, `${full}-shm`, `${full}-journal`]) tightenFile(made);
+  return full;
 }
 
 function openSqlite(options: StoreOptions): Store {
