@@ -265,6 +265,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       webhookTimeoutMs: config.webhookTimeoutMs,
       smtpTimeoutMs: config.smtpTimeoutMs,
     });
+  app.decorate("secrets", integrations.box);
   // In this order: running deliveries finish before their SMTP pools close.
   app.addHook("onClose", async () => {
     if (ownQueue) await queue.stop();
@@ -274,7 +275,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   if (options.runWorker ?? true) {
     const senders = channelSenders({ db: store.db, clock }, integrations);
     const { handlers, ...startOptions } = workerRegistry(
-      { db: store.db, clock, queue, senders },
+      { db: store.db, clock, secrets: integrations.box, queue, senders },
       onInboxChange,
     );
     await queue.start(handlers, startOptions);

@@ -63,7 +63,8 @@ export async function main(): Promise<void> {
     sqliteSync: config.sqliteSync,
     onBackgroundError: (err) => logger.warn({ err }, "database background work failed; carrying on"),
   });
-  await store.migrate();
+  // The key seals, on the way, secrets an older version kept in the clear.
+  await store.migrate({ secrets: integrations.box });
   logger.info(
     { backend: store.backend, ...(store.backend === "sqlite" ? { dataDir: config.dataDir } : {}) },
     "database ready",
@@ -75,8 +76,9 @@ export async function main(): Promise<void> {
     const senders = channelSenders({ db: store.db, clock }, integrations);
     // No sockets here: new messages are announced to the API processes that hold them.
     const realtime = await openRealtime({ store, config, clock, logger, secretKey: secret.key });
-    const { handlers, ...options } = workerRegistry({ db: store.db, clock, queue, senders }, (change) =>
-      realtime.publish(change),
+    const { handlers, ...options } = workerRegistry(
+      { db: store.db, clock, secrets: integrations.box, queue, senders },
+      (change) => realtime.publish(change),
     );
     await queue.start(handlers, options);
     // No listener: keep the process alive until a signal stops the worker.

@@ -21,6 +21,7 @@ import type {
   WorkflowSnapshot,
 } from "./domain.ts";
 import type { JobQueue, NewTask } from "./queue/port.ts";
+import { sealRecipients, withMaskedChannels } from "./recipient-secrets.ts";
 import * as engine from "./repository.ts";
 
 /**
@@ -198,18 +199,20 @@ export async function acceptTrigger(
 
   // At least one: the trigger's schema says so (src/events/schemas.ts).
   const recipients = options.broadcast ? [] : [request.to ?? []].flat();
+  // The notifications keep `to` and the actor as sent, each channel's credentials masked.
   const plan: RunPlan = {
     workflow: snapshotOf(workflow),
     steps: workflow.steps,
     payload: request.payload ?? {},
     overrides: request.overrides ?? {},
-    actor: objectOr(request.actor, "subscriberId"),
+    actor: withMaskedChannels(objectOr(request.actor, "subscriberId")),
     tenant: objectOr(request.tenant, "identifier"),
-    to: options.broadcast ? { broadcast: true } : (request.to ?? []),
+    to: options.broadcast ? { broadcast: true } : withMaskedChannels(request.to ?? []),
     ...(status === "trigger_not_active" ? { inactive: true } : {}),
   };
   const fanOut =
     options.broadcast || recipients.length > INLINE_RECIPIENTS || recipients.some((r) => isTopic(r));
+  const triggerId = newObjectId();
 
   const ack = await deps.db
     .transaction()
@@ -228,7 +231,7 @@ export async function acceptTrigger(
       const [trigger, resolved] = await pipelined(trx, [
         (db) =>
           engine.insertTrigger(db, {
-            id: newObjectId(),
+            id: triggerId,
             organizationId: tenant.organizationId,
             environmentId: tenant.environmentId,
             transactionId,
@@ -236,7 +239,13 @@ export async function acceptTrigger(
             status,
             // What a fan-out job reads to create the runs later; a trigger whose runs are created
             // here has them (its notifications hold the plan) and keeps nothing twice.
-            request: fanOut ? { plan, recipients, broadcast: options.broadcast === true } : {},
+            request: fanOut
+              ? {
+                  plan,
+                  recipients: sealRecipients(deps, triggerId, recipients),
+                  broadcast: options.broadcast === true,
+                }
+              : {},
             createdAt: isoNow(deps.clock),
           }),
         async (db) =>

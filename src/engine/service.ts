@@ -91,10 +91,15 @@ declare module "fastify" {
   }
 }
 
-/** The engine's dependencies for a request: the app's store (or a transaction), clock and queue. */
+/** The engine's dependencies for a request: the app's store (or a transaction), clock, secrets and queue. */
 export function engineDepsOf(
-  app: { store: { db: Deps["db"] }; clock: Deps["clock"]; queue: import("./queue/port.ts").JobQueue },
+  app: {
+    store: { db: Deps["db"] };
+    clock: Deps["clock"];
+    secrets?: Deps["secrets"];
+    queue: import("./queue/port.ts").JobQueue;
+  },
   db: Deps["db"] = app.store.db,
 ): EngineDeps {
-  return { db, clock: app.clock, queue: app.queue };
+  return { db, clock: app.clock, secrets: app.secrets, queue: app.queue };
 }

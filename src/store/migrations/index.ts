@@ -10,10 +10,14 @@ import * as digest from "./0008-digest.ts";
 import * as sealedKeys from "./0009-sealed-keys.ts";
 import * as jobTransactionIndex from "./0010-job-transaction-index.ts";
 import * as productionHmac from "./0013-production-hmac.ts";
+import * as sealedSubscriberChannels from "./0014-sealed-subscriber-channels.ts";
 import type { ColumnTypes } from "./column-types.ts";
+import type { MigrationContext } from "./context.ts";
+
+export type { MigrationContext } from "./context.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations see the database as it was, untyped.
-type Step = { up(db: Kysely<any>, types: ColumnTypes): Promise<void> };
+type Step = { up(db: Kysely<any>, types: ColumnTypes, context: MigrationContext): Promise<void> };
 
 // Listed in code, not read from a folder, so a bundled or compiled build carries them along.
 const steps: Record<string, Step> = {
@@ -28,15 +32,16 @@ const steps: Record<string, Step> = {
   "0009-sealed-keys": sealedKeys,
   "0010-job-transaction-index": jobTransactionIndex,
   "0013-production-hmac": productionHmac,
+  "0014-sealed-subscriber-channels": sealedSubscriberChannels,
 };
 
-export function migrationProvider(types: ColumnTypes): MigrationProvider {
+export function migrationProvider(types: ColumnTypes, context: MigrationContext = {}): MigrationProvider {
   return {
     async getMigrations() {
       const migrations: Record<string, Migration> = {};
       for (const [name, step] of Object.entries(steps)) {
         // biome-ignore lint/suspicious/noExplicitAny: the migrator hands over an untyped Kysely.
-        migrations[name] = { up: (db: Kysely<any>) => step.up(db, types) };
+        migrations[name] = { up: (db: Kysely<any>) => step.up(db, types, context) };
       }
       return migrations;
     },
