@@ -239,6 +239,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       return unavailableQueue(error);
     }));
   app.decorate("queue", queue);
+  app.decorate("quotas", config.quotas);
   const logger = (options.logger || pino({ enabled: false })) as pino.Logger;
   const secretKey = options.secretKey ?? config.secretKey;
   const ownRealtime = options.realtime === undefined;

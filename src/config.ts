@@ -1,5 +1,18 @@
 import path from "node:path";
 
+/**
+ * What one environment's triggers may do (README, "Quotas"); 0 turns a quota off. Counted when a
+ * trigger is accepted: a topic's or a broadcast's recipients are its members then.
+ */
+export interface Quotas {
+  /** QUOTA_RECIPIENTS_PER_TRIGGER: the most subscribers one trigger may reach (its topics and broadcast too). */
+  readonly recipientsPerTrigger: number;
+  /** QUOTA_RECIPIENTS_PER_MINUTE: the most subscribers the environment's triggers may reach in a minute. */
+  readonly recipientsPerMinute: number;
+  /** QUOTA_PENDING_JOBS: the most jobs of the environment that may wait or run at once. */
+  readonly pendingJobs: number;
+}
+
 /** Everything the process reads from its environment, validated once, typed and frozen. */
 export interface Config {
   readonly port: number;
@@ -55,6 +68,7 @@ export interface Config {
   readonly widgetSessionTtlS: number;
   /** How many inbox sockets one subscriber may hold open on one process (WIDGET_SOCKETS_PER_SUBSCRIBER). */
   readonly widgetSocketsPerSubscriber: number;
+  readonly quotas: Quotas;
 }
 
 export const ROLES = ["all", "api", "worker"] as const;
@@ -147,6 +161,20 @@ export function loadConfig(env: Env = process.env): Config {
       `WORKER_DEAD_AFTER_MS (${workerDeadAfterMs}) must be at least twice WORKER_HEARTBEAT_MS (${workerHeartbeatMs})`,
     );
   }
+  const quotas = Object.freeze({
+    recipientsPerTrigger: integer(env, "QUOTA_RECIPIENTS_PER_TRIGGER", 100_000, 0, 100_000_000),
+    recipientsPerMinute: integer(env, "QUOTA_RECIPIENTS_PER_MINUTE", 100_000, 0, 100_000_000),
+    pendingJobs: integer(env, "QUOTA_PENDING_JOBS", 1_000_000, 0, 1_000_000_000),
+  });
+  if (
+    quotas.recipientsPerMinute > 0 &&
+    (quotas.recipientsPerTrigger === 0 || quotas.recipientsPerTrigger > quotas.recipientsPerMinute)
+  ) {
+    throw new ConfigError(
+      `QUOTA_RECIPIENTS_PER_TRIGGER (${quotas.recipientsPerTrigger || "0: no limit"}) must be at most ` +
+        `QUOTA_RECIPIENTS_PER_MINUTE (${quotas.recipientsPerMinute}): a larger trigger could never be accepted`,
+    );
+  }
   return Object.freeze({
     port: integer(env, "PORT", 3000, 0, 65535),
     host: optional(env, "HOST") ?? "0.0.0.0",
@@ -184,5 +212,6 @@ export function loadConfig(env: Env = process.env): Config {
     smtpTimeoutMs: integer(env, "SMTP_TIMEOUT_MS", 10_000, 50, 600_000),
     widgetSessionTtlS: integer(env, "WIDGET_SESSION_TTL_S", 7 * 86_400, 60, 365 * 86_400),
     widgetSocketsPerSubscriber: integer(env, "WIDGET_SOCKETS_PER_SUBSCRIBER", 10, 1, 10_000),
+    quotas,
   });
 }

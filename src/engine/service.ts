@@ -88,6 +88,8 @@ declare module "fastify" {
   interface FastifyInstance {
     /** The job queue the engine's work goes through (src/engine/queue). */
     queue: import("./queue/port.ts").JobQueue;
+    /** The environments' quotas a trigger must fit (src/engine/quotas.ts). */
+    quotas: import("../config.ts").Quotas | undefined;
   }
 }
 
@@ -98,8 +100,9 @@ export function engineDepsOf(
     clock: Deps["clock"];
     secrets?: Deps["secrets"];
     queue: import("./queue/port.ts").JobQueue;
+    quotas?: import("../config.ts").Quotas | undefined;
   },
   db: Deps["db"] = app.store.db,
 ): EngineDeps {
-  return { db, clock: app.clock, secrets: app.secrets, queue: app.queue };
+  return { db, clock: app.clock, secrets: app.secrets, queue: app.queue, quotas: app.quotas };
 }

@@ -1,7 +1,15 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import { listSlots, runPrepared, runPreparedRows, slot } from "../store/prepared.ts";
 import type { Database, SubscriberPreferencesTable, SubscribersTable } from "../store/schema.ts";
-import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import {
+  countRows,
+  countUpTo,
+  dialectOf,
+  readBool,
+  readJson,
+  readTimestamp,
+  writeJson,
+} from "../store/values.ts";
 import {
   type ChannelCredentials,
   type ChannelPreferences,
@@ -352,6 +360,11 @@ export async function updateProfile(
     .returningAll()
     .executeTakeFirst();
   return row ? toSubscriber(row) : undefined;
+}
+
+/** The environment's subscribers, counted up to `limit` (a read of the subscriberId index bounded by it). */
+export function countSubscribersUpTo(db: Db, environmentId: string, limit: number): Promise<number> {
+  return countUpTo(db, db.selectFrom("subscribers").where("environment_id", "=", environmentId), limit);
 }
 
 export async function writeChannels(db: Db, id: string, channels: SubscriberChannel[], now: string) {

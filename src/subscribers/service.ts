@@ -237,6 +237,11 @@ export async function bulkUpsertSubscribers(
   return outcome;
 }
 
+/** How many subscribers the environment has, counting no further than `limit` (what a broadcast's quota needs). */
+export function countSubscribers(deps: Deps, tenant: Tenant, limit: number): Promise<number> {
+  return subscribers.countSubscribersUpTo(deps.db, tenant.environmentId, limit);
+}
+
 export async function getSubscriber(deps: Deps, tenant: Tenant, subscriberId: string): Promise<Subscriber> {
   return requireSubscriber(deps, tenant, subscriberId);
 }

@@ -11,6 +11,7 @@ import * as sealedKeys from "./0009-sealed-keys.ts";
 import * as jobTransactionIndex from "./0010-job-transaction-index.ts";
 import * as productionHmac from "./0013-production-hmac.ts";
 import * as sealedSubscriberChannels from "./0014-sealed-subscriber-channels.ts";
+import * as quotas from "./0015-quotas.ts";
 import type { ColumnTypes } from "./column-types.ts";
 import type { MigrationContext } from "./context.ts";
 
@@ -33,6 +34,7 @@ const steps: Record<string, Step> = {
   "0010-job-transaction-index": jobTransactionIndex,
   "0013-production-hmac": productionHmac,
   "0014-sealed-subscriber-channels": sealedSubscriberChannels,
+  "0015-quotas": quotas,
 };
 
 export function migrationProvider(types: ColumnTypes, context: MigrationContext = {}): MigrationProvider {
