@@ -23,7 +23,7 @@ import {
 import { type Clock, systemClock } from "./clock.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { type JobQueue, openQueue } from "./engine/queue/index.ts";
-import { engineSubscriberErasure } from "./engine/service.ts";
+import { engineSubscriberErasure, registerOpenJobsFolding } from "./engine/service.ts";
 import { errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
@@ -332,6 +332,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   registerHealth(app, store, config);
   registerIdempotencyKeyPurge(app, store.db);
+  registerOpenJobsFolding(app, store);
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   await registerDashboard(app, config, options.dashboardDir);
 

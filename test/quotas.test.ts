@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { ManualClock } from "../src/clock.ts";
 import { loadConfig } from "../src/config.ts";
+import { foldClosedConnections } from "../src/engine/quota-repository.ts";
 import { assertErrorBody } from "./error-body.ts";
 import { createWorkflow } from "./factories.ts";
 import { type Client, forEachBackend, type TestContext } from "./harness.ts";
@@ -212,6 +213,46 @@ forEachBackend<ManualClock>(
       nextMinute(ctx.clock);
       assert.equal((await trigger(api, { name, to: five() })).statusCode, 201);
       await openJobsMatch(ctx, tenant.dev.environmentId, 10);
+    });
+
+    test("the open-job counts: one row per environment on SQLite; on PostgreSQL one per connection, those of closed connections folded, the sum unchanged", async () => {
+      const { tenant, api, name } = await setup([
+        { template: { type: "delay" }, metadata: { amount: 1, unit: "hours" } },
+        { template: { type: "in_app", content: "Later" } },
+      ]);
+      nextMinute(ctx.clock);
+      assert.equal((await trigger(api, { name, to: hexId() })).statusCode, 201);
+      await drain(ctx);
+      const environmentId = tenant.dev.environmentId;
+      const rows = () =>
+        ctx.store.db
+          .selectFrom("quota_open_jobs")
+          .select(["shard", "open"])
+          .where("environment_id", "=", environmentId)
+          .execute();
+      const sum = async () => (await rows()).reduce((total, row) => total + Number(row.open), 0);
+      await openJobsMatch(ctx, environmentId, 2);
+      if (ctx.backend === "sqlite") {
+        assert.deepEqual(
+          (await rows()).map((row) => [row.shard, Number(row.open)]),
+          [[0, 2]],
+        );
+        return;
+      }
+      // As a connection that has since closed would have left it: 3 open jobs counted under its pid.
+      const gone = 2_000_000_000;
+      await ctx.store.db
+        .insertInto("quota_open_jobs")
+        .values({ environment_id: environmentId, shard: gone, open: 3 })
+        .execute();
+      assert.equal(await sum(), 2 + 3);
+      assert.ok((await foldClosedConnections(ctx.store.db)) >= 1);
+      assert.equal(await sum(), 2 + 3);
+      assert.ok(!(await rows()).some((row) => row.shard === gone), "the closed connection's row is gone");
+      assert.ok(
+        (await rows()).some((row) => row.shard === 0 && Number(row.open) === 3),
+        "folded into row 0",
+      );
     });
   },
   {

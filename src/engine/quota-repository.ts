@@ -71,3 +71,24 @@ export async function recipientsIn(db: Db, environmentId: string, minute: number
     .executeTakeFirst();
   return row && Number(row.minute) === minute ? Number(row.recipients) : 0;
 }
+
+/**
+ * PostgreSQL: folds the open-jobs rows of connections that are gone into the environment's row 0,
+ * so that the rows a trigger sums stay about as many as the connections open now. Rows of closed
+ * connections are written by nobody, so this waits for no one and no one waits for it (row 0 is
+ * written here alone). Returns how many rows it folded.
+ */
+export async function foldClosedConnections(db: Db): Promise<number> {
+  const { rows } = await sql<{ folded: number | string }>`
+    with gone as (
+      delete from quota_open_jobs
+      where shard <> 0 and shard not in (select pid from pg_stat_activity)
+      returning environment_id, open
+    ), folded as (
+      insert into quota_open_jobs (environment_id, shard, open)
+      select environment_id, 0, sum(open) from gone group by environment_id
+      on conflict (environment_id, shard) do update set open = quota_open_jobs.open + excluded.open
+    )
+    select count(*) as folded from gone`.execute(db);
+  return Number(rows[0]?.folded ?? 0);
+}

@@ -1,3 +1,4 @@
+import type { FastifyInstance } from "fastify";
 import type { Quotas } from "../config.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
@@ -113,4 +114,41 @@ export async function spendRecipients(
       `would pass the ${limit} a minute allows (QUOTA_RECIPIENTS_PER_MINUTE); retry in ${retryAfter} s`,
     retryAfter,
   );
+}
+
+/** How often each PostgreSQL process folds the open-jobs rows of closed connections (real time). */
+export const FOLD_INTERVAL_MS = 10 * 60 * 1000;
+
+/**
+ * PostgreSQL: every FOLD_INTERVAL_MS, folds the open-jobs counts of connections that have closed
+ * (restarts, pools that shrank) into one row per environment; nothing to do on SQLite. Off the
+ * request path, like the idempotency purge; stops (and waits) when the app closes.
+ */
+export function registerOpenJobsFolding(
+  app: FastifyInstance,
+  store: { backend: "sqlite" | "postgres"; db: Deps["db"] },
+  intervalMs = FOLD_INTERVAL_MS,
+): void {
+  if (store.backend !== "postgres") return;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  const run = () => {
+    running ??= quota
+      .foldClosedConnections(store.db)
+      .then((folded) => {
+        if (folded > 0) app.log.debug({ folded }, "folded the open-job counts of closed connections");
+      })
+      .catch((error: unknown) => app.log.warn({ err: error }, "could not fold the open-job counts"))
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  app.addHook("onReady", async () => {
+    timer = setInterval(run, intervalMs);
+    timer.unref();
+  });
+  app.addHook("onClose", async () => {
+    clearInterval(timer);
+    await running;
+  });
 }

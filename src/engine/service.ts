@@ -26,6 +26,7 @@ export type {
   OutgoingEmail,
   Sender,
 } from "./channel-senders.ts";
+export { registerOpenJobsFolding } from "./quotas.ts";
 export type { MessageListener } from "./run-job.ts";
 
 /** The worker's tasks: what the queue runs for the engine, and what it does with a task given up. */

@@ -17,7 +17,8 @@ import type { ColumnTypes } from "./column-types.ts";
 //   environment (`shard` is its backend's pid): a transaction only ever writes the row of the
 //   connection it runs on, so it never waits for another's, and a lock on the count can never close
 //   a deadlock with the job and subscriber rows the engine locks (one shared row per environment did,
-//   under concurrent triggers, digests and cancels). The statement-level triggers add up a whole
+//   under concurrent triggers, digests and cancels); the rows of connections that have closed are
+//   folded into the environment's row 0 from time to time. The statement-level triggers add up a whole
 //   multi-row insert or update at once. SQLite has one writer: one row per environment.
 
 const OPEN = sql`('pending', 'queued', 'delayed', 'running')`;
