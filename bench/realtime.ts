@@ -87,7 +87,15 @@ async function runBackend(backend: BackendName, settings: RealtimeSettings, work
     const { DATABASE_URL: _url, DATA_DIR: _dir, ...rest } = process.env;
     const child = spawnNode(
       [...SERVICE_NODE_FLAGS, "dist/main.js"],
-      { ...rest, ...db.env, PORT: String(port), HOST: "127.0.0.1", RATE_LIMIT_RPS: "0", LOG_LEVEL: "warn" },
+      {
+        ...rest,
+        ...db.env,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        RATE_LIMIT_RPS: "0",
+        LOG_LEVEL: "warn",
+        METRICS_PUBLIC: "1",
+      },
       path.join(workDir, `service-${backend}.log`),
     );
     stop = () => child.stop();

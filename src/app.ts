@@ -23,7 +23,7 @@ import {
 import { type Clock, systemClock } from "./clock.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { type JobQueue, openQueue } from "./engine/queue/index.ts";
-import { engineSubscriberErasure } from "./engine/service.ts";
+import { engineSubscriberErasure, registerOpenJobsFolding } from "./engine/service.ts";
 import { errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
@@ -239,6 +239,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       return unavailableQueue(error);
     }));
   app.decorate("queue", queue);
+  app.decorate("quotas", config.quotas);
   const logger = (options.logger || pino({ enabled: false })) as pino.Logger;
   const secretKey = options.secretKey ?? config.secretKey;
   const ownRealtime = options.realtime === undefined;
@@ -266,6 +267,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       smtpTimeoutMs: config.smtpTimeoutMs,
       outboundAllow: config.outboundAllow,
     });
+  app.decorate("secrets", integrations.box);
   // In this order: running deliveries finish before their SMTP pools close.
   app.addHook("onClose", async () => {
     if (ownQueue) await queue.stop();
@@ -275,7 +277,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   if (options.runWorker ?? true) {
     const senders = channelSenders({ db: store.db, clock }, integrations);
     const { handlers, ...startOptions } = workerRegistry(
-      { db: store.db, clock, queue, senders, render: config.render },
+      { db: store.db, clock, secrets: integrations.box, queue, senders, render: config.render },
       onInboxChange,
     );
     await queue.start(handlers, startOptions);
@@ -337,6 +339,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   registerHealth(app, store, config);
   registerIdempotencyKeyPurge(app, store.db);
+  registerOpenJobsFolding(app, store);
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   await registerDashboard(app, config, options.dashboardDir);
 

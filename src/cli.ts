@@ -59,6 +59,25 @@ function keySealer(): SecretBox | undefined {
   }
 }
 
+/**
+ * The server's key, if this process can have it (TIDINGS_SECRET_KEY, or DATA_DIR/secret.key on
+ * SQLite): a migration seals with it what an older version kept in the clear.
+ */
+function migrationSecrets(): SecretBox | undefined {
+  const config = loadConfig();
+  try {
+    const { key } = resolveSecretKey({
+      configured: config.secretKey,
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+    });
+    return new SecretBox(key);
+  } catch (error) {
+    if (error instanceof MissingSecretKeyError) return undefined;
+    throw error;
+  }
+}
+
 /** The CLI acts now, by the system clock, on the store it opened. */
 const depsOf = (store: Store) => ({ db: store.db, clock: systemClock });
 
@@ -106,7 +125,7 @@ async function withStore<T>(
           `the PostgreSQL database at DATABASE_URL has no Tidings tables.\n${CREATE_HINT}`,
         );
     }
-    await store.migrate();
+    await store.migrate({ secrets: migrationSecrets() });
     return await fn(store);
   } finally {
     await store.close();

@@ -1,6 +1,19 @@
 import path from "node:path";
 import { parseOutboundAllow } from "./http/outbound.ts";
 
+/**
+ * What one environment's triggers may do (README, "Quotas"); 0 turns a quota off. Counted when a
+ * trigger is accepted: a topic's or a broadcast's recipients are its members then.
+ */
+export interface Quotas {
+  /** QUOTA_RECIPIENTS_PER_TRIGGER: the most subscribers one trigger may reach (its topics and broadcast too). */
+  readonly recipientsPerTrigger: number;
+  /** QUOTA_RECIPIENTS_PER_MINUTE: the most subscribers the environment's triggers may reach in a minute. */
+  readonly recipientsPerMinute: number;
+  /** QUOTA_PENDING_JOBS: the most jobs of the environment that may wait or run at once. */
+  readonly pendingJobs: number;
+}
+
 /** Everything the process reads from its environment, validated once, typed and frozen. */
 export interface Config {
   readonly port: number;
@@ -19,6 +32,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   readonly metrics: "off" | "on";
   readonly metricsToken: string | undefined;
+  /** METRICS_PUBLIC: /metrics answers without a token (without one and without this, it answers 401). */
+  readonly metricsPublic: boolean;
   /** Whether key-guarded routes may authenticate from memory (src/auth/key-verifier.ts). */
   readonly keyCache: boolean;
   /** SQLite: checkpoint the write-ahead log from a worker thread (src/store/sqlite-checkpointer.ts). */
@@ -74,6 +89,7 @@ export interface Config {
    * 0 turns snoozing off, and Novu's inbox then hides it.
    */
   readonly inboxMaxSnoozeDurationHours: number;
+  readonly quotas: Quotas;
 }
 
 export const ROLES = ["all", "api", "worker"] as const;
@@ -151,6 +167,11 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const metrics = optional(env, "METRICS") ?? "on";
   if (metrics !== "on" && metrics !== "off") throw new ConfigError(`METRICS must be "on" or "off"`);
+  const metricsToken = optional(env, "METRICS_TOKEN");
+  const metricsPublic = flag(env, "METRICS_PUBLIC", false);
+  if (metricsToken !== undefined && metricsPublic) {
+    throw new ConfigError("METRICS_TOKEN and METRICS_PUBLIC contradict each other: set one of them");
+  }
   const rateLimitRps = integer(env, "RATE_LIMIT_RPS", 1000, 0, 10_000_000);
   const sqliteSync = optional(env, "SQLITE_SYNC") ?? "fdatasync";
   if (sqliteSync !== "fdatasync" && sqliteSync !== "full") {
@@ -167,6 +188,20 @@ export function loadConfig(env: Env = process.env): Config {
   if (workerDeadAfterMs < 2 * workerHeartbeatMs) {
     throw new ConfigError(
       `WORKER_DEAD_AFTER_MS (${workerDeadAfterMs}) must be at least twice WORKER_HEARTBEAT_MS (${workerHeartbeatMs})`,
+    );
+  }
+  const quotas = Object.freeze({
+    recipientsPerTrigger: integer(env, "QUOTA_RECIPIENTS_PER_TRIGGER", 100_000, 0, 100_000_000),
+    recipientsPerMinute: integer(env, "QUOTA_RECIPIENTS_PER_MINUTE", 100_000, 0, 100_000_000),
+    pendingJobs: integer(env, "QUOTA_PENDING_JOBS", 1_000_000, 0, 1_000_000_000),
+  });
+  if (
+    quotas.recipientsPerMinute > 0 &&
+    (quotas.recipientsPerTrigger === 0 || quotas.recipientsPerTrigger > quotas.recipientsPerMinute)
+  ) {
+    throw new ConfigError(
+      `QUOTA_RECIPIENTS_PER_TRIGGER (${quotas.recipientsPerTrigger || "0: no limit"}) must be at most ` +
+        `QUOTA_RECIPIENTS_PER_MINUTE (${quotas.recipientsPerMinute}): a larger trigger could never be accepted`,
     );
   }
   return Object.freeze({
@@ -190,7 +225,8 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 600_000),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
     metrics,
-    metricsToken: optional(env, "METRICS_TOKEN"),
+    metricsToken,
+    metricsPublic,
     keyCache: flag(env, "KEY_CACHE", true),
     sqliteBackgroundCheckpoints: flag(env, "SQLITE_BACKGROUND_CHECKPOINTS", true),
     sqliteSync,
@@ -212,5 +248,6 @@ export function loadConfig(env: Env = process.env): Config {
     widgetSocketsPerSubscriber: integer(env, "WIDGET_SOCKETS_PER_SUBSCRIBER", 10, 1, 10_000),
     sessionNewSubscribersPerMinute: integer(env, "SESSION_NEW_SUBSCRIBERS_PER_MINUTE", 60, 0, 1_000_000),
     inboxMaxSnoozeDurationHours: integer(env, "INBOX_MAX_SNOOZE_DURATION_HOURS", 2160, 0, 87_600),
+    quotas,
   });
 }

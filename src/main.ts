@@ -64,7 +64,8 @@ export async function main(): Promise<void> {
     sqliteSync: config.sqliteSync,
     onBackgroundError: (err) => logger.warn({ err }, "database background work failed; carrying on"),
   });
-  await store.migrate();
+  // The key seals, on the way, secrets an older version kept in the clear.
+  await store.migrate({ secrets: integrations.box });
   logger.info(
     { backend: store.backend, ...(store.backend === "sqlite" ? { dataDir: config.dataDir } : {}) },
     "database ready",
@@ -77,7 +78,7 @@ export async function main(): Promise<void> {
     // No sockets here: new messages are announced to the API processes that hold them.
     const realtime = await openRealtime({ store, config, clock, logger, secretKey: secret.key });
     const { handlers, ...options } = workerRegistry(
-      { db: store.db, clock, queue, senders, render: config.render },
+      { db: store.db, clock, secrets: integrations.box, queue, senders, render: config.render },
       (change) => realtime.publish(change),
     );
     await queue.start(handlers, options);

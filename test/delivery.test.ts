@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import fs from "node:fs";
 import { after, test } from "node:test";
+import { sql } from "kysely";
 import { ManualClock } from "../src/clock.ts";
 import { uniqueName } from "./factories.ts";
 import { type Client, forEachBackend, testConfig } from "./harness.ts";
@@ -356,6 +358,142 @@ forEachBackend<ManualClock>(
       assert.match(messages.find((m) => m.providerId === "slack")?.identifier ?? "", /^[0-9a-f]{24}$/);
       await advance(60 * 60_000);
       assert.equal(sink.requests.length, 4, "delivered once");
+    });
+
+    test("chat: the subscriber's webhook is sealed at rest, masked in every answer, kept out of templates, and still delivered to", async () => {
+      const t = await tenant();
+      const sink = await webhookSink();
+      await integration(t.api, { providerId: "slack", channel: "chat" });
+      const name = await workflow(t.api, t.dev.generalGroupId, [
+        { template: { type: "in_app", content: "{{json subscriber}}" } },
+        { template: { type: "chat", content: "{{json subscriber}} {{subscriber.channels}}" } },
+      ]);
+      const subscriberId = hexId();
+      const secret = `T0/B0/${hexId()}`;
+      const webhookUrl = `${sink.url}/services/${secret}`;
+      assert.equal((await t.api.post("/v1/subscribers", { subscriberId, firstName: "Ada" })).statusCode, 201);
+      const saved = await t.api.put(`/v1/subscribers/${subscriberId}/credentials`, {
+        providerId: "slack",
+        credentials: { webhookUrl },
+      });
+      assert.equal(saved.statusCode, 200, saved.body);
+
+      // Every answer shows it masked: where it goes, not the path that makes it a secret.
+      for (const res of [saved, await t.api.get(`/v1/subscribers/${subscriberId}`)]) {
+        assert.deepEqual(res.json().data.channels[0].credentials, {
+          webhookUrl: `${sink.url}/********`,
+          deviceTokens: [],
+        });
+      }
+      for (const res of [
+        saved,
+        await t.api.get(`/v1/subscribers/${subscriberId}`),
+        await t.api.get("/v1/subscribers"),
+      ])
+        assert.ok(!res.body.includes(secret), res.body);
+
+      // Nowhere in the database in the clear.
+      if (ctx.backend === "sqlite") {
+        const { rows } = await sql<{
+          file: string;
+        }>`select file from pragma_database_list where name = 'main'`.execute(ctx.store.db);
+        const file = rows[0]?.file ?? "";
+        const bytes = Buffer.concat(
+          [file, `${file}-wal`].filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f)),
+        );
+        assert.notEqual(bytes.indexOf(subscriberId), -1, "the subscriber's row is in the files read");
+        assert.equal(bytes.indexOf(secret), -1, "the files hold the webhook's secret path");
+      } else {
+        const { rows } = await sql<{ row: string }>`select t::text as row from subscribers t`.execute(
+          ctx.store.db,
+        );
+        assert.ok(
+          rows.some((r) => r.row.includes(subscriberId)),
+          "the subscriber's row is read",
+        );
+        for (const { row } of rows) assert.ok(!row.includes(secret), row);
+      }
+
+      // The engine opens it to deliver, and no template sees it.
+      const tx = await trigger(t.api, name, subscriberId);
+      const jobs = await finished(t.api, tx);
+      assert.equal(jobOf(jobs, "chat").status, "completed", JSON.stringify(jobs));
+      assert.equal(sink.requests.length, 1);
+      assert.equal(sink.requests[0]?.path, `/services/${secret}`);
+      const text = JSON.stringify(sink.requests[0]?.body);
+      assert.ok(text.includes(`\\"subscriberId\\":\\"${subscriberId}\\"`), text);
+      assert.ok(!text.includes(secret) && !text.includes("channels") && !text.includes("********"), text);
+      const [inApp] = await messagesOf(t.api, tx, "in_app");
+      assert.ok(
+        inApp && !inApp.content.includes(secret) && !inApp.content.includes("channels"),
+        inApp?.content,
+      );
+      assert.ok(!JSON.stringify(jobs).includes(secret));
+    });
+
+    test("chat: a webhook sent with the trigger's recipients (inline, and in a fan-out) is kept sealed and masked too, and delivered", async () => {
+      const t = await tenant();
+      const sink = await webhookSink();
+      await integration(t.api, { providerId: "slack", channel: "chat" });
+      const name = await workflow(t.api, t.dev.generalGroupId, [
+        { template: { type: "chat", content: "Hello {{subscriber.firstName}}" } },
+      ]);
+      const secrets: string[] = [];
+      const recipient = (firstName: string) => {
+        const secret = `T1/B1/${hexId()}`;
+        secrets.push(secret);
+        return {
+          subscriberId: hexId(),
+          firstName,
+          channels: [{ providerId: "slack", credentials: { webhookUrl: `${sink.url}/services/${secret}` } }],
+        };
+      };
+      const inline = recipient("Inline");
+      // Over 20 recipients: a fan-out job upserts them after the answer.
+      const fanned = recipient("Fanned");
+      const actor = recipient("Actor");
+      const txInline = await trigger(t.api, name, [inline]);
+      const txFanned = hexId();
+      const res = await t.api.post("/v1/events/trigger", {
+        name,
+        to: [fanned, ...Array.from({ length: 20 }, () => hexId())],
+        actor,
+        transactionId: txFanned,
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      await finished(t.api, txInline);
+      await settle();
+      const paths = sink.requests.map((r) => r.path).sort();
+      assert.deepEqual(paths, [`/services/${secrets[0]}`, `/services/${secrets[1]}`].sort());
+
+      const activity = [
+        await t.api.get(`/v1/notifications?transactionId=${txInline}`),
+        await t.api.get(`/v1/notifications?transactionId=${txFanned}`),
+      ];
+      const shown = activity.find((r) => r.body.includes(fanned.subscriberId));
+      assert.ok(shown?.body.includes(`${sink.url}/********`), "the activity shows the recipients, masked");
+      for (const body of activity.map((r) => r.body))
+        for (const secret of secrets) assert.ok(!body.includes(secret), body);
+      if (ctx.backend === "sqlite") {
+        const { rows } = await sql<{
+          file: string;
+        }>`select file from pragma_database_list where name = 'main'`.execute(ctx.store.db);
+        const file = rows[0]?.file ?? "";
+        const bytes = Buffer.concat(
+          [file, `${file}-wal`].filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f)),
+        );
+        assert.notEqual(bytes.indexOf(fanned.subscriberId), -1, "the rows are in the files read");
+        for (const secret of secrets) assert.equal(bytes.indexOf(secret), -1, `the files hold ${secret}`);
+      } else {
+        for (const table of ["subscribers", "triggers", "notifications"]) {
+          const { rows } = await sql<{
+            row: string;
+          }>`select t::text as row from ${sql.table(table)} t`.execute(ctx.store.db);
+          assert.ok(rows.length > 0, table);
+          for (const { row } of rows)
+            for (const secret of secrets) assert.ok(!row.includes(secret), `${table}: ${row}`);
+        }
+      }
     });
 
     test("chat: 5xx is retried with backoff (first retry within 5 s) and delivered once when the webhook recovers", async () => {

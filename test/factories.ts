@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import type { TestContext } from "./harness.ts";
+import { systemClock } from "../src/clock.ts";
+import { SecretBox } from "../src/store/secret-box.ts";
+import { getSubscriber, openChannelCredentials } from "../src/subscribers/service.ts";
+import { TEST_SECRET_KEY, type TestContext } from "./harness.ts";
 import { poll } from "./poll.ts";
 
 let counter = 0;
@@ -51,4 +54,21 @@ export async function createSubscriber(
   });
   assert.equal(res.statusCode, 201, res.body);
   return res.json().data;
+}
+
+/**
+ * A subscriber's channel credentials as stored, opened with the test apps' key: what every answer
+ * shows masked, for the tests that check what was kept.
+ */
+export async function storedChannelCredentials(
+  ctx: TestContext,
+  tenant: { organizationId: string; environmentId: string },
+  subscriberId: string,
+) {
+  const deps = { db: ctx.store.db, clock: systemClock, secrets: new SecretBox(TEST_SECRET_KEY) };
+  const subscriber = await getSubscriber(deps, { ...tenant, actorId: "" }, subscriberId);
+  return subscriber.channels.map((channel) => ({
+    providerId: channel.providerId,
+    ...openChannelCredentials(deps, subscriber, channel),
+  }));
 }

@@ -479,7 +479,7 @@ forEachBackend("operations", (ctx) => {
 
   describe("metrics", () => {
     test("/metrics: request counts and latency per route pattern and status, database figures", async () => {
-      const app = await make();
+      const app = await make({ METRICS_PUBLIC: "1" });
       const { dev } = await ctx.tenant();
       await app.inject({
         url: "/v1/notification-groups",
@@ -510,6 +510,24 @@ forEachBackend("operations", (ctx) => {
       assert.match(res.body, new RegExp(`tidings_db_pool_size\\{backend="${ctx.backend}"\\} ${poolSize}\n`));
       assert.match(res.body, /tidings_process_resident_memory_bytes/);
       assert.doesNotMatch(res.body, /0123456789abcdef01234567/, "ids never become labels");
+    });
+
+    test("closed by default: 401 saying what to set, with or without credentials; METRICS_PUBLIC=1 opens it", async () => {
+      const closed = await make();
+      for (const authorization of [undefined, "Bearer anything", "ApiKey tid_sk_x"]) {
+        const res = await closed.inject({ url: "/metrics", headers: authorization ? { authorization } : {} });
+        assertErrorBody(res, 401, {
+          path: "/metrics",
+          message:
+            /^Metrics are closed: set METRICS_TOKEN .* or open them to everyone with METRICS_PUBLIC=1$/,
+        });
+        assert.equal(res.headers["www-authenticate"], "Bearer");
+        assert.doesNotMatch(res.body, /tidings_/);
+      }
+      const open = await make({ METRICS_PUBLIC: "1" });
+      const res = await open.inject({ url: "/metrics" });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.match(res.body, /tidings_http_requests_total/);
     });
 
     test("METRICS_TOKEN protects it (Bearer); METRICS=off removes it", async () => {

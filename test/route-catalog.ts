@@ -153,7 +153,8 @@ const INTEGRATION_ROUTES: CatalogRoute[] = [
     url: (f) => `/v1/integrations/${f.integrationId}`,
     body: () => ({
       name: uniqueName("Catalog SMTP"),
-      credentials: { host: "smtp.example.com", port: "2525" },
+      // A new port needs the password again (a stored one only goes where it was given for).
+      credentials: { host: "smtp.example.com", port: "2525", password: "catalog-secret" },
     }),
     ok: 200,
     resourceUrls: integrationUrls(),

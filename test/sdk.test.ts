@@ -313,8 +313,8 @@ forEachBackend("@novu/node SDK against a running server", (ctx) => {
         ],
       ),
       [
-        ["slack", "", { webhookUrl: "https://hooks.slack.com/services/T/B/x", deviceTokens: [] }],
-        ["fcm", "fcm-main", { webhookUrl: "", deviceTokens: ["token-a", "token-b"] }],
+        ["slack", "", { webhookUrl: "https://hooks.slack.com/********", deviceTokens: [] }],
+        ["fcm", "fcm-main", { webhookUrl: "", deviceTokens: ["********", "********"] }],
       ],
     );
     const unset = await novu.subscribers.unsetCredentials("user-2", PushProviderIdEnum.FCM);

@@ -26,12 +26,15 @@ export interface SmtpSink {
   readonly mails: ReceivedMail[];
   /** How many SMTP connections were opened to it. */
   readonly connections: number;
+  /** Every AUTH attempt a client made (accepted or not), with the credentials it sent. */
+  readonly auths: { username: string; password: string }[];
   close(): Promise<void>;
 }
 
 /** A real SMTP server on 127.0.0.1 (smtp-server) that keeps what it receives, parsed (mailparser). */
 export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<SmtpSink> {
   const mails: ReceivedMail[] = [];
+  const auths: { username: string; password: string }[] = [];
   let connections = 0;
   const login = options.login;
   const server = new SMTPServer({
@@ -46,6 +49,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
       callback();
     },
     onAuth(auth, _session, callback) {
+      auths.push({ username: auth.username ?? "", password: auth.password ?? "" });
       if (login && auth.username === login.user && auth.password === login.password) {
         callback(null, { user: auth.username });
       } else {
@@ -85,6 +89,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
   return {
     port,
     mails,
+    auths,
     get connections() {
       return connections;
     },

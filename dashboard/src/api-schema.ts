@@ -71,8 +71,8 @@ export interface paths {
     /** The API key's environment */
     get: operations["getCurrentEnvironment"];
     /**
-     * Turn HMAC for subscriber sessions on or off
-     * @description With `hmac: true`, a subscriber session (the inbox widget) must carry the hex HMAC-SHA256 of the subscriberId keyed with the environment's API key. Production starts with it on, Development off.
+     * Turn HMAC for subscriber sessions on or off (Development; Production keeps it on)
+     * @description With `hmac: true`, a subscriber session (the inbox widget) must carry the hex HMAC-SHA256 of the subscriberId keyed with the environment's API key. Production has it on and cannot turn it off (403); Development starts with it off and may switch it either way.
      */
     put: operations["updateCurrentEnvironment"];
   };
@@ -100,7 +100,7 @@ export interface paths {
   "/v1/events/trigger/bulk": {
     /**
      * Trigger up to 100 workflows at once
-     * @description Each event is accepted or refused on its own, in order: a refused event gets `acknowledged: false` and its errors, and the others still run.
+     * @description Each event is accepted or refused on its own, in order, whole: a refused event gets `acknowledged: false` and its errors, and the others still run. An event past one of the environment's quotas is refused so (`quota_exceeded: ...`); when one was refused for now, the answer carries `Retry-After`.
      */
     post: operations["bulkTriggerEvents"];
   };
@@ -242,7 +242,7 @@ export interface paths {
   "/v1/integrations/{integrationId}": {
     /**
      * Update an integration (the fields sent; the others keep their values)
-     * @description Sent `credentials` replace the stored ones; a secret sent back as `********` (its mask) keeps its stored value. The next message goes through the new settings.
+     * @description Sent `credentials` replace the stored ones; a secret sent back as `********` (its mask) keeps its stored value, unless the update changes where or how the provider is reached (host, port, user, TLS settings): then each stored secret must be sent again (400 naming it), so that a secret only goes to the server it was given for. The next message goes through the new settings.
      */
     put: operations["updateIntegration"];
     /**
@@ -379,12 +379,12 @@ export interface paths {
   "/v1/subscribers/{subscriberId}/credentials": {
     /**
      * Set a subscriber's credentials for one provider (replacing them)
-     * @description The provider's credentials become exactly those sent: a webhookUrl or device tokens left out are cleared. `PATCH` merges instead.
+     * @description The provider's credentials become exactly those sent: a webhookUrl or device tokens left out are cleared. `PATCH` merges instead. They are kept sealed and answered masked; a webhookUrl or device tokens sent back masked keep their stored values.
      */
     put: operations["setSubscriberCredentials"];
     /**
      * Add to a subscriber's credentials for one provider
-     * @description A sent webhookUrl replaces the old one; sent device tokens join the old ones (an empty list clears them). What is left out stays.
+     * @description A sent webhookUrl replaces the old one; sent device tokens join the old ones (an empty list clears them). What is left out stays. They are kept sealed and answered masked.
      */
     patch: operations["modifySubscriberCredentials"];
   };
@@ -1217,8 +1217,8 @@ export interface operations {
     };
   };
   /**
-   * Turn HMAC for subscriber sessions on or off
-   * @description With `hmac: true`, a subscriber session (the inbox widget) must carry the hex HMAC-SHA256 of the subscriberId keyed with the environment's API key. Production starts with it on, Development off.
+   * Turn HMAC for subscriber sessions on or off (Development; Production keeps it on)
+   * @description With `hmac: true`, a subscriber session (the inbox widget) must carry the hex HMAC-SHA256 of the subscriberId keyed with the environment's API key. Production has it on and cannot turn it off (403); Development starts with it off and may switch it either way.
    */
   updateCurrentEnvironment: {
     requestBody: {
@@ -1329,6 +1329,30 @@ export interface operations {
       };
       /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
       401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description hmac: false in Production, whose subscriber sessions always need the HMAC */
+      403: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */
@@ -1523,7 +1547,7 @@ export interface operations {
           };
         };
       };
-      /** @description No workflow has this trigger identifier, or a topic named in `to` does not exist */
+      /** @description No workflow has this trigger identifier, a topic named in `to` does not exist, or the trigger would reach more subscribers (or make more jobs) than the environment's quotas let one trigger */
       422: {
         content: {
           "application/json": {
@@ -1547,7 +1571,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many requests for the environment (with `Retry-After`) */
+      /** @description Too many requests, or the environment is past a quota (its recipients this minute, or its jobs waiting or running): nothing was written; `Retry-After` says when to try again */
       429: {
         content: {
           "application/json": {
@@ -1858,7 +1882,7 @@ export interface operations {
           };
         };
       };
-      /** @description No workflow has this trigger identifier */
+      /** @description No workflow has this trigger identifier, or the environment has more subscribers than the quotas let one trigger reach */
       422: {
         content: {
           "application/json": {
@@ -1882,7 +1906,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many requests for the environment (with `Retry-After`) */
+      /** @description Too many requests, or the environment is past a quota (its recipients this minute, or its jobs waiting or running): nothing was written; `Retry-After` says when to try again */
       429: {
         content: {
           "application/json": {
@@ -1910,7 +1934,7 @@ export interface operations {
   };
   /**
    * Trigger up to 100 workflows at once
-   * @description Each event is accepted or refused on its own, in order: a refused event gets `acknowledged: false` and its errors, and the others still run.
+   * @description Each event is accepted or refused on its own, in order, whole: a refused event gets `acknowledged: false` and its errors, and the others still run. An event past one of the environment's quotas is refused so (`quota_exceeded: ...`); when one was refused for now, the answer carries `Retry-After`.
    */
   bulkTriggerEvents: {
     requestBody: {
@@ -8614,7 +8638,7 @@ export interface operations {
   };
   /**
    * Update an integration (the fields sent; the others keep their values)
-   * @description Sent `credentials` replace the stored ones; a secret sent back as `********` (its mask) keeps its stored value. The next message goes through the new settings.
+   * @description Sent `credentials` replace the stored ones; a secret sent back as `********` (its mask) keeps its stored value, unless the update changes where or how the provider is reached (host, port, user, TLS settings): then each stored secret must be sent again (400 naming it), so that a secret only goes to the server it was given for. The next message goes through the new settings.
    */
   updateIntegration: {
     parameters: {
@@ -8801,7 +8825,7 @@ export interface operations {
           };
         };
       };
-      /** @description Invalid body or id, missing SMTP settings for an active integration, or a failed check */
+      /** @description Invalid body or id, missing SMTP settings for an active integration, a stored secret masked or left out while the host, port, user or TLS settings change, or a failed check */
       400: {
         content: {
           "application/json": {
@@ -9758,10 +9782,11 @@ export interface operations {
                   channels: {
                       /** @description The integration they are bound to, or empty */
                       _integrationId: string;
+                      /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
                       credentials: {
-                        /** @description Push device tokens */
+                        /** @description Push device tokens, each masked as `********` */
                         deviceTokens: string[];
-                        /** @description The chat webhook URL; empty when unset */
+                        /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
                         webhookUrl: string;
                       };
                       /** @description The integration named when they were set, or empty */
@@ -13673,10 +13698,11 @@ export interface operations {
                 channels: {
                     /** @description The integration they are bound to, or empty */
                     _integrationId: string;
+                    /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
                     credentials: {
-                      /** @description Push device tokens */
+                      /** @description Push device tokens, each masked as `********` */
                       deviceTokens: string[];
-                      /** @description The chat webhook URL; empty when unset */
+                      /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
                       webhookUrl: string;
                     };
                     /** @description The integration named when they were set, or empty */
@@ -13901,10 +13927,11 @@ export interface operations {
               channels: {
                   /** @description The integration they are bound to, or empty */
                   _integrationId: string;
+                  /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
                   credentials: {
-                    /** @description Push device tokens */
+                    /** @description Push device tokens, each masked as `********` */
                     deviceTokens: string[];
-                    /** @description The chat webhook URL; empty when unset */
+                    /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
                     webhookUrl: string;
                   };
                   /** @description The integration named when they were set, or empty */
@@ -14137,10 +14164,11 @@ export interface operations {
               channels: {
                   /** @description The integration they are bound to, or empty */
                   _integrationId: string;
+                  /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
                   credentials: {
-                    /** @description Push device tokens */
+                    /** @description Push device tokens, each masked as `********` */
                     deviceTokens: string[];
-                    /** @description The chat webhook URL; empty when unset */
+                    /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
                     webhookUrl: string;
                   };
                   /** @description The integration named when they were set, or empty */
@@ -14378,10 +14406,11 @@ export interface operations {
               channels: {
                   /** @description The integration they are bound to, or empty */
                   _integrationId: string;
+                  /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
                   credentials: {
-                    /** @description Push device tokens */
+                    /** @description Push device tokens, each masked as `********` */
                     deviceTokens: string[];
-                    /** @description The chat webhook URL; empty when unset */
+                    /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
                     webhookUrl: string;
                   };
                   /** @description The integration named when they were set, or empty */
@@ -14689,7 +14718,7 @@ export interface operations {
   };
   /**
    * Set a subscriber's credentials for one provider (replacing them)
-   * @description The provider's credentials become exactly those sent: a webhookUrl or device tokens left out are cleared. `PATCH` merges instead.
+   * @description The provider's credentials become exactly those sent: a webhookUrl or device tokens left out are cleared. `PATCH` merges instead. They are kept sealed and answered masked; a webhookUrl or device tokens sent back masked keep their stored values.
    */
   setSubscriberCredentials: {
     parameters: {
@@ -14781,10 +14810,11 @@ export interface operations {
               channels: {
                   /** @description The integration they are bound to, or empty */
                   _integrationId: string;
+                  /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
                   credentials: {
-                    /** @description Push device tokens */
+                    /** @description Push device tokens, each masked as `********` */
                     deviceTokens: string[];
-                    /** @description The chat webhook URL; empty when unset */
+                    /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
                     webhookUrl: string;
                   };
                   /** @description The integration named when they were set, or empty */
@@ -14918,7 +14948,7 @@ export interface operations {
   };
   /**
    * Add to a subscriber's credentials for one provider
-   * @description A sent webhookUrl replaces the old one; sent device tokens join the old ones (an empty list clears them). What is left out stays.
+   * @description A sent webhookUrl replaces the old one; sent device tokens join the old ones (an empty list clears them). What is left out stays. They are kept sealed and answered masked.
    */
   modifySubscriberCredentials: {
     parameters: {
@@ -15018,10 +15048,11 @@ export interface operations {
               channels: {
                   /** @description The integration they are bound to, or empty */
                   _integrationId: string;
+                  /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
                   credentials: {
-                    /** @description Push device tokens */
+                    /** @description Push device tokens, each masked as `********` */
                     deviceTokens: string[];
-                    /** @description The chat webhook URL; empty when unset */
+                    /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
                     webhookUrl: string;
                   };
                   /** @description The integration named when they were set, or empty */
@@ -15516,10 +15547,11 @@ export interface operations {
                 channels: {
                     /** @description The integration they are bound to, or empty */
                     _integrationId: string;
+                    /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
                     credentials: {
-                      /** @description Push device tokens */
+                      /** @description Push device tokens, each masked as `********` */
                       deviceTokens: string[];
-                      /** @description The chat webhook URL; empty when unset */
+                      /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
                       webhookUrl: string;
                     };
                     /** @description The integration named when they were set, or empty */
@@ -15971,10 +16003,11 @@ export interface operations {
                   channels: {
                       /** @description The integration they are bound to, or empty */
                       _integrationId: string;
+                      /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
                       credentials: {
-                        /** @description Push device tokens */
+                        /** @description Push device tokens, each masked as `********` */
                         deviceTokens: string[];
-                        /** @description The chat webhook URL; empty when unset */
+                        /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
                         webhookUrl: string;
                       };
                       /** @description The integration named when they were set, or empty */
@@ -16255,10 +16288,11 @@ export interface operations {
                   channels: {
                       /** @description The integration they are bound to, or empty */
                       _integrationId: string;
+                      /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
                       credentials: {
-                        /** @description Push device tokens */
+                        /** @description Push device tokens, each masked as `********` */
                         deviceTokens: string[];
-                        /** @description The chat webhook URL; empty when unset */
+                        /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
                         webhookUrl: string;
                       };
                       /** @description The integration named when they were set, or empty */
@@ -16534,10 +16568,11 @@ export interface operations {
                   channels: {
                       /** @description The integration they are bound to, or empty */
                       _integrationId: string;
+                      /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
                       credentials: {
-                        /** @description Push device tokens */
+                        /** @description Push device tokens, each masked as `********` */
                         deviceTokens: string[];
-                        /** @description The chat webhook URL; empty when unset */
+                        /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
                         webhookUrl: string;
                       };
                       /** @description The integration named when they were set, or empty */
@@ -16956,10 +16991,11 @@ export interface operations {
               channels: {
                   /** @description The integration they are bound to, or empty */
                   _integrationId: string;
+                  /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
                   credentials: {
-                    /** @description Push device tokens */
+                    /** @description Push device tokens, each masked as `********` */
                     deviceTokens: string[];
-                    /** @description The chat webhook URL; empty when unset */
+                    /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
                     webhookUrl: string;
                   };
                   /** @description The integration named when they were set, or empty */

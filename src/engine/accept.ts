@@ -6,9 +6,15 @@ import { mention, unprocessable } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import { pipelined } from "../store/pipeline.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
-import { type CreateSubscriberInput, subscriberLabel, upsertRecipient } from "../subscribers/service.ts";
+import {
+  type CreateSubscriberInput,
+  countSubscribers,
+  subscriberLabel,
+  upsertRecipient,
+} from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import { findTopic } from "../topics/service.ts";
+import type { Topic } from "../topics/domain.ts";
+import { countTopicSubscribers, findTopic } from "../topics/service.ts";
 import type { RunnableWorkflow, Step } from "../workflows/domain.ts";
 import { getRunnableWorkflow } from "../workflows/service.ts";
 import type { ChannelSenders } from "./channel-senders.ts";
@@ -21,6 +27,15 @@ import type {
   WorkflowSnapshot,
 } from "./domain.ts";
 import type { JobQueue, NewTask } from "./queue/port.ts";
+import {
+  checkTriggerLoad,
+  QuotaExceeded,
+  type Quotas,
+  recipientsWorthCounting,
+  spendRecipients,
+  type TriggerLoad,
+} from "./quotas.ts";
+import { sealRecipients, withMaskedChannels } from "./recipient-secrets.ts";
 import type { Renderer } from "./renderer.ts";
 import * as engine from "./repository.ts";
 
@@ -33,6 +48,8 @@ export interface EngineDeps extends Deps {
   readonly queue: JobQueue;
   readonly senders?: ChannelSenders | undefined;
   readonly renderer?: Renderer | undefined;
+  /** The environments' quotas a trigger must fit (src/engine/quotas.ts); none when absent. */
+  readonly quotas?: Quotas | undefined;
 }
 
 /** The engine's dependencies on another handle: a transaction, or a piece of pipelined work in one. */
@@ -167,6 +184,33 @@ function objectOr(value: unknown, identifierKey: string): Record<string, unknown
   return value as Record<string, unknown>;
 }
 
+/**
+ * How many subscribers a trigger reaches, counted no further than `limit`: its direct recipients
+ * (each subscriberId once), its topics' members (a subscriber in two topics counts twice), or for a
+ * broadcast the environment's subscribers. Each count reads an index up to the limit, no further.
+ */
+async function countRecipients(
+  deps: Deps,
+  tenant: Tenant,
+  recipients: readonly Recipient[],
+  topics: readonly Topic[],
+  broadcast: boolean,
+  limit: number,
+): Promise<number> {
+  if (broadcast) return countSubscribers(deps, tenant, limit);
+  const direct = new Set<string>();
+  for (const recipient of recipients) {
+    if (isTopic(recipient)) continue;
+    direct.add(typeof recipient === "string" ? recipient : recipient.subscriberId);
+  }
+  let total = direct.size;
+  for (const topic of topics) {
+    if (total >= limit) break;
+    total += await countTopicSubscribers(deps, topic, limit - total);
+  }
+  return total;
+}
+
 async function workflowOf(deps: Deps, who: Tenant | KeyClaim, name: string) {
   try {
     return await getRunnableWorkflow(deps, who, name);
@@ -203,37 +247,58 @@ export async function acceptTrigger(
 
   // At least one: the trigger's schema says so (src/events/schemas.ts).
   const recipients = options.broadcast ? [] : [request.to ?? []].flat();
+  // The notifications keep `to` and the actor as sent, each channel's credentials masked.
   const plan: RunPlan = {
     workflow: snapshotOf(workflow),
     steps: workflow.steps,
     payload: request.payload ?? {},
     overrides: request.overrides ?? {},
-    actor: objectOr(request.actor, "subscriberId"),
+    actor: withMaskedChannels(objectOr(request.actor, "subscriberId")),
     tenant: objectOr(request.tenant, "identifier"),
-    to: options.broadcast ? { broadcast: true } : (request.to ?? []),
+    to: options.broadcast ? { broadcast: true } : withMaskedChannels(request.to ?? []),
     ...(status === "trigger_not_active" ? { inactive: true } : {}),
   };
   const fanOut =
     options.broadcast || recipients.length > INLINE_RECIPIENTS || recipients.some((r) => isTopic(r));
+  const triggerId = newObjectId();
 
   const ack = await deps.db
     .transaction()
     .execute(async (trx) => {
       const trxDeps = engineOnConnection(deps, trx);
       // A topic that does not exist is the caller's mistake, told now rather than lost in a job.
+      const topics: Topic[] = [];
       for (const recipient of recipients) {
-        if (isTopic(recipient) && !(await findTopic(trxDeps, tenant, recipient.topicKey))) {
+        if (!isTopic(recipient)) continue;
+        const topic = await findTopic(trxDeps, tenant, recipient.topicKey);
+        if (!topic)
           throw unprocessable(
             `Topic ${mention(recipient.topicKey, "with this key")} does not exist in this environment`,
           );
-        }
+        topics.push(topic);
+      }
+      // The quotas, before anything is written (the minute's count comes last, below).
+      const jobsPerRecipient = plan.inactive ? 0 : plan.steps.length;
+      const worth = recipientsWorthCounting(deps.quotas, jobsPerRecipient);
+      let load: TriggerLoad | undefined;
+      if (worth !== undefined) {
+        const count = await countRecipients(
+          trxDeps,
+          tenant,
+          recipients,
+          topics,
+          options.broadcast === true,
+          worth,
+        );
+        load = { recipients: count, jobs: count * jobsPerRecipient };
+        await checkTriggerLoad(trxDeps, tenant, deps.quotas, load);
       }
       // The trigger and its subscribers at once (one round trip on PostgreSQL): a trigger the
       // environment has seen rolls all of it back below, so a repeat writes nothing.
       const [trigger, resolved] = await pipelined(trx, [
         (db) =>
           engine.insertTrigger(db, {
-            id: newObjectId(),
+            id: triggerId,
             organizationId: tenant.organizationId,
             environmentId: tenant.environmentId,
             transactionId,
@@ -241,7 +306,13 @@ export async function acceptTrigger(
             status,
             // What a fan-out job reads to create the runs later; a trigger whose runs are created
             // here has them (its notifications hold the plan) and keeps nothing twice.
-            request: fanOut ? { plan, recipients, broadcast: options.broadcast === true } : {},
+            request: fanOut
+              ? {
+                  plan,
+                  recipients: sealRecipients(deps, triggerId, recipients),
+                  broadcast: options.broadcast === true,
+                }
+              : {},
             createdAt: isoNow(deps.clock),
           }),
         async (db) =>
@@ -261,9 +332,15 @@ export async function acceptTrigger(
       } else {
         await createRuns(trxDeps, trigger, plan, resolved.refs, { newTrigger: true, notes: resolved.notes });
       }
+      if (load) await spendRecipients(trxDeps, tenant, deps.quotas, load.recipients);
       return { acknowledged: true as const, status, transactionId, repeat: false };
     })
     .catch(async (error: unknown) => {
+      // A retry of an accepted trigger gets its first acknowledgement, whatever the quotas say now.
+      if (error instanceof QuotaExceeded && request.transactionId !== undefined) {
+        const first = await engine.findTriggerByTransaction(deps.db, tenant.environmentId, transactionId);
+        if (first) return { acknowledged: true as const, status: first.status, transactionId, repeat: true };
+      }
       if (!(error instanceof RepeatedTrigger)) throw error;
       // Rolled back; the first acknowledgement is committed (the insert found it).
       const first = await engine.findTriggerByTransaction(deps.db, tenant.environmentId, transactionId);

@@ -1,6 +1,7 @@
 import { isoNow } from "../clock.ts";
 import { newObjectId } from "../ids.ts";
-import type { Subscriber } from "../subscribers/domain.ts";
+import { type Subscriber, subscriberForTemplates } from "../subscribers/domain.ts";
+import { openChannelCredentials } from "../subscribers/service.ts";
 import type { EngineDeps } from "./accept.ts";
 import type { ChatSender, DeliveryResult, Sender } from "./channel-senders.ts";
 import { digestedEvents } from "./digest.ts";
@@ -49,7 +50,7 @@ async function dataFor(
 ): Promise<TemplateData> {
   return templateData({
     payload: notification.payload,
-    subscriber: subscriber as unknown as Record<string, unknown>,
+    subscriber: subscriberForTemplates(subscriber),
     tenant: notification.tenant,
     actor: notification.actor,
     events: await digestedEvents(deps, job, notification),
@@ -197,17 +198,26 @@ export async function deliverChat(
   const senders = (await deps.senders?.chat(job.environmentId)) ?? [];
   if (senders.length === 0) return skipped("No active chat integration in this environment");
   const targets: { sender: ChatSender; webhookUrl: string }[] = [];
+  const unopened: string[] = [];
   for (const channel of subscriber.channels) {
-    const webhookUrl = channel.credentials.webhookUrl;
-    if (webhookUrl === "") continue;
+    // Masked, but empty when there is no webhook.
+    if (channel.credentials.webhookUrl === "") continue;
     const sender = senders.find(
       (s) =>
         s.providerId === channel.providerId &&
         (channel.integrationIdentifier === "" || s.identifier === channel.integrationIdentifier),
     );
-    if (sender) targets.push({ sender, webhookUrl });
+    if (!sender) continue;
+    const webhookUrl = openChannelCredentials(deps, subscriber, channel)?.webhookUrl ?? "";
+    if (webhookUrl === "") unopened.push(channel.providerId);
+    else targets.push({ sender, webhookUrl });
   }
   if (targets.length === 0) {
+    if (unopened.length > 0)
+      return skipped(
+        `The subscriber's webhook for ${unopened.join(", ")} cannot be opened with this service's ` +
+          "TIDINGS_SECRET_KEY (sealed with another key?): set it again",
+      );
     const providers = [...new Set(senders.map((s) => s.providerId))].join(", ");
     return skipped(`The subscriber has no webhook for the active chat integrations (${providers})`);
   }

@@ -12,6 +12,7 @@ import {
   resolveRecipients,
   type TopicRecipient,
 } from "./accept.ts";
+import { openRecipients } from "./recipient-secrets.ts";
 import * as engine from "./repository.ts";
 
 /** Subscribers per batch: each batch is one transaction, so memory stays flat however large the topic. */
@@ -50,7 +51,11 @@ export async function fanOut(deps: EngineDeps, triggerId: string): Promise<void>
     environmentId: trigger.environmentId,
     actorId: "",
   };
-  const direct = request.recipients.filter((r): r is string | CreateSubscriberInput => !isTopic(r));
+  const direct = openRecipients(
+    deps,
+    trigger.id,
+    request.recipients.filter((r): r is string | CreateSubscriberInput => !isTopic(r)),
+  );
   const topics = request.recipients.filter(isTopic);
   let cursor = readCursor(trigger.fanoutCursor);
 

@@ -1,5 +1,6 @@
 import { isoNow } from "../clock.ts";
 import { newObjectId } from "../ids.ts";
+import { subscriberForTemplates } from "../subscribers/domain.ts";
 import {
   decideStep,
   getSubscriberByRef,
@@ -160,7 +161,7 @@ async function decide(
 
   const filter = stepPasses(step.filters, {
     payload: notification.payload,
-    subscriber: subscriber as unknown as Record<string, unknown>,
+    subscriber: subscriberForTemplates(subscriber),
     tenant: notification.tenant,
     now: deps.clock.now(),
   });
@@ -301,7 +302,7 @@ async function inApp(
   const template = job.step.template;
   const data = templateData({
     payload: notification.payload,
-    subscriber: subscriber as unknown as Record<string, unknown>,
+    subscriber: subscriberForTemplates(subscriber),
     tenant: notification.tenant,
     actor: notification.actor,
     events: await digestedEvents(deps, job, notification),

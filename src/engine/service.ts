@@ -26,6 +26,7 @@ export type {
   OutgoingEmail,
   Sender,
 } from "./channel-senders.ts";
+export { registerOpenJobsFolding } from "./quotas.ts";
 export type { RenderLimits } from "./render.ts";
 export { Renderer } from "./renderer.ts";
 export type { MessageListener } from "./run-job.ts";
@@ -90,13 +91,21 @@ declare module "fastify" {
   interface FastifyInstance {
     /** The job queue the engine's work goes through (src/engine/queue). */
     queue: import("./queue/port.ts").JobQueue;
+    /** The environments' quotas a trigger must fit (src/engine/quotas.ts). */
+    quotas: import("../config.ts").Quotas | undefined;
   }
 }
 
-/** The engine's dependencies for a request: the app's store (or a transaction), clock and queue. */
+/** The engine's dependencies for a request: the app's store (or a transaction), clock, secrets and queue. */
 export function engineDepsOf(
-  app: { store: { db: Deps["db"] }; clock: Deps["clock"]; queue: import("./queue/port.ts").JobQueue },
+  app: {
+    store: { db: Deps["db"] };
+    clock: Deps["clock"];
+    secrets?: Deps["secrets"];
+    queue: import("./queue/port.ts").JobQueue;
+    quotas?: import("../config.ts").Quotas | undefined;
+  },
   db: Deps["db"] = app.store.db,
 ): EngineDeps {
-  return { db, clock: app.clock, queue: app.queue };
+  return { db, clock: app.clock, secrets: app.secrets, queue: app.queue, quotas: app.quotas };
 }

@@ -17,7 +17,15 @@ export const broadcastEventRoute: RoutePlugin = async (app) => {
         body: BroadcastBody,
         response: {
           201: described(TriggerResponse, "The broadcast is stored"),
-          ...errorResponsesOf({ 400: "Invalid body", 422: "No workflow has this trigger identifier" }),
+          ...errorResponsesOf({
+            400: "Invalid body",
+            422:
+              "No workflow has this trigger identifier, or the environment has more subscribers than the quotas " +
+              "let one trigger reach",
+            429:
+              "Too many requests, or the environment is past a quota (its recipients this minute, or its jobs " +
+              "waiting or running): nothing was written; `Retry-After` says when to try again",
+          }),
         },
       },
     },

@@ -13,8 +13,9 @@ export const bulkTriggerEventsRoute: RoutePlugin = async (app) => {
         tags: ["Events"],
         summary: "Trigger up to 100 workflows at once",
         description:
-          "Each event is accepted or refused on its own, in order: a refused event gets `acknowledged: false` and its " +
-          "errors, and the others still run.",
+          "Each event is accepted or refused on its own, in order, whole: a refused event gets `acknowledged: false` " +
+          "and its errors, and the others still run. An event past one of the environment's quotas is refused so " +
+          "(`quota_exceeded: ...`); when one was refused for now, the answer carries `Retry-After`.",
         body: BulkTriggerBody,
         response: {
           201: described(BulkTriggerResponse, "One result per event, in order"),
@@ -23,7 +24,12 @@ export const bulkTriggerEventsRoute: RoutePlugin = async (app) => {
       },
     },
     async (request, reply) => {
-      const results = await bulkTrigger(engineDepsOf(app), request.tenant, request.body.events);
+      const { results, retryAfter } = await bulkTrigger(
+        engineDepsOf(app),
+        request.tenant,
+        request.body.events,
+      );
+      if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
       return reply.code(201).send({ data: results });
     },
   );

@@ -63,13 +63,18 @@ const refusal = (message: string, errors: readonly FieldError[] = []): BulkResul
   error: errors.length > 0 ? errors.map((e) => `${e.field} ${e.message}`) : [message],
 });
 
-/** Up to 100 triggers, each accepted or refused on its own (a refusal carries its messages). */
+/**
+ * Up to 100 triggers, each accepted or refused on its own, whole (a refusal carries its messages):
+ * an event past a quota is refused and the others stand. `retryAfter`: the longest Retry-After of
+ * the events a quota refused for now (429), in seconds.
+ */
 export async function bulkTrigger(
   deps: EngineDeps,
   tenant: Tenant,
   events: readonly unknown[],
-): Promise<BulkResult[]> {
+): Promise<{ results: BulkResult[]; retryAfter?: number }> {
   const results: BulkResult[] = [];
+  let retryAfter: number | undefined;
   for (const event of events) {
     const problems = eventProblems(event);
     if (problems) {
@@ -81,9 +86,11 @@ export async function bulkTrigger(
     } catch (error) {
       if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
       results.push(refusal(error.message, error.errors));
+      const wait = Number(error.headers?.["retry-after"]);
+      if (error.statusCode === 429 && wait > 0) retryAfter = Math.max(retryAfter ?? 0, wait);
     }
   }
-  return results;
+  return retryAfter === undefined ? { results } : { results, retryAfter };
 }
 
 export function cancel(deps: Deps, tenant: Tenant, transactionId: string): Promise<boolean> {

@@ -25,7 +25,12 @@ export const triggerEventRoute: RoutePlugin = async (app) => {
           201: described(TriggerResponse, "The trigger is stored; its status says whether anything runs"),
           ...errorResponsesOf({
             400: "Missing name or to, a malformed recipient, payload or overrides, or a transactionId over 255 characters",
-            422: "No workflow has this trigger identifier, or a topic named in `to` does not exist",
+            422:
+              "No workflow has this trigger identifier, a topic named in `to` does not exist, or the trigger would " +
+              "reach more subscribers (or make more jobs) than the environment's quotas let one trigger",
+            429:
+              "Too many requests, or the environment is past a quota (its recipients this minute, or its jobs " +
+              "waiting or running): nothing was written; `Retry-After` says when to try again",
           }),
         },
       },

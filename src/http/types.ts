@@ -9,6 +9,7 @@ import type {
 } from "fastify";
 import type { Clock } from "../clock.ts";
 import type { Deps } from "../deps.ts";
+import type { SecretBox } from "../store/secret-box.ts";
 import type { Store } from "../store/store.ts";
 import type { Tenant } from "../tenant.ts";
 
@@ -17,6 +18,8 @@ declare module "fastify" {
     store: Store;
     /** Business time for everything the app does (src/clock.ts). */
     clock: Clock;
+    /** Seals the secrets the services keep (TIDINGS_SECRET_KEY); undefined when the app has no key. */
+    secrets: SecretBox | undefined;
   }
   interface FastifyRequest {
     /**
@@ -45,8 +48,8 @@ export type RoutePluginWith<Options extends Record<string, unknown>> = FastifyPl
   TypeBoxTypeProvider
 >;
 
-/** The services' dependencies for a request: the store's database (or a transaction) and the app's clock. */
-export const depsOf = (app: { store: Store; clock: Clock }, db = app.store.db): Deps => ({
-  db,
-  clock: app.clock,
-});
+/** The services' dependencies for a request: the store's database (or a transaction), the app's clock and secrets. */
+export const depsOf = (
+  app: { store: Store; clock: Clock; secrets?: SecretBox | undefined },
+  db = app.store.db,
+): Deps => ({ db, clock: app.clock, secrets: app.secrets });

@@ -90,14 +90,14 @@ forEachBackend("integrations: configure providers through /v1/integrations", (ct
       [email._id],
     );
 
-    // The mask sent back keeps the stored password; other fields change.
+    // The mask sent back keeps the stored password; other fields (the server's aside) change.
     const updated = await api.put(`/v1/integrations/${email._id}`, {
-      credentials: { ...smtp(), password: "********", host: "mail.example.org" },
+      credentials: { ...smtp(), password: "********", senderName: "The Team", port: 587 },
       name: "Renamed",
     });
     assert.equal(updated.statusCode, 200, updated.body);
     assert.equal(updated.json().data.name, "Renamed");
-    assert.equal(updated.json().data.credentials.host, "mail.example.org");
+    assert.equal(updated.json().data.credentials.senderName, "The Team");
     assert.equal(updated.json().data.credentials.password, "********");
     const stored = await ctx.store.db
       .selectFrom("integrations")
@@ -246,6 +246,70 @@ forEachBackend("integrations: configure providers through /v1/integrations", (ct
       check: true,
     });
     assertErrorBody(res, 400, { path: "/v1/integrations", message: /^The SMTP check failed: SMTP: / });
+  });
+
+  test("a new host, port, user or TLS setting needs the password again: masked or left out is a 400, and no AUTH reaches the new server", async () => {
+    const { api } = await setup();
+    // The server someone would point the integration at: it offers AUTH and records every attempt.
+    const sink = await startSmtpSink({ login: { user: "mailer", password: "Their-0wn-Pa55" } });
+    try {
+      const created = await api.post("/v1/integrations", {
+        providerId: "nodemailer",
+        channel: "email",
+        credentials: smtp(),
+        active: true,
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const id = created.json().data._id;
+      const path = `/v1/integrations/${id}`;
+      const elsewhere = { host: "127.0.0.1", port: String(sink.port), ignoreTls: true };
+      const changes: [Record<string, unknown>, string][] = [
+        [elsewhere, "credentials.host, credentials.port, credentials.ignoreTls change"],
+        [{ host: "SMTP.other.example" }, "credentials.host changes"],
+        [{ port: 2525 }, "credentials.port changes"],
+        [{ user: "someone-else" }, "credentials.user changes"],
+        [{ secure: true }, "credentials.secure changes"],
+        [{ requireTls: true }, "credentials.requireTls changes"],
+        [{ ignoreTls: true }, "credentials.ignoreTls changes"],
+      ];
+      const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      for (const [change, what] of changes) {
+        for (const password of ["********", undefined]) {
+          const credentials: Record<string, unknown> = { ...smtp(), ...change, password };
+          if (password === undefined) delete credentials.password;
+          const how = password ? "masked" : "left out";
+          for (const check of [true, false]) {
+            assertErrorBody(await api.put(path, { credentials, check }), 400, {
+              path,
+              message: new RegExp(
+                `^${literal(`credentials.password must be sent again (not ${how}) when ${what}:`)} a stored secret`,
+              ),
+              fields: ["credentials.password"],
+            });
+          }
+        }
+      }
+      assert.deepEqual(sink.auths, [], "no login reached the new server");
+      assert.equal(sink.connections, 0, "nothing connected to the new server");
+      // Nothing changed: the integration still points where it did, with its password.
+      const listed = (await api.get("/v1/integrations")).json().data[0];
+      assert.equal(listed.credentials.host, "smtp.example.com");
+      assert.equal(listed.credentials.password, "********");
+      // A change that leaves the server alone keeps the masked password, as before.
+      const renamed = await api.put(path, {
+        credentials: { ...smtp(), password: "********", from: "x@example.com" },
+      });
+      assert.equal(renamed.statusCode, 200, renamed.body);
+      // With the new server's own password sent, the change is made, and only that password is used there.
+      const moved = await api.put(path, {
+        credentials: { ...smtp(), ...elsewhere, password: "Their-0wn-Pa55" },
+        check: true,
+      });
+      assert.equal(moved.statusCode, 200, moved.body);
+      assert.deepEqual(sink.auths, [{ username: "mailer", password: "Their-0wn-Pa55" }]);
+    } finally {
+      await sink.close();
+    }
   });
 
   test("credentials are encrypted at rest: the plaintext is nowhere in the database", async () => {

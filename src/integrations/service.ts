@@ -46,6 +46,64 @@ function mergeCredentials(sent: Credentials, stored: Credentials | undefined): C
 }
 
 /**
+ * The credential fields that say where, as whom and how securely a provider is reached: a change
+ * to any of them sends the secrets somewhere else. Compared by the value they take effect as (port
+ * "587" and 587 alike).
+ */
+const DESTINATION_FIELDS = [
+  "host",
+  "port",
+  "user",
+  "username",
+  "secure",
+  "requireTls",
+  "ignoreTls",
+  "tlsOptions",
+  "baseUrl",
+  "apiURL",
+  "webhookUrl",
+] as const;
+
+function destinationValue(field: string, value: unknown): string {
+  if (value === undefined || value === null) return "";
+  if (field === "secure" || field === "requireTls" || field === "ignoreTls") return String(value === true);
+  if (field === "port") return String(Number(typeof value === "string" ? value.trim() : value));
+  if (field === "host") return String(value).trim().toLowerCase();
+  return typeof value === "string" ? value.trim() : JSON.stringify(value);
+}
+
+/**
+ * A stored secret goes only where it was given for: an update that changes the destination (host,
+ * port, login, TLS) must carry each stored secret again, not its mask nor nothing. Otherwise one
+ * API key could point the integration at its own server and receive the password (the `check`, or
+ * the next email, would log in there with it). 400 naming the secret and the change.
+ */
+function requireSecretsForNewDestination(sent: Credentials, stored: Credentials | undefined): void {
+  if (!stored) return;
+  const changed = DESTINATION_FIELDS.filter(
+    (field) => destinationValue(field, sent[field]) !== destinationValue(field, stored[field]),
+  );
+  const [first] = changed;
+  if (first === undefined) return;
+  const errors: FieldError[] = [];
+  for (const field of SECRET_FIELDS) {
+    const kept = stored[field];
+    if (kept === undefined || kept === "") continue;
+    const value = sent[field];
+    if (value !== undefined && value !== MASK) continue;
+    errors.push({
+      field: `credentials.${field}`,
+      message:
+        `must be sent again (not ${value === MASK ? "masked" : "left out"}) when ` +
+        `${changed.map((c) => `credentials.${c}`).join(", ")} change${changed.length > 1 ? "" : "s"}: ` +
+        "a stored secret only goes to the server it was given for",
+    });
+  }
+  const [error] = errors;
+  if (error) throw badRequest(`${error.field} ${error.message}`, errors);
+}
+
+/**
  * The provider's required credentials, when the integration is to be active, and an SMTP host that
  * names an internal address the outbound policy refuses (whether active or not); 400 naming each.
  */
@@ -155,6 +213,8 @@ export async function updateIntegration(
   const current = await repo.findIntegration(deps.db, tenant.environmentId, integrationId, unseal);
   if (!current) throw integrationNotFound(integrationId);
   const provider = providerOf(current.providerId);
+  if (input.credentials !== undefined)
+    requireSecretsForNewDestination(input.credentials, current.credentials);
   const credentials =
     input.credentials !== undefined ? mergeCredentials(input.credentials, current.credentials) : undefined;
   const active = input.active ?? current.active;

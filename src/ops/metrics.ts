@@ -32,7 +32,8 @@ function bearerMatches(header: string | undefined, token: string): boolean {
 /**
  * `GET /metrics` in Prometheus' text format: requests and their latency per route and status, rate
  * limit refusals, draining, the database's answer time and (PostgreSQL) its connections, and the
- * process's own figures. METRICS=off removes the route; METRICS_TOKEN requires `Bearer <token>`.
+ * process's own figures. METRICS=off removes the route; METRICS_TOKEN requires `Bearer <token>`;
+ * without it the route answers 401 unless METRICS_PUBLIC opens it to everyone.
  */
 export function registerMetrics(app: App, store: Store, config: Config): void {
   if (config.metrics === "off") return;
@@ -165,6 +166,18 @@ export function registerMetrics(app: App, store: Store, config: Config): void {
   }
 
   app.get("/metrics", { schema: { hide: true } }, async (request, reply) => {
+    // Closed unless opened on purpose: route names, request counts and timings, pool sizes and the
+    // process's memory tell a stranger how the service is used. Closed is a 401 rather than a 404:
+    // the scraper that meets it is one its operator set up, and the answer says what to set.
+    if (config.metricsToken === undefined && !config.metricsPublic) {
+      throw new ApiError(
+        401,
+        "Metrics are closed: set METRICS_TOKEN and send Authorization: Bearer <METRICS_TOKEN>, or open them to " +
+          "everyone with METRICS_PUBLIC=1",
+        undefined,
+        { "www-authenticate": "Bearer" },
+      );
+    }
     if (
       config.metricsToken !== undefined &&
       !bearerMatches(request.headers.authorization, config.metricsToken)

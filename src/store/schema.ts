@@ -379,6 +379,21 @@ export interface DigestEventsTable {
   created_at: Timestamp;
 }
 
+/** The recipients an environment's triggers reached in one minute (migration 0015). */
+export interface QuotaRecipientsTable {
+  environment_id: string;
+  /** Minutes since the epoch, by the app's clock. */
+  minute: number;
+  recipients: number;
+}
+
+/** How many of an environment's jobs are not final, kept by triggers on `jobs` (migration 0015). */
+export interface QuotaOpenJobsTable {
+  environment_id: string;
+  shard: number;
+  open: number | string | bigint;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   environments: EnvironmentsTable;
@@ -402,4 +417,6 @@ export interface Database {
   integrations: IntegrationsTable;
   digest_windows: DigestWindowsTable;
   digest_events: DigestEventsTable;
+  quota_recipients: QuotaRecipientsTable;
+  quota_open_jobs: QuotaOpenJobsTable;
 }

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { decodeSecretKey } from "../config.ts";
+import { DATA_FILE_MODE, makeDataDir, tightenFile } from "./file-modes.ts";
 
 const VERSION = "v1";
 const IV_BYTES = 12;
@@ -78,13 +79,14 @@ export function resolveSecretKey(options: {
     );
   }
   const file = path.join(options.dataDir, SECRET_KEY_FILE);
-  fs.mkdirSync(options.dataDir, { recursive: true });
+  makeDataDir(options.dataDir);
   try {
     // "wx": only the first process creates it; a second one reads what the first wrote.
-    fs.writeFileSync(file, `${randomBytes(32).toString("base64")}\n`, { flag: "wx", mode: 0o600 });
+    fs.writeFileSync(file, `${randomBytes(32).toString("base64")}\n`, { flag: "wx", mode: DATA_FILE_MODE });
     return { key: readKeyFile(file), source: "generated" };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    tightenFile(file);
     return { key: readKeyFile(file), source: "file" };
   }
 }

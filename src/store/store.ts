@@ -3,8 +3,9 @@ import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, Migrator, sql } from "kysely";
 import postgres from "postgres";
+import { DATA_FILE_MODE, makeDataDir, tightenFile } from "./file-modes.ts";
 import { postgresTypes, sqliteTypes } from "./migrations/column-types.ts";
-import { migrationProvider } from "./migrations/index.ts";
+import { type MigrationContext, migrationProvider } from "./migrations/index.ts";
 import { PostgresJsDialect } from "./postgres-driver.ts";
 import type { Database } from "./schema.ts";
 import { SqliteCheckpointer } from "./sqlite-checkpointer.ts";
@@ -24,8 +25,11 @@ export interface Store {
    * named), for the parts that need connections of their own, such as the job queue's worker.
    */
   readonly postgres?: { readonly url: string; readonly schema: string | undefined };
-  /** Brings the schema up to date; safe to run from several processes at once. */
-  migrate(): Promise<void>;
+  /**
+   * Brings the schema up to date; safe to run from several processes at once. `secrets` seals what
+   * an older version kept in the clear (required when there is any).
+   */
+  migrate(context?: MigrationContext): Promise<void>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -61,12 +65,20 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openSqlite(options);
 }
 
+/**
+ * The database file, made (or tightened) readable by its owner alone before SQLite opens it: SQLite
+ * gives the write-ahead log and the shared-memory file it creates the database file's permissions,
+ * so they follow. Those made before, by an older version or another umask, are tightened too.
+ */
 function sqliteFileOf(options: StoreOptions): string {
   const file = options.sqliteFile ?? "tidings.db";
   if (file === ":memory:") return file;
   const dir = options.dataDir ?? path.resolve("data");
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, file);
+  makeDataDir(dir);
+  const full = path.join(dir, file);
+  fs.closeSync(fs.openSync(full, "a", DATA_FILE_MODE));
+  for (const made of [full, `${full}-wal`, `${full}-shm`, `${full}-journal`]) tightenFile(made);
+  return full;
 }
 
 function openSqlite(options: StoreOptions): Store {
@@ -97,7 +109,7 @@ function openSqlite(options: StoreOptions): Store {
     groupCommit,
     ...(checkpointer ? { checkpointer } : {}),
     db,
-    migrate: () => runMigrations(db, migrationProvider(sqliteTypes)),
+    migrate: (context) => runMigrations(db, migrationProvider(sqliteTypes, context)),
     async ping() {
       if (walSync?.failure) throw walSync.failure;
       groupCommit.prepare("select 1").get();
@@ -143,11 +155,11 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
     // The migrator's bookkeeping tables are named with the schema they live in (ours, or the
     // connection's current one): its existence check looks across all schemas and would otherwise
     // find another application's, or another Tidings schema's, tables.
-    async migrate() {
+    async migrate(context) {
       const current =
         schema ??
         (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema;
-      await runMigrations(db, migrationProvider(postgresTypes), current);
+      await runMigrations(db, migrationProvider(postgresTypes, context), current);
     },
     async ping() {
       await sql`select 1`.execute(db);

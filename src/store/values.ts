@@ -1,4 +1,4 @@
-import { type Kysely, type SelectQueryBuilder, SqliteAdapter } from "kysely";
+import { type Kysely, type SelectQueryBuilder, SqliteAdapter, sql } from "kysely";
 import type { Database } from "./schema.ts";
 
 /**
@@ -50,4 +50,21 @@ export async function countRows<DB, TB extends keyof DB, O>(
     .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
     .executeTakeFirstOrThrow()) as { total: number | string | bigint };
   return Number(row.total);
+}
+
+/**
+ * countRows, counting no further than `limit`: the rows are read from the query's index up to the
+ * limit and no further, so what it costs is bounded by the limit whatever the table holds. For a
+ * rule that only needs to know whether there are more than so many.
+ */
+export async function countUpTo<DB, TB extends keyof DB, O>(
+  db: Kysely<DB>,
+  query: SelectQueryBuilder<DB, TB, O>,
+  limit: number,
+): Promise<number> {
+  const bounded = query.clearSelect().select(sql<number>`1`.as("one")).limit(limit);
+  const { rows } = await sql<{
+    total: number | string | bigint;
+  }>`select count(*) as total from (${bounded}) as bounded`.execute(db);
+  return Number(rows[0]?.total ?? 0);
 }

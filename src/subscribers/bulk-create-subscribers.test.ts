@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { assertErrorBody } from "../../test/error-body.ts";
-import { createSubscriber } from "../../test/factories.ts";
+import { createSubscriber, storedChannelCredentials } from "../../test/factories.ts";
 import { forEachBackend } from "../../test/harness.ts";
 
 const PATH = "/v1/subscribers/bulk";
 
 forEachBackend("POST /v1/subscribers/bulk", (ctx) => {
   test("upserts each entry and says which were created, updated or refused", async () => {
-    const { dev } = await ctx.tenant();
+    const { dev, organizationId } = await ctx.tenant();
     const api = ctx.client(dev.apiKey);
     const existing = await createSubscriber(ctx, dev.apiKey, {
       subscriberId: "old",
@@ -52,7 +52,11 @@ forEachBackend("POST /v1/subscribers/bulk", (ctx) => {
       "a repeated entry's fields are merged in order",
     );
     const three = (await api.get("/v1/subscribers/new-3")).json().data;
-    assert.equal(three.channels[0].credentials.webhookUrl, "https://h.example/3");
+    assert.equal(three.channels[0].credentials.webhookUrl, "https://h.example/********");
+    assert.deepEqual(
+      await storedChannelCredentials(ctx, { organizationId, environmentId: dev.environmentId }, "new-3"),
+      [{ providerId: "slack", webhookUrl: "https://h.example/3", deviceTokens: [] }],
+    );
     assertErrorBody(await api.get("/v1/subscribers/new-2"), 404, { path: "/v1/subscribers/new-2" });
     assert.equal((await api.get("/v1/subscribers")).json().totalCount, 3);
   });

@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { assertErrorBody } from "../../test/error-body.ts";
-import { createSubscriber, nextMillisecond, uniqueName } from "../../test/factories.ts";
+import {
+  createSubscriber,
+  nextMillisecond,
+  storedChannelCredentials,
+  uniqueName,
+} from "../../test/factories.ts";
 import { forEachBackend } from "../../test/harness.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -40,8 +45,8 @@ forEachBackend("POST /v1/subscribers", (ctx) => {
     );
   });
 
-  test("stores every field sent, and the channels' credentials per provider", async () => {
-    const { dev } = await ctx.tenant();
+  test("stores every field sent, and the channels' credentials per provider (answers mask them)", async () => {
+    const { dev, organizationId } = await ctx.tenant();
     const s = await createSubscriber(ctx, dev.apiKey, {
       subscriberId: "user-2",
       firstName: "Ada",
@@ -70,15 +75,22 @@ forEachBackend("POST /v1/subscribers", (ctx) => {
         providerId: "slack",
         integrationIdentifier: "",
         _integrationId: "",
-        credentials: { webhookUrl: "https://hooks.slack.com/services/x", deviceTokens: [] },
+        credentials: { webhookUrl: "https://hooks.slack.com/********", deviceTokens: [] },
       },
       {
         providerId: "fcm",
         integrationIdentifier: "fcm-main",
         _integrationId: "",
-        credentials: { webhookUrl: "", deviceTokens: ["t1", "t2"] },
+        credentials: { webhookUrl: "", deviceTokens: ["********", "********"] },
       },
     ]);
+    assert.deepEqual(
+      await storedChannelCredentials(ctx, { organizationId, environmentId: dev.environmentId }, "user-2"),
+      [
+        { providerId: "slack", webhookUrl: "https://hooks.slack.com/services/x", deviceTokens: [] },
+        { providerId: "fcm", webhookUrl: "", deviceTokens: ["t1", "t2"] },
+      ],
+    );
     const read = await ctx.client(dev.apiKey).get("/v1/subscribers/user-2");
     assert.deepEqual(read.json().data, s);
   });

@@ -16,12 +16,42 @@ export interface ChannelCredentials {
   deviceTokens: string[];
 }
 
+/**
+ * One provider's credentials as a subscriber keeps them. They are secrets (whoever has a Slack
+ * webhook URL can post to its channel), so they are kept sealed, and what reads a subscriber sees
+ * only their masked form; the chat step opens them (openChannelCredentials, service.ts).
+ */
 export interface SubscriberChannel {
   /** The provider the credentials are for (`slack`, `discord`, `fcm`...). */
   providerId: string;
   /** The integration they are for, when the customer named one; "" otherwise. */
   integrationIdentifier: string;
+  /** Masked: the webhook's scheme, host and port, each device token `********` (maskedCredentials). */
   credentials: ChannelCredentials;
+  /** The credentials themselves, sealed with the service's key, bound to the subscriber and provider. */
+  sealed: string;
+}
+
+/** What an answer shows in place of a channel secret (as in place of an integration's). */
+export const CHANNEL_MASK = "********";
+
+/** A webhook as answers show it: where it goes (scheme, host, port), never the path or query that make it a secret. */
+export function maskedWebhookUrl(url: string): string {
+  if (url === "") return "";
+  try {
+    const { origin } = new URL(url);
+    if (origin !== "null") return `${origin}/${CHANNEL_MASK}`;
+  } catch {
+    // Not a URL: nothing of it is shown.
+  }
+  return CHANNEL_MASK;
+}
+
+export function maskedCredentials(credentials: ChannelCredentials): ChannelCredentials {
+  return {
+    webhookUrl: maskedWebhookUrl(credentials.webhookUrl),
+    deviceTokens: credentials.deviceTokens.map(() => CHANNEL_MASK),
+  };
 }
 
 export interface Subscriber {
@@ -46,6 +76,15 @@ export interface Subscriber {
   lastOnlineAt: string;
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * The subscriber as a template or a step filter sees it (`{{subscriber.firstName}}`, `{{json
+ * subscriber}}`): everything but its channels, whose credentials are no content's business.
+ */
+export function subscriberForTemplates(subscriber: Subscriber): Record<string, unknown> {
+  const { channels: _channels, ...rest } = subscriber;
+  return rest;
 }
 
 /** The profile fields a create, upsert or update may set; absent ones are left alone. */

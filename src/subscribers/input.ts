@@ -1,6 +1,12 @@
 import { badRequest, type FieldError } from "../errors.ts";
 import type { OutboundPolicy } from "../http/outbound.ts";
-import type { ProfileField, SubscriberChannel, SubscriberProfile } from "./domain.ts";
+import {
+  CHANNEL_MASK,
+  type ChannelCredentials,
+  maskedWebhookUrl,
+  type ProfileField,
+  type SubscriberProfile,
+} from "./domain.ts";
 import { isTimezone } from "./schedule.ts";
 import type { ChannelInputValue, CreateSubscriberInput, CredentialsInputValue } from "./schemas.ts";
 
@@ -144,40 +150,54 @@ export const fieldsOf = (profile: SubscriberProfile) => Object.keys(profile).sor
 
 const unique = (values: readonly string[]) => [...new Set(values)];
 
+/** A provider's credentials as they stand: what the subscriber has for it, opened. */
+export interface CurrentCredentials {
+  integrationIdentifier: string;
+  credentials: ChannelCredentials;
+}
+
 /**
- * The channels after setting one provider's credentials. `replace` (PUT): the provider's
- * credentials become exactly what was sent. `merge` (PATCH): a sent webhookUrl replaces the old
- * one, sent device tokens join the old ones (an empty list clears them, as Novu does).
+ * One provider's credentials after a set. `replace` (PUT): they become exactly what was sent.
+ * `merge` (PATCH): a sent webhookUrl replaces the old one, sent device tokens join the old ones (an
+ * empty list clears them, as Novu does). Sent back as answers show them, a credential keeps its
+ * value: a webhookUrl equal to the stored one's mask is the stored one, and masked device tokens
+ * stand for the stored tokens (so a client that reads a subscriber and writes it back loses nothing).
  */
-export function applyCredentials(
-  channels: readonly SubscriberChannel[],
+export function nextCredentials(
+  current: CurrentCredentials | undefined,
   input: ChannelInputValue,
   mode: "replace" | "merge",
-): SubscriberChannel[] {
-  const current = channels.find((c) => c.providerId === input.providerId);
+): CurrentCredentials {
   const sent = input.credentials;
-  let next: SubscriberChannel;
+  const stored = current?.credentials ?? { webhookUrl: "", deviceTokens: [] };
+  const webhookUrl =
+    sent.webhookUrl !== undefined &&
+    stored.webhookUrl !== "" &&
+    sent.webhookUrl === maskedWebhookUrl(stored.webhookUrl)
+      ? stored.webhookUrl
+      : sent.webhookUrl;
+  const tokens = sent.deviceTokens;
+  const sentTokens = tokens?.filter((token) => token !== CHANNEL_MASK) ?? [];
+  const keepsStored = tokens?.includes(CHANNEL_MASK) ?? false;
   if (mode === "replace" || !current) {
-    next = {
-      providerId: input.providerId,
+    return {
       integrationIdentifier: input.integrationIdentifier ?? "",
-      credentials: { webhookUrl: sent.webhookUrl ?? "", deviceTokens: unique(sent.deviceTokens ?? []) },
-    };
-  } else {
-    const tokens = sent.deviceTokens;
-    next = {
-      providerId: input.providerId,
-      integrationIdentifier: input.integrationIdentifier ?? current.integrationIdentifier,
       credentials: {
-        webhookUrl: sent.webhookUrl ?? current.credentials.webhookUrl,
-        deviceTokens:
-          tokens === undefined
-            ? current.credentials.deviceTokens
-            : tokens.length === 0
-              ? []
-              : unique([...current.credentials.deviceTokens, ...tokens]),
+        webhookUrl: webhookUrl ?? "",
+        deviceTokens: unique([...(keepsStored ? stored.deviceTokens : []), ...sentTokens]),
       },
     };
   }
-  return current ? channels.map((c) => (c.providerId === input.providerId ? next : c)) : [...channels, next];
+  return {
+    integrationIdentifier: input.integrationIdentifier ?? current.integrationIdentifier,
+    credentials: {
+      webhookUrl: webhookUrl ?? stored.webhookUrl,
+      deviceTokens:
+        tokens === undefined
+          ? stored.deviceTokens
+          : tokens.length === 0
+            ? []
+            : unique([...stored.deviceTokens, ...sentTokens]),
+    },
+  };
 }

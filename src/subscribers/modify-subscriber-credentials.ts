@@ -20,7 +20,7 @@ export const modifySubscriberCredentialsRoute: RoutePluginWith<{ outbound: Outbo
         summary: "Add to a subscriber's credentials for one provider",
         description:
           "A sent webhookUrl replaces the old one; sent device tokens join the old ones (an empty list clears " +
-          "them). What is left out stays.",
+          "them). What is left out stays. They are kept sealed and answered masked.",
         headers: IdempotencyKeyHeaders,
         params: SubscriberIdParams,
         body: CredentialsBody,

@@ -1,15 +1,25 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import { listSlots, runPrepared, runPreparedRows, slot } from "../store/prepared.ts";
 import type { Database, SubscriberPreferencesTable, SubscribersTable } from "../store/schema.ts";
-import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
-import type {
-  ChannelPreferences,
-  Preference,
-  ProfileField,
-  Schedule,
-  Subscriber,
-  SubscriberChannel,
-  SubscriberProfile,
+import {
+  countRows,
+  countUpTo,
+  dialectOf,
+  readBool,
+  readJson,
+  readTimestamp,
+  writeJson,
+} from "../store/values.ts";
+import {
+  type ChannelCredentials,
+  type ChannelPreferences,
+  maskedCredentials,
+  type Preference,
+  type ProfileField,
+  type Schedule,
+  type Subscriber,
+  type SubscriberChannel,
+  type SubscriberProfile,
 } from "./domain.ts";
 
 type Db = Kysely<Database>;
@@ -29,11 +39,33 @@ function toSubscriber(row: Row): Subscriber {
     locale: row.locale,
     timezone: row.timezone,
     data: readJson<Record<string, unknown>>(row.data),
-    channels: readJson<SubscriberChannel[]>(row.channels),
+    channels: readJson<StoredChannel[]>(row.channels).map(storedChannel),
     isOnline: readBool(row.is_online),
     lastOnlineAt: readTimestamp(row.last_online_at),
     createdAt: readTimestamp(row.created_at),
     updatedAt: readTimestamp(row.updated_at),
+  };
+}
+
+type StoredChannel = Omit<SubscriberChannel, "sealed" | "credentials"> & {
+  sealed?: string;
+  credentials?: Partial<ChannelCredentials>;
+};
+
+/**
+ * A channel as stored. One still in the clear (written by an older version after migration 0014
+ * sealed the others) is shown masked like any other, and cannot be opened until it is set again.
+ */
+function storedChannel(channel: StoredChannel): SubscriberChannel {
+  if (typeof channel.sealed === "string" && channel.credentials) return channel as SubscriberChannel;
+  return {
+    providerId: channel.providerId,
+    integrationIdentifier: channel.integrationIdentifier ?? "",
+    credentials: maskedCredentials({
+      webhookUrl: channel.credentials?.webhookUrl ?? "",
+      deviceTokens: channel.credentials?.deviceTokens ?? [],
+    }),
+    sealed: "",
   };
 }
 
@@ -331,6 +363,11 @@ export async function updateProfile(
     .returningAll()
     .executeTakeFirst();
   return row ? toSubscriber(row) : undefined;
+}
+
+/** The environment's subscribers, counted up to `limit` (a read of the subscriberId index bounded by it). */
+export function countSubscribersUpTo(db: Db, environmentId: string, limit: number): Promise<number> {
+  return countUpTo(db, db.selectFrom("subscribers").where("environment_id", "=", environmentId), limit);
 }
 
 export async function writeChannels(db: Db, id: string, channels: SubscriberChannel[], now: string) {

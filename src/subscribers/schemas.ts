@@ -1,5 +1,5 @@
 import { type Static, Type } from "typebox";
-import { FreeObject, ObjectIdString, Page } from "../http/schema-helpers.ts";
+import { described, FreeObject, ObjectIdString, Page } from "../http/schema-helpers.ts";
 import { SUBSCRIBER_ID_PATTERN } from "../http/validation.ts";
 import { Trigger } from "../workflows/schemas.ts";
 
@@ -9,8 +9,11 @@ export const MAX_BULK_SUBSCRIBERS = 500;
 
 export const ChannelCredentials = Type.Object(
   {
-    webhookUrl: Type.String({ description: "The chat webhook URL; empty when unset" }),
-    deviceTokens: Type.Array(Type.String(), { description: "Push device tokens" }),
+    webhookUrl: Type.String({
+      description:
+        "The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset",
+    }),
+    deviceTokens: Type.Array(Type.String(), { description: "Push device tokens, each masked as `********`" }),
   },
   { additionalProperties: false },
 );
@@ -20,7 +23,10 @@ export const SubscriberChannel = Type.Object(
     providerId: Type.String({ description: "The provider the credentials are for" }),
     integrationIdentifier: Type.String({ description: "The integration named when they were set, or empty" }),
     _integrationId: Type.String({ description: "The integration they are bound to, or empty" }),
-    credentials: ChannelCredentials,
+    credentials: described(
+      ChannelCredentials,
+      "Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value",
+    ),
   },
   { additionalProperties: false },
 );

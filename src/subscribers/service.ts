@@ -1,16 +1,24 @@
 import { isoNow } from "../clock.ts";
-import { type Deps, inTransaction } from "../deps.ts";
+import { type Deps, inTransaction, secretsOf } from "../deps.ts";
 import { badRequest, type FieldError, invalidField, notFound } from "../errors.ts";
 import type { OutboundPolicy } from "../http/outbound.ts";
 import { newObjectId } from "../ids.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { CHANNELS, type Channel, type PreferenceSettings } from "../workflows/domain.ts";
 import { getWorkflowSummary, listActiveWorkflows, type WorkflowSummary } from "../workflows/service.ts";
-import type { ChannelPreferences, Preference, Subscriber, SubscriberPreferences } from "./domain.ts";
+import { openChannel, sealChannel } from "./channel-secrets.ts";
+import type {
+  ChannelCredentials,
+  ChannelPreferences,
+  Preference,
+  Subscriber,
+  SubscriberChannel,
+  SubscriberPreferences,
+} from "./domain.ts";
 import {
-  applyCredentials,
   type Entry,
   fieldsOf,
+  nextCredentials,
   readCredentials,
   readEntry,
   readProfile,
@@ -36,9 +44,43 @@ async function writeChannelInputs(
   mode: "replace" | "merge",
 ): Promise<Subscriber> {
   if (inputs.length === 0) return subscriber;
+  const box = secretsOf(deps);
   let channels = subscriber.channels;
-  for (const input of inputs) channels = applyCredentials(channels, input, mode);
+  for (const input of inputs) {
+    const current = channels.find((c) => c.providerId === input.providerId);
+    const next = nextCredentials(
+      current && {
+        integrationIdentifier: current.integrationIdentifier,
+        // Credentials that no longer open (another key) are as good as none: the new ones replace them.
+        credentials: openChannel(box, subscriber.id, current) ?? { webhookUrl: "", deviceTokens: [] },
+      },
+      input,
+      mode,
+    );
+    const sealed = sealChannel(
+      box,
+      subscriber.id,
+      input.providerId,
+      next.integrationIdentifier,
+      next.credentials,
+    );
+    channels = current
+      ? channels.map((c) => (c.providerId === input.providerId ? sealed : c))
+      : [...channels, sealed];
+  }
   return subscribers.writeChannels(deps.db, subscriber.id, channels, isoNow(deps.clock));
+}
+
+/**
+ * A channel's credentials in the clear, for the step that delivers through them; undefined when
+ * they cannot be opened (no key, or another one than sealed them).
+ */
+export function openChannelCredentials(
+  deps: Deps,
+  subscriber: Subscriber,
+  channel: SubscriberChannel,
+): ChannelCredentials | undefined {
+  return openChannel(deps.secrets, subscriber.id, channel);
 }
 
 // ---------------------------------------------------------------- subscribers
@@ -198,6 +240,11 @@ export async function bulkUpsertSubscribers(
     (first && created.has(item.subscriberId) ? outcome.created : outcome.updated).push(item);
   }
   return outcome;
+}
+
+/** How many subscribers the environment has, counting no further than `limit` (what a broadcast's quota needs). */
+export function countSubscribers(deps: Deps, tenant: Tenant, limit: number): Promise<number> {
+  return subscribers.countSubscribersUpTo(deps.db, tenant.environmentId, limit);
 }
 
 export async function getSubscriber(deps: Deps, tenant: Tenant, subscriberId: string): Promise<Subscriber> {

@@ -19,7 +19,8 @@ export const setSubscriberCredentialsRoute: RoutePluginWith<{ outbound: Outbound
         summary: "Set a subscriber's credentials for one provider (replacing them)",
         description:
           "The provider's credentials become exactly those sent: a webhookUrl or device tokens left out are " +
-          "cleared. `PATCH` merges instead.",
+          "cleared. `PATCH` merges instead. They are kept sealed and answered masked; a webhookUrl or device " +
+          "tokens sent back masked keep their stored values.",
         params: SubscriberIdParams,
         body: CredentialsBody,
         response: {

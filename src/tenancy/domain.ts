@@ -16,6 +16,13 @@ export interface Environment {
   updatedAt: string;
 }
 
+/**
+ * Production serves real subscribers: its inbox sessions always need the HMAC of the subscriberId,
+ * or anyone who reads the public application identifier off a page could open any subscriber's
+ * feed. Development keeps the switch, for trying the widget without a server.
+ */
+export const isProduction = (environment: Pick<Environment, "name">) => environment.name === "Production";
+
 /** Who an API key speaks for: the key itself, and its organization and environment. */
 export interface KeyOwner {
   apiKeyId: string;

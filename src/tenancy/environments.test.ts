@@ -42,7 +42,7 @@ forEachBackend("environments", (ctx) => {
     assert.notEqual(another.identifier, d.identifier);
   });
 
-  test("PUT /v1/environments/me turns HMAC on and off for that environment only", async () => {
+  test("PUT /v1/environments/me turns HMAC on and off in Development, for that environment only", async () => {
     const { dev, prod } = await ctx.tenant();
     const api = ctx.client(dev.apiKey);
     const on = await api.put("/v1/environments/me", { hmac: true });
@@ -52,9 +52,10 @@ forEachBackend("environments", (ctx) => {
     // The same value again changes nothing, not even updatedAt.
     const again = await api.put("/v1/environments/me", { hmac: true });
     assert.deepEqual(again.json(), on.json());
-    const off = await ctx.client(prod.apiKey).put("/v1/environments/me", { hmac: false });
+    const off = await api.put("/v1/environments/me", { hmac: false });
+    assert.equal(off.statusCode, 200, off.body);
     assert.equal(off.json().data.hmac, false);
-    assert.equal((await api.get("/v1/environments/me")).json().data.hmac, true);
+    assert.equal((await ctx.client(prod.apiKey).get("/v1/environments/me")).json().data.hmac, true);
     for (const [body, fields] of [
       [{}, ["hmac"]],
       [{ hmac: "true" }, ["hmac"]],
@@ -66,6 +67,20 @@ forEachBackend("environments", (ctx) => {
       });
     }
     assert.equal((await api.get("/v1/environments/me")).json().data.name, "Development");
+  });
+
+  test("Production keeps HMAC on: hmac false is a 403 saying why, and changes nothing", async () => {
+    const { prod } = await ctx.tenant();
+    const api = ctx.client(prod.apiKey);
+    const before = (await api.get("/v1/environments/me")).json().data;
+    assertErrorBody(await api.put("/v1/environments/me", { hmac: false }), 403, {
+      path: "/v1/environments/me",
+      message: /^HMAC cannot be turned off in Production: .*Development can turn it off/,
+    });
+    assert.deepEqual((await api.get("/v1/environments/me")).json().data, before);
+    assert.equal(before.hmac, true);
+    // Turning it on, where it is on, is still fine.
+    assert.equal((await api.put("/v1/environments/me", { hmac: true })).statusCode, 200);
   });
 
   test("GET /v1/environments: the organization's environments, Development first, no keys", async () => {
@@ -222,6 +237,66 @@ describe("migration 0003 on existing environments", () => {
     const store = await openStore({ databaseUrl: url, pgSchema: schema, pgPoolSize: 2 });
     try {
       check(await backfilled(store, schema));
+    } finally {
+      await store.close();
+      await dropSchema(url, schema);
+    }
+  });
+});
+
+/** Migration 0013: a Production environment that had turned HMAC off gets it back; others keep theirs. */
+describe("migration 0013 on environments that turned HMAC off", () => {
+  async function migrated(store: Store, schema?: string) {
+    const provider = migrationProvider(store.backend === "sqlite" ? sqliteTypes : postgresTypes);
+    const migrator = new Migrator({
+      db: store.db,
+      provider,
+      ...(schema ? { migrationTableSchema: schema } : {}),
+    });
+    assert.equal((await migrator.migrateTo("0010-job-transaction-index")).error, undefined);
+    const now = "2026-01-01T00:00:00.000Z";
+    const off = store.backend === "sqlite" ? 0 : false;
+    const on = store.backend === "sqlite" ? 1 : true;
+    for (const org of ["org1", "org2"]) {
+      await sql`insert into organizations (id, name, created_at, updated_at) values (${org}, 'Old', ${now}, ${now})`.execute(
+        store.db,
+      );
+    }
+    for (const [id, org, name, hmac] of [
+      ["env-dev", "org1", "Development", on],
+      ["env-dev-off", "org2", "Development", off],
+      ["env-prod", "org1", "Production", off],
+    ] as const) {
+      await sql`insert into environments (id, organization_id, name, parent_id, identifier, hmac, created_at, updated_at)
+        values (${id}, ${org}, ${name}, '', ${id}, ${hmac}, ${now}, ${now})`.execute(store.db);
+    }
+    assert.equal((await migrator.migrateToLatest()).error, undefined);
+    const rows = await store.db.selectFrom("environments").select(["id", "hmac"]).orderBy("id").execute();
+    return rows.map((r) => [r.id, r.hmac === true || r.hmac === 1]);
+  }
+  const expected = [
+    ["env-dev", true],
+    ["env-dev-off", false],
+    ["env-prod", true],
+  ];
+
+  test("SQLite", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-migration-"));
+    const store = await openStore({ dataDir });
+    try {
+      assert.deepEqual(await migrated(store), expected);
+    } finally {
+      await store.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test("PostgreSQL", { skip: postgresUrl ? false : "no PostgreSQL" }, async () => {
+    const url = postgresUrl as string;
+    const schema = `test_mig_${process.pid}_${randomBytes(3).toString("hex")}`;
+    const store = await openStore({ databaseUrl: url, pgSchema: schema, pgPoolSize: 2 });
+    try {
+      assert.deepEqual(await migrated(store, schema), expected);
     } finally {
       await store.close();
       await dropSchema(url, schema);

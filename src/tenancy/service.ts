@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import { isoNow } from "../clock.ts";
 import { type Deps, inTransaction } from "../deps.ts";
-import { notFound } from "../errors.ts";
+import { ApiError, notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import type { Database } from "../store/schema.ts";
 import { generateApiKey, hashApiKey, keyHint } from "./api-keys.ts";
-import type { Environment, KeyOwner, KeySealer } from "./domain.ts";
+import { type Environment, isProduction, type KeyOwner, type KeySealer } from "./domain.ts";
 import * as tenancy from "./repository.ts";
 import type { Tenant } from "./tenant.ts";
 
@@ -133,8 +133,16 @@ export async function getCurrentEnvironment(deps: Deps, tenant: Tenant): Promise
   return environment;
 }
 
-/** Turns HMAC for the environment's subscriber sessions on or off. */
+/** Turns HMAC for the environment's subscriber sessions on or off; Production keeps it on (403). */
 export async function setEnvironmentHmac(deps: Deps, tenant: Tenant, hmac: boolean): Promise<Environment> {
+  if (!hmac && isProduction(await getCurrentEnvironment(deps, tenant))) {
+    throw new ApiError(
+      403,
+      "HMAC cannot be turned off in Production: its inbox sessions must carry the HMAC of the subscriberId, " +
+        "computed on your server, so that nobody can open another subscriber's feed; " +
+        "Development can turn it off for trying the widget",
+    );
+  }
   const environment = await tenancy.setEnvironmentHmac(
     deps.db,
     tenant.environmentId,

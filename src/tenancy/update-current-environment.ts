@@ -11,14 +11,18 @@ export const updateCurrentEnvironmentRoute: RoutePlugin = async (app) => {
       schema: {
         operationId: "updateCurrentEnvironment",
         tags: ["Environments"],
-        summary: "Turn HMAC for subscriber sessions on or off",
+        summary: "Turn HMAC for subscriber sessions on or off (Development; Production keeps it on)",
         description:
           "With `hmac: true`, a subscriber session (the inbox widget) must carry the hex HMAC-SHA256 of the " +
-          "subscriberId keyed with the environment's API key. Production starts with it on, Development off.",
+          "subscriberId keyed with the environment's API key. Production has it on and cannot turn it off " +
+          "(403); Development starts with it off and may switch it either way.",
         body: UpdateEnvironmentBody,
         response: {
           200: described(Envelope(EnvironmentResource), "The environment after the change"),
-          ...errorResponsesOf({ 400: "hmac missing or not a boolean" }),
+          ...errorResponsesOf({
+            400: "hmac missing or not a boolean",
+            403: "hmac: false in Production, whose subscriber sessions always need the HMAC",
+          }),
         },
       },
     },

@@ -1,6 +1,14 @@
 import type { Kysely, Selectable } from "kysely";
 import type { Database, TopicsTable } from "../store/schema.ts";
-import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import {
+  countRows,
+  countUpTo,
+  dialectOf,
+  readBool,
+  readJson,
+  readTimestamp,
+  writeJson,
+} from "../store/values.ts";
 import type { Channel } from "../workflows/domain.ts";
 import {
   defaultSubscriptionIdentifier,
@@ -110,6 +118,11 @@ export async function renameTopic(db: Db, environmentId: string, key: string, na
 
 export async function deleteTopic(db: Db, id: string): Promise<void> {
   await db.deleteFrom("topics").where("id", "=", id).execute();
+}
+
+/** The topic's members, counted up to `limit` (a read bounded by it, on the membership's key). */
+export function countMembersUpTo(db: Db, topicId: string, limit: number): Promise<number> {
+  return countUpTo(db, db.selectFrom("topic_subscribers").where("topic_id", "=", topicId), limit);
 }
 
 export async function countMembers(db: Db, topicId: string): Promise<number> {

@@ -93,6 +93,11 @@ export async function getTopic(deps: Deps, tenant: Tenant, key: string): Promise
 }
 
 /** The topic, or undefined: for the engine, which resolves a trigger's `{type: "Topic", topicKey}`. */
+/** How many subscribers the topic has, counting no further than `limit` (what a trigger's quota needs). */
+export function countTopicSubscribers(deps: Deps, topic: Topic, limit: number): Promise<number> {
+  return topics.countMembersUpTo(deps.db, topic.id, limit);
+}
+
 export async function findTopic(deps: Deps, tenant: Tenant, key: string): Promise<Topic | undefined> {
   return topics.findTopic(deps.db, tenant.environmentId, key);
 }

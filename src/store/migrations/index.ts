@@ -11,10 +11,16 @@ import * as sealedKeys from "./0009-sealed-keys.ts";
 import * as jobTransactionIndex from "./0010-job-transaction-index.ts";
 import * as inbox from "./0011-inbox.ts";
 import * as inboxPreferences from "./0012-inbox-preferences.ts";
+import * as productionHmac from "./0013-production-hmac.ts";
+import * as sealedSubscriberChannels from "./0014-sealed-subscriber-channels.ts";
+import * as quotas from "./0015-quotas.ts";
 import type { ColumnTypes } from "./column-types.ts";
+import type { MigrationContext } from "./context.ts";
+
+export type { MigrationContext } from "./context.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations see the database as it was, untyped.
-type Step = { up(db: Kysely<any>, types: ColumnTypes): Promise<void> };
+type Step = { up(db: Kysely<any>, types: ColumnTypes, context: MigrationContext): Promise<void> };
 
 // Listed in code, not read from a folder, so a bundled or compiled build carries them along.
 const steps: Record<string, Step> = {
@@ -30,15 +36,18 @@ const steps: Record<string, Step> = {
   "0010-job-transaction-index": jobTransactionIndex,
   "0011-inbox": inbox,
   "0012-inbox-preferences": inboxPreferences,
+  "0013-production-hmac": productionHmac,
+  "0014-sealed-subscriber-channels": sealedSubscriberChannels,
+  "0015-quotas": quotas,
 };
 
-export function migrationProvider(types: ColumnTypes): MigrationProvider {
+export function migrationProvider(types: ColumnTypes, context: MigrationContext = {}): MigrationProvider {
   return {
     async getMigrations() {
       const migrations: Record<string, Migration> = {};
       for (const [name, step] of Object.entries(steps)) {
         // biome-ignore lint/suspicious/noExplicitAny: the migrator hands over an untyped Kysely.
-        migrations[name] = { up: (db: Kysely<any>) => step.up(db, types) };
+        migrations[name] = { up: (db: Kysely<any>) => step.up(db, types, context) };
       }
       return migrations;
     },
