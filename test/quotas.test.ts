@@ -7,6 +7,7 @@ import { foldClosedConnections } from "../src/engine/quota-repository.ts";
 import { assertErrorBody } from "./error-body.ts";
 import { createWorkflow } from "./factories.ts";
 import { type Client, forEachBackend, type TestContext } from "./harness.ts";
+import { poll } from "./poll.ts";
 import { drain } from "./queue-helpers.ts";
 
 // The environments' quotas (README, "Quotas"): recipients per trigger (topics and broadcasts too),
@@ -209,6 +210,12 @@ forEachBackend<ManualClock>(
       // The hour passes and the worker runs them all: room again.
       ctx.clock.advance(60 * 60_000);
       await drain(ctx);
+      // On PostgreSQL the queue runs the hour's tasks on real time once they are due: wait for them.
+      await poll(
+        () => openJobs(ctx, tenant.dev.environmentId),
+        (n) => n === 0,
+        { what: "every job of the hour run" },
+      );
       await openJobsMatch(ctx, tenant.dev.environmentId, 0);
       nextMinute(ctx.clock);
       assert.equal((await trigger(api, { name, to: five() })).statusCode, 201);
@@ -268,13 +275,18 @@ forEachBackend<ManualClock>(
 );
 
 /** The counter of the environment's open jobs (kept by triggers on `jobs`), against a count of them. */
-async function openJobsMatch(ctx: TestContext, environmentId: string, expected: number) {
+async function openJobs(ctx: TestContext, environmentId: string): Promise<number> {
   const counted = await ctx.store.db
     .selectFrom("jobs")
     .select((eb) => eb.fn.countAll<number>().as("n"))
     .where("environment_id", "=", environmentId)
     .where("status", "in", ["pending", "queued", "delayed", "running"])
     .executeTakeFirstOrThrow();
+  return Number(counted.n);
+}
+
+async function openJobsMatch(ctx: TestContext, environmentId: string, expected: number) {
+  const counted = { n: await openJobs(ctx, environmentId) };
   const kept = await ctx.store.db
     .selectFrom("quota_open_jobs")
     .select((eb) => eb.fn.sum<number>("open").as("n"))
