@@ -14,6 +14,7 @@
 //     as fast as 32 connections go and at half that rate; the same statements timed alone on one
 //     connection; and their plans (EXPLAIN QUERY PLAN / EXPLAIN).
 import { randomBytes } from "node:crypto";
+import path from "node:path";
 import { Novu } from "@novu/js";
 import { CompiledQuery } from "kysely";
 import { readCountFilters } from "../src/inbox/filters.ts";
@@ -77,7 +78,7 @@ export interface InboxContext {
     warmupSeconds: number,
     seconds: number,
   ): Promise<LoadResult & { cpuUsPerRequest: number }>;
-  load(spec: Omit<LoadSpec, "connections">): Promise<LoadResult>;
+  load(spec: Omit<LoadSpec, "connections"> & { connections?: number }): Promise<LoadResult>;
 }
 
 type Split = { p50: number; p99: number };
@@ -100,6 +101,8 @@ export interface InboxReadFigures {
   /** The full load (32 connections), its CPU per request, and the same load at half its rate. */
   service: Measurement & { cpuUsPerRequest: number };
   halfRate: Measurement & { rate: number; autocannonP99: number };
+  /** One connection, one request at a time: the service's own latency, no queue before it. */
+  single: Measurement;
   /** The request's statements alone on one connection, one after the other, as the service runs them. */
   statement: { p50: number; p99: number; max: number; runs: number };
 }
@@ -312,7 +315,7 @@ const openBenchStore = (db: BenchDatabase): Promise<Store> =>
   openStore({
     ...(db.databaseUrl
       ? { databaseUrl: db.databaseUrl }
-      : { dataDir: (db.sqliteFile as string).replace(/\/[^/]+$/, "") }),
+      : { dataDir: path.dirname(db.sqliteFile as string) }),
     pgPoolSize: 1,
     sqliteBackgroundCheckpoints: false,
   });
@@ -566,9 +569,17 @@ async function reads(
         overallRate: rate,
         start: 0,
       });
+      const single = await ctx.load({
+        ...base,
+        connections: 1,
+        warmupSeconds: 0,
+        seconds: settings.halfRateSeconds,
+        start: 0,
+      });
       return {
         service: { ...full.measurement, cpuUsPerRequest: full.cpuUsPerRequest },
         halfRate: { ...half.measurement, rate, autocannonP99: half.autocannonP99 },
+        single: single.measurement,
         statement: { p50: 0, p99: 0, max: 0, runs: 0 },
       };
     };
@@ -692,6 +703,7 @@ export function inboxLines(figures: InboxFigures[]): string[] {
             `at ${figures.halfRate.rate.toLocaleString("en")} req/s p50 ${ms(figures.halfRate.p50)} p99 ${ms(
               Math.max(figures.halfRate.p99, figures.halfRate.autocannonP99),
             )} ms; ` +
+            `one at a time p50 ${ms(figures.single.p50)} p99 ${ms(figures.single.p99)} ms; ` +
             `its statements alone p50 ${ms(figures.statement.p50)} p99 ${ms(figures.statement.p99)} ms; ` +
             `CPU ${figures.service.cpuUsPerRequest} µs/req${figures.service.failed > 0 ? `; ${figures.service.failed} failed` : ""}`,
         );

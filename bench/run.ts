@@ -230,8 +230,9 @@ async function capture(
   return { status: res.status, headers, bodyBase64: res.body.toString("base64") };
 }
 
-async function load(spec: Omit<LoadSpec, "connections">): Promise<LoadResult> {
-  const file = writeSpec({ ...spec, connections: settings.connections });
+/** A load process; BENCH_CONNECTIONS connections unless the spec says otherwise. */
+async function load(spec: Omit<LoadSpec, "connections"> & { connections?: number }): Promise<LoadResult> {
+  const file = writeSpec({ connections: settings.connections, ...spec });
   const timeout = (spec.warmupSeconds + spec.seconds + 60) * 1000;
   const out = await runNode([...TSX, "bench/load.ts", file], childEnv({}), timeout);
   return JSON.parse(out.trim().split("\n").at(-1) as string) as LoadResult;
