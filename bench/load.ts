@@ -23,6 +23,8 @@ export interface LoadSpec {
   /** Requests per second across all connections; unset: as fast as the server answers. */
   overallRate?: number;
   apiKey: string;
+  /** The Authorization header instead of the API key's (an inbox session's `Bearer <token>`). */
+  authorization?: string;
   kind: LoadKind;
   /**
    * put-status: the workflows to switch, in turn; get: paths to read, in turn; trigger: the
@@ -117,7 +119,10 @@ function run(
         connections: spec.connections,
         duration: seconds,
         ...(overallRate ? { overallRate } : {}),
-        headers: { authorization: `ApiKey ${spec.apiKey}`, "content-type": "application/json" },
+        headers: {
+          authorization: spec.authorization ?? `ApiKey ${spec.apiKey}`,
+          "content-type": "application/json",
+        },
         requests: [{ setupRequest: maker.setup as never }],
       },
       (error, result) => {

@@ -1,3 +1,4 @@
+import { type InboxFigures, inboxLines } from "./inbox.ts";
 import type { BackendName } from "./seed.ts";
 import type { Measurement } from "./stats.ts";
 
@@ -100,6 +101,8 @@ export interface Report {
   seedingSeconds: Record<string, number>;
   rows: Row[];
   engine: Engine;
+  /** Novu's current inbox (bench/inbox.ts), per backend. */
+  inbox?: InboxFigures[];
   totalSeconds: number;
   targets?: Target[];
 }
@@ -112,7 +115,7 @@ const ms = (value: number | undefined) => (value === undefined ? "" : value.toFi
 export const halfRateP99 = (row: Row) =>
   row.halfRate ? Math.max(row.halfRate.p99, row.halfRate.autocannonP99) : undefined;
 
-export function targets(rows: Row[], engine: Engine = {}): Target[] {
+export function targets(rows: Row[], engine: Engine = {}, inbox: InboxFigures[] = []): Target[] {
   const find = (scenario: string, backend: BackendName) =>
     rows.find((r) => r.scenario === scenario && r.backend === backend);
   const out: Target[] = [];
@@ -203,6 +206,29 @@ export function targets(rows: Row[], engine: Engine = {}): Target[] {
       }`,
       pass: f.peakRssMb <= 200,
     });
+  }
+  for (const f of inbox) {
+    const r = f.realtime;
+    if (r) {
+      out.push({
+        name: `${f.backend}: p99 trigger → notification_received through @novu/js, ${num(r.sockets)} sockets open, ≤ 50 ms`,
+        measured: `p99 ${ms(r.latency.p99)} ms (p50 ${ms(r.latency.p50)}); ${r.received} of ${r.triggers} arrived`,
+        pass: r.received === r.triggers && r.latency.p99 <= 50,
+      });
+    }
+    for (const [what, figures] of [
+      ["GET /v1/inbox/notifications", f.reads?.list],
+      ["GET /v1/inbox/notifications/count (5 filters)", f.reads?.count],
+      ["GET /v1/inbox/notifications/count (the bell's 4)", f.reads?.bell],
+    ] as const) {
+      if (!figures || !f.reads) continue;
+      const p99 = Math.max(figures.halfRate.p99, figures.halfRate.autocannonP99);
+      out.push({
+        name: `${f.backend}: ${what} p99 ≤ 10 ms at half the maximum rate, ${num(f.reads.heavy)} of ${num(f.reads.notifications)} notifications`,
+        measured: `${ms(p99)} ms at ${num(figures.halfRate.rate)} req/s (one at a time: p99 ${ms(figures.single.p99)} ms; statements alone: p99 ${ms(figures.statement.p99)} ms)`,
+        pass: p99 <= 10 && figures.service.failed === 0 && figures.halfRate.failed === 0,
+      });
+    }
   }
   const services = rows.filter((r) => r.service);
   if (services.length > 0) {
@@ -320,7 +346,7 @@ function engineTables(engine: Engine): string[] {
 }
 
 export function printReport(report: Report, json: boolean): void {
-  const withTargets = { ...report, targets: targets(report.rows, report.engine) };
+  const withTargets = { ...report, targets: targets(report.rows, report.engine, report.inbox) };
   if (json) {
     process.stdout.write(`${JSON.stringify(withTargets, null, 2)}\n`);
     return;
@@ -399,6 +425,7 @@ export function printReport(report: Report, json: boolean): void {
   out.push("");
   const engineLines = engineTables(report.engine);
   if (engineLines.length > 0) out.push(...engineLines, "");
+  if (report.inbox && report.inbox.length > 0) out.push(...inboxLines(report.inbox), "");
   for (const target of withTargets.targets)
     out.push(`${target.pass ? "PASS" : "FAIL"}  ${target.name}: ${target.measured}`);
   for (const r of report.rows)

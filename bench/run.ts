@@ -11,6 +11,7 @@ import type { DbCeilingSpec } from "./db-ceiling.ts";
 import { emailThroughput } from "./email.ts";
 import { type EngineContext, runFanOut, runTriggers } from "./engine.ts";
 import type { CapturedResponse } from "./http-ceiling.ts";
+import { type InboxContext, type InboxFigures, inboxSettings, runInbox } from "./inbox.ts";
 import type { LoadKind, LoadResult, LoadSpec } from "./load.ts";
 import {
   type Child,
@@ -60,6 +61,7 @@ const SCENARIOS = [
   "email",
   "trigger",
   "fan-out",
+  "inbox",
 ] as const;
 type ScenarioId = (typeof SCENARIOS)[number];
 
@@ -71,6 +73,8 @@ const ENGINE: readonly ScenarioId[] = ["trigger", "fan-out"];
 const SUBSCRIBER_WRITES: readonly ScenarioId[] = ["post-subscriber", "post-subscriber-bulk"];
 /** Not an HTTP load: measured by bench/email.ts. */
 const SEPARATE: readonly ScenarioId[] = ["email"];
+/** Novu's current inbox (bench/inbox.ts): an environment and services of its own. */
+const INBOX: readonly ScenarioId[] = ["inbox"];
 
 const settings = {
   seconds: intEnv("BENCH_SECONDS", 8),
@@ -114,6 +118,7 @@ const LABELS: Record<ScenarioId, string> = {
   email: `emails/s: ${settings.emails.toLocaleString("en")} triggers → local SMTP sink`,
   trigger: "POST /v1/events/trigger (1 subscriber)",
   "fan-out": `POST /v1/events/trigger to a topic of ${settings.fanOutSubscribers.toLocaleString("en")}`,
+  inbox: "Novu's current inbox: its sockets, its list and counts",
 };
 
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-bench-"));
@@ -225,8 +230,9 @@ async function capture(
   return { status: res.status, headers, bodyBase64: res.body.toString("base64") };
 }
 
-async function load(spec: Omit<LoadSpec, "connections">): Promise<LoadResult> {
-  const file = writeSpec({ ...spec, connections: settings.connections });
+/** A load process; BENCH_CONNECTIONS connections unless the spec says otherwise. */
+async function load(spec: Omit<LoadSpec, "connections"> & { connections?: number }): Promise<LoadResult> {
+  const file = writeSpec({ connections: settings.connections, ...spec });
   const timeout = (spec.warmupSeconds + spec.seconds + 60) * 1000;
   const out = await runNode([...TSX, "bench/load.ts", file], childEnv({}), timeout);
   return JSON.parse(out.trim().split("\n").at(-1) as string) as LoadResult;
@@ -486,11 +492,21 @@ const engineContext: EngineContext = {
   triggerLoad,
 };
 
+const inboxContext: InboxContext = {
+  settings: inboxSettings(intEnv),
+  log,
+  startService: (db) => startService(db),
+  environmentOf,
+  measure,
+  load,
+};
+
 async function runBackend(
   backend: BackendName,
   rows: Row[],
   engine: Required<Engine>,
   seeding: Record<string, number>,
+  inbox: InboxFigures[],
 ) {
   log(`${backend}: fresh database`);
   const db = await createDatabase(backend, workDir, settings.databaseUrl);
@@ -547,7 +563,7 @@ async function runBackend(
     }
     // Reads first: the writes below grow the table, and the small figure is for a small table.
     const smallScenarios = settings.scenarios
-      .filter((s) => !BIG.includes(s) && !SEPARATE.includes(s) && !ENGINE.includes(s))
+      .filter((s) => !BIG.includes(s) && !SEPARATE.includes(s) && !ENGINE.includes(s) && !INBOX.includes(s))
       .sort((a, b) => Number(a !== "get-subscriber") - Number(b !== "get-subscriber"));
     const pending: [ScenarioId, ScenarioRun][] = [];
     for (const scenario of smallScenarios) {
@@ -659,6 +675,7 @@ async function runBackend(
         await service.child.stop();
       }
     }
+    if (settings.scenarios.includes("inbox")) inbox.push(await runInbox(inboxContext, db, backend, seeding));
     // The trigger engine last: a fan-out cut short by its time limit leaves queued work behind,
     // which no later service of this database may find and run.
     if (settings.scenarios.includes("trigger")) {
@@ -715,13 +732,15 @@ async function main() {
   const rows: Row[] = [];
   const seeding: Record<string, number> = {};
   const engine: Required<Engine> = { triggers: [], fanOut: [] };
-  for (const backend of settings.backends) await runBackend(backend, rows, engine, seeding);
+  const inbox: InboxFigures[] = [];
+  for (const backend of settings.backends) await runBackend(backend, rows, engine, seeding, inbox);
   const report: Report = {
     machine: { ...before, loadAverageAfter: machine().loadAverage },
-    settings: { ...settings },
+    settings: { ...settings, ...(inbox.length > 0 ? { inbox: inboxContext.settings } : {}) },
     seedingSeconds: Object.fromEntries(Object.entries(seeding).map(([k, v]) => [k, Math.round(v * 10) / 10])),
     rows,
     engine,
+    ...(inbox.length > 0 ? { inbox } : {}),
     totalSeconds: Math.round((performance.now() - started) / 1000),
   };
   printReport(report, json);
@@ -741,7 +760,11 @@ async function main() {
   if (process.env.BENCH_JSON_OUT)
     fs.writeFileSync(
       process.env.BENCH_JSON_OUT,
-      JSON.stringify({ ...report, targets: targets(report.rows, report.engine), timers, realtime }, null, 2),
+      JSON.stringify(
+        { ...report, targets: targets(report.rows, report.engine, report.inbox), timers, realtime },
+        null,
+        2,
+      ),
     );
   fs.rmSync(workDir, { recursive: true, force: true });
 }
