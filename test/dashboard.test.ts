@@ -200,6 +200,7 @@ forEachBackend(
         await page.getByRole("heading", { name: "New workflow" }).waitFor();
         await page.getByRole("textbox", { name: "Name" }).fill(workflowName);
         await page.getByRole("combobox", { name: "Group" }).selectOption({ label: groupName });
+        await page.getByRole("combobox", { name: "Severity" }).selectOption({ label: "High" });
         await page.getByRole("button", { name: "Add in-app step" }).click();
         await page.getByRole("textbox", { name: "Content" }).fill("Hello {{subscriber.firstName}}, {{name}}");
         await assertAccessible("workflow editor");
@@ -210,6 +211,7 @@ forEachBackend(
           .get(`/v1/workflows?query=${encodeURIComponent(workflowName)}`);
         const [created] = list.json().data;
         assert.equal(created.name, workflowName);
+        assert.equal(created.severity, "high");
         assert.equal(created.steps.length, 1);
         assert.equal(created.steps[0].template.type, "in_app");
         assert.equal(created.steps[0].template.content, "Hello {{subscriber.firstName}}, {{name}}");

@@ -399,11 +399,22 @@ function StepEditor({
   );
 }
 
-/** Create (id null) or edit a workflow: name, group, and its steps with content, metadata and filters. */
+type Severity = "high" | "medium" | "low" | "none";
+
+/** What Novu's inbox shows of a workflow's notifications, and filters them by. */
+const SEVERITIES: [Severity, string][] = [
+  ["none", "None"],
+  ["low", "Low"],
+  ["medium", "Medium"],
+  ["high", "High"],
+];
+
+/** Create (id null) or edit a workflow: name, group, severity, and its steps with content, metadata and filters. */
 export function WorkflowEditor({ id }: { id: string | null }) {
   const groups = useLoad(() => ok(api.GET("/v1/notification-groups")), []);
   const [name, setName] = useState("");
   const [groupId, setGroupId] = useState("");
+  const [severity, setSeverity] = useState<Severity>("none");
   const [steps, setSteps] = useState<StepDraft[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState<string | null>(null);
@@ -414,6 +425,7 @@ export function WorkflowEditor({ id }: { id: string | null }) {
     );
     setName(data.name);
     setGroupId(data._notificationGroupId);
+    setSeverity(data.severity);
     setSteps(data.steps.map(draftOf));
     return data;
   }, [id]);
@@ -424,7 +436,7 @@ export function WorkflowEditor({ id }: { id: string | null }) {
     event.preventDefault();
     setError(null);
     setStatus(null);
-    const body = { name, notificationGroupId: chosenGroup, steps: steps.map(inputOf) };
+    const body = { name, notificationGroupId: chosenGroup, severity, steps: steps.map(inputOf) };
     try {
       if (id === null) {
         const { data } = await ok(api.POST("/v1/workflows", { body }));
@@ -481,6 +493,20 @@ export function WorkflowEditor({ id }: { id: string | null }) {
             {(groups.data?.data ?? []).map((g) => (
               <option key={g._id} value={g._id}>
                 {g.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="workflow-severity">Severity</label>
+          <select
+            id="workflow-severity"
+            value={severity}
+            onChange={(e) => setSeverity(e.currentTarget.value as Severity)}
+          >
+            {SEVERITIES.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
               </option>
             ))}
           </select>
