@@ -1,5 +1,5 @@
 import path from "node:path";
-import { parseOutboundAllow } from "./http/outbound.ts";
+import { parseOutboundAllow } from "./outbound.ts";
 
 /**
  * What one environment's triggers may do (README, "Quotas"); 0 turns a quota off. Counted when a
@@ -72,7 +72,7 @@ export interface Config {
   readonly render: { readonly timeoutMs: number; readonly maxBytes: number };
   /**
    * Internal hosts and networks the service may connect to on a caller's behalf all the same
-   * (TIDINGS_OUTBOUND_ALLOW: host names, addresses, CIDR ranges); none by default (src/http/outbound.ts).
+   * (TIDINGS_OUTBOUND_ALLOW: host names, addresses, CIDR ranges); none by default (src/outbound.ts).
    */
   readonly outboundAllow: readonly string[];
   /** How long an inbox widget session's token is good for (WIDGET_SESSION_TTL_S, 7 days). */

@@ -1,4 +1,4 @@
-import { type OutboundPolicy, outboundPolicy } from "../http/outbound.ts";
+import { type OutboundPolicy, outboundPolicy } from "../outbound.ts";
 import { SmtpPools } from "../providers/index.ts";
 import { SecretBox } from "../store/secret-box.ts";
 import type { Credentials } from "./domain.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { after, describe, test } from "node:test";
 import { type SmtpSink, startSmtpSink } from "../../test/sinks.ts";
-import { outboundPolicy } from "../http/outbound.ts";
+import { outboundPolicy } from "../outbound.ts";
 import { ProviderError } from "./domain.ts";
 import { plainTextOf } from "./plain-text.ts";
 import { type OutgoingEmail, SmtpPools, type SmtpSettings } from "./smtp.ts";

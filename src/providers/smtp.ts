@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import net from "node:net";
 import nodemailer, { type Transporter } from "nodemailer";
-import { normalHost, type OutboundPolicy, OutboundRefused } from "../http/outbound.ts";
+import { normalHost, type OutboundPolicy, OutboundRefused } from "../outbound.ts";
 import { type Delivered, ProviderError } from "./domain.ts";
 import { plainTextOf } from "./plain-text.ts";
 
@@ -29,7 +29,7 @@ export interface OutgoingEmail {
 export interface SmtpPoolOptions {
   /** How long connecting and the server's greeting may take. */
   timeoutMs: number;
-  /** Where a connection may go (src/http/outbound.ts): an integration's host is resolved and checked against it. */
+  /** Where a connection may go (src/outbound.ts): an integration's host is resolved and checked against it. */
   outbound: OutboundPolicy;
   /** Connections per integration (default 5). */
   maxConnections?: number;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { startWebhookSink, type WebhookSink } from "../../test/sinks.ts";
-import { outboundPolicy } from "../http/outbound.ts";
+import { outboundPolicy } from "../outbound.ts";
 import { ProviderError } from "./domain.ts";
 import { postWebhook, webhookBody } from "./webhook.ts";
 

@@ -1,13 +1,13 @@
 import http from "node:http";
 import https from "node:https";
-import { lookupOf, type OutboundPolicy, OutboundRefused, type ResolvedAddress } from "../http/outbound.ts";
+import { lookupOf, type OutboundPolicy, OutboundRefused, type ResolvedAddress } from "../outbound.ts";
 import { newObjectId } from "../ids.ts";
 import { type ChatProviderId, type Delivered, ProviderError } from "./domain.ts";
 
 export interface WebhookOptions {
   /** How long the whole call may take, answer included. */
   timeoutMs: number;
-  /** Where the call may go (src/http/outbound.ts); the URL's host is resolved and checked against it. */
+  /** Where the call may go (src/outbound.ts); the URL's host is resolved and checked against it. */
   outbound: OutboundPolicy;
   /** How much of the answer is read (for a message id); the rest is discarded. */
   maxResponseBytes?: number;

@@ -1,11 +1,11 @@
-import type { OutboundPolicy } from "../http/outbound.ts";
+import type { OutboundPolicy } from "../outbound.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { IdempotencyKeyHeaders, idempotent, replayable } from "../idempotency/idempotency.ts";
 import { BulkCreateBody, BulkResult, MAX_BULK_SUBSCRIBERS } from "./schemas.ts";
 import { bulkUpsertSubscribers } from "./service.ts";
 
-/** `outbound`: what a webhookUrl may name (src/http/outbound.ts). */
+/** `outbound`: what a webhookUrl may name (src/outbound.ts). */
 export const bulkCreateSubscribersRoute: RoutePluginWith<{ outbound: OutboundPolicy }> = async (
   app,
   { outbound },

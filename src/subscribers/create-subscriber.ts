@@ -1,4 +1,4 @@
-import type { OutboundPolicy } from "../http/outbound.ts";
+import type { OutboundPolicy } from "../outbound.ts";
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { IdempotencyKeyHeaders, idempotent, replayable } from "../idempotency/idempotency.ts";
@@ -6,7 +6,7 @@ import { presentSubscriber } from "./presenter.ts";
 import { CreateSubscriberBody, Subscriber } from "./schemas.ts";
 import { upsertSubscriber } from "./service.ts";
 
-/** `outbound`: what a webhookUrl may name (src/http/outbound.ts). */
+/** `outbound`: what a webhookUrl may name (src/outbound.ts). */
 export const createSubscriberRoute: RoutePluginWith<{ outbound: OutboundPolicy }> = async (
   app,
   { outbound },

@@ -1,5 +1,5 @@
 import { badRequest, type FieldError } from "../errors.ts";
-import type { OutboundPolicy } from "../http/outbound.ts";
+import type { OutboundPolicy } from "../outbound.ts";
 import {
   CHANNEL_MASK,
   type ChannelCredentials,

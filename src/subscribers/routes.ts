@@ -1,4 +1,4 @@
-import type { OutboundPolicy } from "../http/outbound.ts";
+import type { OutboundPolicy } from "../outbound.ts";
 import type { RoutePluginWith } from "../http/types.ts";
 import { bulkCreateSubscribersRoute } from "./bulk-create-subscribers.ts";
 import { createSubscriberRoute } from "./create-subscriber.ts";

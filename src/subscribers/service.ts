@@ -1,7 +1,7 @@
 import { isoNow } from "../clock.ts";
 import { type Deps, inTransaction, secretsOf } from "../deps.ts";
 import { badRequest, type FieldError, invalidField, notFound } from "../errors.ts";
-import type { OutboundPolicy } from "../http/outbound.ts";
+import type { OutboundPolicy } from "../outbound.ts";
 import { newObjectId } from "../ids.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { CHANNELS, type Channel, type PreferenceSettings } from "../workflows/domain.ts";

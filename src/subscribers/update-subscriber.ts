@@ -1,11 +1,11 @@
-import type { OutboundPolicy } from "../http/outbound.ts";
+import type { OutboundPolicy } from "../outbound.ts";
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { presentSubscriber } from "./presenter.ts";
 import { Subscriber, SubscriberIdParams, UpdateSubscriberBody } from "./schemas.ts";
 import { updateSubscriber } from "./service.ts";
 
-/** `outbound`: what a webhookUrl may name (src/http/outbound.ts). */
+/** `outbound`: what a webhookUrl may name (src/outbound.ts). */
 export const updateSubscriberRoute: RoutePluginWith<{ outbound: OutboundPolicy }> = async (
   app,
   { outbound },
