@@ -1,7 +1,7 @@
 import http from "node:http";
 import https from "node:https";
-import { lookupOf, type OutboundPolicy, OutboundRefused, type ResolvedAddress } from "../outbound.ts";
 import { newObjectId } from "../ids.ts";
+import { lookupOf, type OutboundPolicy, OutboundRefused, type ResolvedAddress } from "../outbound.ts";
 import { type ChatProviderId, type Delivered, ProviderError } from "./domain.ts";
 
 export interface WebhookOptions {

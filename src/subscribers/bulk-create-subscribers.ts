@@ -1,7 +1,7 @@
-import type { OutboundPolicy } from "../outbound.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { IdempotencyKeyHeaders, idempotent, replayable } from "../idempotency/idempotency.ts";
+import type { OutboundPolicy } from "../outbound.ts";
 import { BulkCreateBody, BulkResult, MAX_BULK_SUBSCRIBERS } from "./schemas.ts";
 import { bulkUpsertSubscribers } from "./service.ts";
 

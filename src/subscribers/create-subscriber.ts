@@ -1,7 +1,7 @@
-import type { OutboundPolicy } from "../outbound.ts";
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { IdempotencyKeyHeaders, idempotent, replayable } from "../idempotency/idempotency.ts";
+import type { OutboundPolicy } from "../outbound.ts";
 import { presentSubscriber } from "./presenter.ts";
 import { CreateSubscriberBody, Subscriber } from "./schemas.ts";
 import { upsertSubscriber } from "./service.ts";

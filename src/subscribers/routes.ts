@@ -1,5 +1,5 @@
-import type { OutboundPolicy } from "../outbound.ts";
 import type { RoutePluginWith } from "../http/types.ts";
+import type { OutboundPolicy } from "../outbound.ts";
 import { bulkCreateSubscribersRoute } from "./bulk-create-subscribers.ts";
 import { createSubscriberRoute } from "./create-subscriber.ts";
 import { deleteSubscriberRoute } from "./delete-subscriber.ts";

@@ -1,8 +1,8 @@
 import { isoNow } from "../clock.ts";
 import { type Deps, inTransaction, secretsOf } from "../deps.ts";
 import { badRequest, type FieldError, invalidField, notFound } from "../errors.ts";
-import type { OutboundPolicy } from "../outbound.ts";
 import { newObjectId } from "../ids.ts";
+import type { OutboundPolicy } from "../outbound.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { CHANNELS, type Channel, type PreferenceSettings } from "../workflows/domain.ts";
 import { getWorkflowSummary, listActiveWorkflows, type WorkflowSummary } from "../workflows/service.ts";

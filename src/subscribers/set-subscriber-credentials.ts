@@ -1,6 +1,6 @@
-import type { OutboundPolicy } from "../outbound.ts";
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import type { OutboundPolicy } from "../outbound.ts";
 import { presentSubscriber } from "./presenter.ts";
 import { CredentialsBody, Subscriber, SubscriberIdParams } from "./schemas.ts";
 import { setCredentials } from "./service.ts";

@@ -1,6 +1,6 @@
-import type { OutboundPolicy } from "../outbound.ts";
 import { described, Envelope, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
+import type { OutboundPolicy } from "../outbound.ts";
 import { presentSubscriber } from "./presenter.ts";
 import { Subscriber, SubscriberIdParams, UpdateSubscriberBody } from "./schemas.ts";
 import { updateSubscriber } from "./service.ts";
