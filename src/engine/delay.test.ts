@@ -110,6 +110,38 @@ forEachBackend(
       );
     });
 
+    test("a scheduled date that passes while the step waits (here behind a longer delay) is delivered at once, not dropped", async () => {
+      const tenant = await ctx.tenant();
+      const api = ctx.client(tenant.dev.apiKey);
+      const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+        name: uniqueName("Held-back schedule"),
+        active: true,
+        steps: [
+          { template: { type: "delay" }, metadata: { type: "regular", amount: 10, unit: "minutes" } },
+          { template: { type: "delay" }, metadata: { type: "scheduled", delayPath: "sendAt" } },
+          { template: { type: "in_app", content: "Delivered {{n}}" } },
+        ],
+      });
+      const name = workflow.triggers[0].identifier as string;
+      // Ahead when accepted; behind by the time the scheduled step runs (after the 10-minute delay).
+      const sendAt = new Date(ctx.clock.now() + 60_000).toISOString();
+      const tx = await fire(api, name, { n: 3, sendAt });
+      await poll(() => jobsOf(api, tx), settled, { what: "the first delay" });
+      ctx.clock.advance(10 * 60_000);
+      const messages = await poll(
+        () => messagesOf(api, tx),
+        (m) => m.length === 1,
+        { what: "the message once the first delay is over" },
+      );
+      assert.equal(messages[0]?.content, "Delivered 3");
+      const scheduled = (await jobsOf(api, tx))[1];
+      assert.equal(scheduled?.status, "completed");
+      assert.match(
+        scheduled?.executionDetails.map((d) => d.detail).join(" | ") ?? "",
+        /passed while the step waited: sending now/,
+      );
+    });
+
     test("overrides.delay replaces the step's delay for one trigger", async () => {
       const { api, name } = await setup({ type: "scheduled", delayPath: "sendAt" });
       const tx = await fire(api, name, { n: 2 }, { overrides: { delay: { amount: 3, unit: "days" } } });
@@ -123,7 +155,7 @@ forEachBackend(
         [
           { sendAt: new Date(ctx.clock.now() - 60_000).toISOString() },
           {},
-          /payload\.sendAt \(.*\) is in the past: nothing is sent/,
+          /payload\.sendAt \(.*\) was already in the past when the trigger was accepted: nothing is sent/,
         ],
         [{ sendAt: "next tuesday-ish" }, {}, /payload\.sendAt is not a date: nothing is sent/],
         [{}, {}, /payload\.sendAt is not a date/],

@@ -255,12 +255,22 @@ function delay(deps: EngineDeps, job: Job, notification: Notification): Outcome 
         stopsRun: true,
       };
     }
-    if (due < now) {
+    // Judged against the trigger's acceptance, not against when this job happens to run: a date still
+    // ahead when the trigger was acknowledged has been promised, and if it passed while the job
+    // waited in the queue (a backlog, an earlier step), the message goes now rather than never.
+    if (due < Date.parse(notification.createdAt)) {
       return {
         status: "failed",
         executionStatus: "Failed",
-        detail: `payload.${path} (${new Date(due).toISOString()}) is in the past: nothing is sent`,
+        detail: `payload.${path} (${new Date(due).toISOString()}) was already in the past when the trigger was accepted: nothing is sent`,
         stopsRun: true,
+      };
+    }
+    if (due <= now) {
+      return {
+        status: "completed",
+        executionStatus: "Success",
+        detail: `The scheduled time ${new Date(due).toISOString()} passed while the step waited: sending now`,
       };
     }
     return {
