@@ -64,7 +64,7 @@ async function integrity(db: ProcessDatabase): Promise<string> {
 forEachProcessBackend("crash durability", (suite) => {
   const backend = suite.backend;
   test(`every acknowledged write survives SIGKILL mid-load, ${CYCLES} times; the database checks clean`, async () => {
-    const db = await suite.database();
+    const db = await suite.database({ migrated: true });
     const seed = await seedOrganization(db);
     const env = { ...db.env, RATE_LIMIT_RPS: "0" };
     let server = await suite.start(env);

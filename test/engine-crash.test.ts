@@ -39,7 +39,7 @@ forEachProcessBackend("engine: SIGKILL under concurrent triggers", (suite) => {
   const backend = suite.backend;
   test(`every acknowledged trigger delivers exactly one in-app message across ${CYCLES} SIGKILLs`, async (t) => {
     const started = Date.now();
-    const db = await suite.database();
+    const db = await suite.database({ migrated: true });
     const seed = await seedOrganization(db);
     const env = {
       ...db.env,

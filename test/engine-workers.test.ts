@@ -37,7 +37,7 @@ forEachProcessBackend(
   (suite) => {
     test(`${PHASE1} triggers become ${PHASE1} messages across two workers; a SIGKILLed worker's tasks move to the other`, async (t) => {
       const started = Date.now();
-      const db = await suite.database();
+      const db = await suite.database({ migrated: true });
       const seed = await seedOrganization(db);
       const env = {
         ...db.env,

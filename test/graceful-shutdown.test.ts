@@ -115,7 +115,7 @@ function takenIn(server: ServerProcess): Set<string> {
 
 forEachProcessBackend("graceful shutdown", (suite) => {
   test("requests in flight at SIGTERM get their whole answer and their effect; later ones are refused; exit 0", async () => {
-    const db = await suite.database();
+    const db = await suite.database({ migrated: true });
     const seed = await seedOrganization(db);
     const key = seed.apiKey;
     const server = await suite.start({
@@ -289,7 +289,7 @@ forEachProcessBackend("graceful shutdown", (suite) => {
   });
 
   test("SIGTERM under load: zero accepted requests fail, exit 0, every acknowledged write kept", async () => {
-    const db = await suite.database();
+    const db = await suite.database({ migrated: true });
     const seed = await seedOrganization(db);
     // debug: the server logs "incoming request" for every request it takes in.
     const env = { ...db.env, RATE_LIMIT_RPS: "0", LOG_LEVEL: "debug" };

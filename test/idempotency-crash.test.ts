@@ -14,7 +14,7 @@ const RETRY_FOR_MS = 30_000;
 
 forEachProcessBackend("Idempotency-Key across a SIGKILL", (suite) => {
   test("every key ends with exactly one workflow; answered ones replay their first response", async () => {
-    const db = await suite.database();
+    const db = await suite.database({ migrated: true });
     const org = await seedOrganization(db);
     const running = await suite.start(db.env);
     const keys = Array.from({ length: REQUESTS }, () => randomUUID());

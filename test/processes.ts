@@ -13,7 +13,7 @@ import { systemClock } from "../src/clock.ts";
 import { createOrganization } from "../src/onboarding/service.ts";
 import { SecretBox } from "../src/store/secret-box.ts";
 import { openStore } from "../src/store/store.ts";
-import { type BackendName, describeEachBackend, postgresUrl } from "./backends.ts";
+import { type BackendName, describeEachBackend, migratedPostgresDatabase, postgresUrl } from "./backends.ts";
 import { poll } from "./poll.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
@@ -31,10 +31,15 @@ export interface ProcessDatabase {
 }
 
 /**
- * A new, empty database of `backend`: SQLite in a temporary DATA_DIR; on PostgreSQL a database, not
- * a schema, so the processes use the server's default search_path, as a user's would.
+ * A new database of `backend`: SQLite in a temporary DATA_DIR; on PostgreSQL a database, not a
+ * schema, so the processes use the server's default search_path, as a user's would. Empty, unless
+ * `migrated` (PostgreSQL: copied from the migrated template, which spares each test a migration;
+ * SQLite's costs little and seedOrganization runs it).
  */
-export async function freshDatabase(backend: BackendName): Promise<ProcessDatabase> {
+export async function freshDatabase(
+  backend: BackendName,
+  { migrated = false }: { migrated?: boolean } = {},
+): Promise<ProcessDatabase> {
   if (backend === "sqlite") {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-proc-"));
     return {
@@ -47,6 +52,16 @@ export async function freshDatabase(backend: BackendName): Promise<ProcessDataba
   }
   if (!postgresUrl) throw new Error("no PostgreSQL in this run");
   const server = postgresUrl;
+  if (migrated) {
+    const { databaseUrl, drop } = await migratedPostgresDatabase(server);
+    return {
+      backend,
+      env: { DATABASE_URL: databaseUrl },
+      storeOptions: { databaseUrl },
+      location: databaseUrl,
+      destroy: drop,
+    };
+  }
   const name = `tidings_proc_${process.pid}_${randomBytes(4).toString("hex")}`;
   const admin = postgres(server, { max: 1, onnotice: () => {} });
   try {
@@ -268,8 +283,8 @@ export async function call(
 
 export interface ProcessSuite {
   readonly backend: BackendName;
-  /** A new, empty database of the suite's backend; thrown away when the suite ends. */
-  database(): Promise<ProcessDatabase>;
+  /** A new database of the suite's backend (empty unless `migrated`); thrown away when the suite ends. */
+  database(options?: { migrated?: boolean }): Promise<ProcessDatabase>;
   /** startServer, with the server killed (if it still runs) when the suite ends. */
   start(env: Record<string, string>, ms?: number): Promise<ServerProcess>;
 }
@@ -291,8 +306,8 @@ export function forEachProcessBackend(
       const servers: ServerProcess[] = [];
       define({
         backend: backend.name,
-        async database() {
-          const db = await freshDatabase(backend.name);
+        async database(options) {
+          const db = await freshDatabase(backend.name, options);
           databases.push(db);
           return db;
         },

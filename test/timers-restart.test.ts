@@ -65,7 +65,7 @@ interface Message {
 
 forEachProcessBackend("timers across a restart", (suite) => {
   test("killed during a 5-second delay and a 5-second digest window: after a restart, each delivered once, on time", async () => {
-    const db = await suite.database();
+    const db = await suite.database({ migrated: true });
     const seed = await seedOrganization(db);
     const env = { ...db.env, RATE_LIMIT_RPS: "0" };
     let server: ServerProcess = await suite.start(env);
@@ -165,7 +165,7 @@ forEachProcessBackend("timers across a restart", (suite) => {
       t.skip("one process per SQLite file");
       return;
     }
-    const db = await suite.database();
+    const db = await suite.database({ migrated: true });
     const seed = await seedOrganization(db);
     const env = { ...db.env, RATE_LIMIT_RPS: "0" };
     const servers = [await suite.start(env), await suite.start(env)] as [ServerProcess, ServerProcess];

@@ -66,7 +66,7 @@ forEachProcessBackend(
       test(`through ${via}: sockets on two API processes hear of a message the worker wrote, and of a mark made on the other`, {
         skip,
       }, async (t) => {
-        const db = await suite.database();
+        const db = await suite.database({ migrated: true });
         const seed = await seedOrganization(db);
         const env = {
           ...db.env,

@@ -41,7 +41,7 @@ forEachProcessBackend(
     test(`${SECONDS} s at ${RATE} requests/s: zero errors, RSS flat after ${WARMUP} s of warm-up`, {
       timeout: (SECONDS + 120) * 1000,
     }, async () => {
-      const db = await suite.database();
+      const db = await suite.database({ migrated: true });
       const seed = await seedOrganization(db);
       const live = await suite.start(db.env);
       const key = seed.apiKey;
