@@ -214,21 +214,28 @@ export const { backends, skipped: postgresSkipped, postgresUrl } = await resolve
  * Declares `define` once per backend of the run, each inside describe(`<name> [<backend>]`), and,
  * when the PostgreSQL half is skipped, a skipped test that says so. The one loop behind
  * forEachBackend (in-process apps) and forEachProcessBackend (real processes). `only` narrows the
- * backends (a reliability run on one of them).
+ * backends (a reliability run on one of them). `sideBySide` runs the halves at once instead of one
+ * after the other: only for suites whose halves share nothing in the test's own process (no
+ * module-level state), such as the steady load, which spends its time waiting on its server.
  */
 export function describeEachBackend(
   name: string,
   define: (backend: Backend) => void,
   only?: readonly BackendName[],
+  { sideBySide = false }: { sideBySide?: boolean } = {},
 ): void {
-  for (const backend of backends) {
-    if (only && !only.includes(backend.name)) continue;
-    describe(`${name} [${backend.name}]`, () => define(backend));
-  }
-  if (postgresSkipped && (!only || only.includes("postgres"))) {
-    describe(`${name} [postgres]`, () => {
-      test("PostgreSQL half", { skip: postgresSkipped }, () => {});
-    });
-    process.emitWarning(postgresSkipped);
-  }
+  const halves = () => {
+    for (const backend of backends) {
+      if (only && !only.includes(backend.name)) continue;
+      describe(`${name} [${backend.name}]`, () => define(backend));
+    }
+    if (postgresSkipped && (!only || only.includes("postgres"))) {
+      describe(`${name} [postgres]`, () => {
+        test("PostgreSQL half", { skip: postgresSkipped }, () => {});
+      });
+      process.emitWarning(postgresSkipped);
+    }
+  };
+  if (sideBySide) describe(name, { concurrency: true }, halves);
+  else halves();
 }

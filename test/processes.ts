@@ -297,7 +297,7 @@ export interface ProcessSuite {
 export function forEachProcessBackend(
   name: string,
   define: (suite: ProcessSuite) => void,
-  options: { only?: readonly BackendName[] } = {},
+  options: { only?: readonly BackendName[]; sideBySide?: boolean } = {},
 ): void {
   describeEachBackend(
     name,
@@ -323,5 +323,6 @@ export function forEachProcessBackend(
       });
     },
     options.only,
+    { sideBySide: options.sideBySide },
   );
 }
