@@ -28,6 +28,7 @@ import { errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
 import { parseQueryString } from "./http/query-string.ts";
+import { serializerCompiler } from "./http/serialization.ts";
 import type { App } from "./http/types.ts";
 import { validatorCompiler } from "./http/validation.ts";
 import { registerIdempotencyKeyPurge } from "./idempotency/purge.ts";
@@ -284,6 +285,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   }
   app.decorateRequest("tenant", undefined as never);
   app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error as Error));
   app.setNotFoundHandler((request, reply) =>
     reply
