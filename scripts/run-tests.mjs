@@ -4,7 +4,7 @@
 // tsx's loader, and the suite starts some two hundred processes. Extra arguments are passed on:
 // npm test -- --test-name-pattern=x
 import { spawn } from "node:child_process";
-import { readdirSync, rmSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { buildTests, TEST_BUILD_ENV } from "./test-build.mjs";
@@ -25,7 +25,27 @@ function find(dir, out) {
 const args = process.argv.slice(2);
 const only = args.filter((a) => !a.startsWith("-"));
 const flags = args.filter((a) => a.startsWith("-"));
-const files = only.length > 0 ? only : roots.flatMap((root) => find(root, [])).sort();
+// The longest files start first, so that none of them begins near the end and runs on alone while
+// the rest of the machine idles. A file's length is not known before it runs; what makes one long is
+// known: real processes and browsers (seconds each) first, then the integration files under test/,
+// then by size.
+function weight(file) {
+  const text = readFileSync(file, "utf8");
+  const rank = /forEachProcessBackend|chromium|startServer\(|runTs\(/.test(text)
+    ? 2
+    : file.startsWith("test")
+      ? 1
+      : 0;
+  return rank * 1e9 + text.length;
+}
+const files =
+  only.length > 0
+    ? only
+    : roots
+        .flatMap((root) => find(root, []))
+        .map((file) => [file, weight(file)])
+        .sort((a, b) => b[1] - a[1])
+        .map(([file]) => file);
 if (files.length === 0) {
   console.error("no test files found");
   process.exit(1);

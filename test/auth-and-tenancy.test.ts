@@ -59,7 +59,9 @@ forEachBackend("every /v1 and /v2 route: authentication and tenancy", (ctx) => {
     });
 
     test(`${name}: 401 for a missing, foreign-scheme, empty, unknown, revoked or query-string key`, async () => {
-      const f = await makeFixtures(ctx);
+      // Nothing here gets past authentication, so the shared fixtures serve; the key revoked below
+      // is a tenant's of its own.
+      const f = await sharedFixtures();
       const url = route.url(f);
       const body = route.body?.(f);
       const cases: [Record<string, string>, RegExp, string?][] = [
@@ -76,14 +78,18 @@ forEachBackend("every /v1 and /v2 route: authentication and tenancy", (ctx) => {
         assert.equal(res.headers["www-authenticate"], "ApiKey");
       }
       // A revoked key is refused on its very next request.
+      const revoked = await ctx.tenant();
+      // In use before it is revoked, as a live key would be (and remembered wherever keys are).
+      const inUse = await ctx.client(revoked.dev.apiKey).get("/v1/environments/me");
+      assert.equal(inUse.statusCode, 200, inUse.body);
       const key = await ctx.store.db
         .selectFrom("api_keys")
         .select("id")
-        .where("environment_id", "=", f.tenant.dev.environmentId)
+        .where("environment_id", "=", revoked.dev.environmentId)
         .executeTakeFirstOrThrow();
       assert.ok(await revokeApiKey(ctx.store.db, key.id, new Date().toISOString()));
       const res = await ctx.app.inject(
-        call(route, url, body, { authorization: `ApiKey ${f.tenant.dev.apiKey}` }),
+        call(route, url, body, { authorization: `ApiKey ${revoked.dev.apiKey}` }),
       );
       assertErrorBody(res, 401, { path: pathOf(url), message: /^Invalid API key$/ });
       assert.equal(res.headers["www-authenticate"], "ApiKey");
