@@ -217,17 +217,19 @@ export const { backends, skipped: postgresSkipped, postgresUrl } = await resolve
  * backends (a reliability run on one of them). `sideBySide` runs the halves at once instead of one
  * after the other: only for suites whose halves share nothing in the test's own process (no
  * module-level state), such as the steady load, which spends its time waiting on its server.
+ * `concurrency` lets that many of a half's tests run at once (node:test's describe option): for
+ * suites of many independent tests, each on data of its own.
  */
 export function describeEachBackend(
   name: string,
   define: (backend: Backend) => void,
   only?: readonly BackendName[],
-  { sideBySide = false }: { sideBySide?: boolean } = {},
+  { sideBySide = false, concurrency }: { sideBySide?: boolean; concurrency?: number } = {},
 ): void {
   const halves = () => {
     for (const backend of backends) {
       if (only && !only.includes(backend.name)) continue;
-      describe(`${name} [${backend.name}]`, () => define(backend));
+      describe(`${name} [${backend.name}]`, { concurrency }, () => define(backend));
     }
     if (postgresSkipped && (!only || only.includes("postgres"))) {
       describe(`${name} [postgres]`, () => {

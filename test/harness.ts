@@ -125,6 +125,11 @@ export interface BackendOptions<C extends Clock> {
   clock?: () => C;
   /** More buildApp options (a keyLookup, a config), given the backend's store; the config defaults to testConfig(). */
   app?: (store: Store) => Omit<AppOptions, "store" | "clock">;
+  /**
+   * How many of a backend's tests may run at once (1 by default): only where every test works on
+   * data of its own or only reads what others share; their waits on the database then overlap.
+   */
+  concurrency?: number;
 }
 
 type LiveContext<C extends Clock> = Omit<TestContext<C>, "backend"> & { destroy(): Promise<void> };
@@ -186,34 +191,39 @@ export function forEachBackend<C extends Clock = Clock>(
   define: (ctx: TestContext<C>) => void,
   options: BackendOptions<C> = {},
 ): void {
-  describeEachBackend(name, (backend) => {
-    let current: LiveContext<C> | undefined;
-    function live() {
-      if (!current) throw new Error("the test context is used outside a test");
-      return current;
-    }
-    const ctx: TestContext<C> = {
-      backend: backend.name,
-      get app() {
-        return live().app;
-      },
-      get store() {
-        return live().store;
-      },
-      get clock() {
-        return live().clock;
-      },
-      tenant: () => live().tenant(),
-      client: (apiKey) => live().client(apiKey),
-      connect: () => live().connect(),
-    };
-    before(async () => {
-      current = await contextFor(backend, options);
-    });
-    define(ctx);
-    // Registered after define's own hooks, so that what they made (apps over ctx.store) is closed first.
-    after(async () => {
-      await current?.destroy();
-    });
-  });
+  describeEachBackend(
+    name,
+    (backend) => {
+      let current: LiveContext<C> | undefined;
+      function live() {
+        if (!current) throw new Error("the test context is used outside a test");
+        return current;
+      }
+      const ctx: TestContext<C> = {
+        backend: backend.name,
+        get app() {
+          return live().app;
+        },
+        get store() {
+          return live().store;
+        },
+        get clock() {
+          return live().clock;
+        },
+        tenant: () => live().tenant(),
+        client: (apiKey) => live().client(apiKey),
+        connect: () => live().connect(),
+      };
+      before(async () => {
+        current = await contextFor(backend, options);
+      });
+      define(ctx);
+      // Registered after define's own hooks, so that what they made (apps over ctx.store) is closed first.
+      after(async () => {
+        await current?.destroy();
+      });
+    },
+    undefined,
+    { concurrency: options.concurrency },
+  );
 }
