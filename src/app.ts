@@ -23,7 +23,7 @@ import {
 import { type Clock, systemClock } from "./clock.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { type JobQueue, openQueue } from "./engine/queue/index.ts";
-import { engineSubscriberErasure, registerOpenJobsFolding } from "./engine/service.ts";
+import { engineSubscriberErasure, previewStep, registerOpenJobsFolding } from "./engine/service.ts";
 import { errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
@@ -51,7 +51,7 @@ import { findKeyOwner } from "./tenancy/service.ts";
 import { topicRoutes } from "./topics/routes.ts";
 import { InboxRealtime, type RealtimeCluster, widgetRoutes } from "./widgets/routes.ts";
 import { workerRegistry } from "./worker.ts";
-import { workflowRoutes } from "./workflows/routes.ts";
+import { workflowRoutes, workflowV2Routes } from "./workflows/routes.ts";
 import { workflowGroupReferences } from "./workflows/service.ts";
 
 export { loggerOptions, logRedaction } from "./ops/logging.ts";
@@ -382,6 +382,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(
     async (v2) => {
       requireApiKey(v2);
+      await v2.register(workflowV2Routes, { preview: (template, data) => previewStep(template, data) });
       await v2.register(subscriberNotificationRoutes, {
         onChange: onInboxChange,
         maxSnoozeDurationHours: config.inboxMaxSnoozeDurationHours,

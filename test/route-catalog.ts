@@ -236,6 +236,76 @@ const SUBSCRIBER_NOTIFICATION_ROUTES: CatalogRoute[] = [
   ),
 ];
 
+const v2WorkflowUrls = (suffix: string) => (f: Fixtures) =>
+  workflowUrls(`/v2/workflows/:workflowId${suffix}`)(f);
+
+const WORKFLOW_V2_ROUTES: CatalogRoute[] = [
+  {
+    method: "POST",
+    path: "/v2/workflows",
+    url: () => "/v2/workflows",
+    body: () => ({
+      name: uniqueName("Catalog workflow"),
+      workflowId: `catalog-${hexId()}`,
+      steps: [{ name: "Bell", type: "in_app", controlValues: { body: "Hello {{name}}" } }],
+    }),
+    ok: 201,
+  },
+  { method: "GET", path: "/v2/workflows", url: () => "/v2/workflows?limit=10&orderBy=name", ok: 200 },
+  {
+    method: "GET",
+    path: "/v2/workflows/:workflowId",
+    url: (f) => `/v2/workflows/${f.workflowId}`,
+    ok: 200,
+    resourceUrls: v2WorkflowUrls(""),
+  },
+  {
+    method: "PUT",
+    path: "/v2/workflows/:workflowId",
+    url: (f) => `/v2/workflows/${f.workflowId}`,
+    body: () => ({
+      name: uniqueName("Catalog update"),
+      steps: [{ name: "Mail", type: "email", controlValues: { subject: "Hi", body: "Hello" } }],
+      preferences: {},
+    }),
+    ok: 200,
+    resourceUrls: v2WorkflowUrls(""),
+  },
+  {
+    method: "PATCH",
+    path: "/v2/workflows/:workflowId",
+    url: (f) => `/v2/workflows/${f.workflowId}`,
+    body: () => ({ description: uniqueName("Catalog patch") }),
+    ok: 200,
+    resourceUrls: v2WorkflowUrls(""),
+    noIdempotencyKey: "it sets the fields sent: repeating it changes nothing more",
+  },
+  {
+    method: "DELETE",
+    path: "/v2/workflows/:workflowId",
+    url: (f) => `/v2/workflows/${f.workflowId}`,
+    ok: 204,
+    resourceUrls: v2WorkflowUrls(""),
+  },
+  {
+    // The fixture workflow's one step is an email step named "email": its step id.
+    method: "GET",
+    path: "/v2/workflows/:workflowId/steps/:stepId",
+    url: (f) => `/v2/workflows/${f.workflowId}/steps/email`,
+    ok: 200,
+    resourceUrls: v2WorkflowUrls("/steps/email"),
+  },
+  {
+    method: "POST",
+    path: "/v2/workflows/:workflowId/step/:stepId/preview",
+    url: (f) => `/v2/workflows/${f.workflowId}/step/email/preview`,
+    body: () => ({ previewPayload: { payload: { firstName: "Ada" } } }),
+    ok: 201,
+    resourceUrls: v2WorkflowUrls("/step/email/preview"),
+    noIdempotencyKey: "a preview writes nothing",
+  },
+];
+
 /**
  * Every /v1 and /v2 route, with a valid call. The shared auth and tenancy cases run for each of these, and a
  * test fails when the OpenAPI document lists a /v1 or /v2 route that is missing here: a new route
@@ -563,6 +633,7 @@ export const ROUTES: CatalogRoute[] = [
   },
   ...INTEGRATION_ROUTES,
   ...SUBSCRIBER_NOTIFICATION_ROUTES,
+  ...WORKFLOW_V2_ROUTES,
 ];
 
 /**

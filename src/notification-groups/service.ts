@@ -88,6 +88,47 @@ export async function createGeneralGroup(
   });
 }
 
+/**
+ * Where a workflow made without a group goes (Novu's v2 API has no groups): the environment's
+ * `General`, else its first group by name, else a new `General`.
+ */
+export async function defaultGroup(
+  deps: Deps,
+  tenant: Pick<Tenant, "organizationId" | "environmentId">,
+): Promise<NotificationGroup> {
+  const general = groupName("General");
+  const found =
+    (await groups.findGroupByNameKey(deps.db, tenant.environmentId, general.key)) ??
+    (await groups.listGroups(deps.db, tenant.environmentId))[0] ??
+    (await createGeneralGroup(deps, tenant, "")) ??
+    // Made by a concurrent request a moment ago.
+    (await groups.findGroupByNameKey(deps.db, tenant.environmentId, general.key));
+  if (!found) throw new Error(`no default group in environment ${tenant.environmentId}`);
+  return found;
+}
+
+/**
+ * A group made as the counterpart of another environment's (`parentId`), when workflows are
+ * published there; undefined when the environment already has a group of that name.
+ */
+export async function createGroupCopy(
+  deps: Deps,
+  tenant: Pick<Tenant, "organizationId" | "environmentId">,
+  rawName: string,
+  parentId: string,
+): Promise<NotificationGroup | undefined> {
+  const name = groupName(rawName);
+  return groups.insertGroup(deps.db, {
+    id: newObjectId(),
+    organizationId: tenant.organizationId,
+    environmentId: tenant.environmentId,
+    name: name.name,
+    nameKey: name.key,
+    parentId,
+    now: isoNow(deps.clock),
+  });
+}
+
 export async function listGroups(deps: Deps, tenant: Pick<Tenant, "environmentId">) {
   return groups.listGroups(deps.db, tenant.environmentId);
 }

@@ -449,6 +449,57 @@ export async function listWorkflows(db: Db, environmentId: string, list: ListQue
   return { totalCount: Number(total.total), workflows: rows.map((row) => toWorkflow(row as Row)) };
 }
 
+export interface SearchQuery {
+  offset: number;
+  limit: number;
+  query: string;
+  orderBy: "createdAt" | "updatedAt" | "name";
+  descending: boolean;
+  /** The statuses kept (true: active); undefined for all. */
+  active?: boolean[] | undefined;
+  /** Workflows with any of these tags; undefined for all. */
+  tags?: string[] | undefined;
+}
+
+const SORT_COLUMNS = { createdAt: "created_at", updatedAt: "updated_at", name: "name" } as const;
+
+/** Whether the workflow's tags (a JSON array) hold any of these. */
+function hasAnyTag(db: Db, tags: string[]) {
+  if (dialectOf(db) === "sqlite") {
+    return sql<boolean>`exists (select 1 from json_each(workflows.tags) t where t.value in (${sql.join(tags)}))`;
+  }
+  return sql<boolean>`(workflows.tags::jsonb ?| array[${sql.join(tags)}]::text[])`;
+}
+
+/** Novu's v2 search of the environment's live workflows: filtered, sorted, one page, and the total. */
+export async function searchWorkflows(db: Db, environmentId: string, search: SearchQuery) {
+  let filtered = db.selectFrom("workflows").where("workflows.environment_id", "=", environmentId).where(live);
+  if (search.query !== "") filtered = filtered.where(matching(db, environmentId, search.query));
+  if (search.active !== undefined) {
+    const kept = search.active;
+    filtered =
+      kept.length === 0
+        ? filtered.where(sql<boolean>`1 = 0`)
+        : filtered.where("workflows.active", "in", kept);
+  }
+  if (search.tags !== undefined && search.tags.length > 0)
+    filtered = filtered.where(hasAnyTag(db, search.tags));
+  const direction = search.descending ? "desc" : "asc";
+  const column = SORT_COLUMNS[search.orderBy];
+  const [rows, total] = await Promise.all([
+    filtered
+      .selectAll("workflows")
+      .select(withGroup)
+      .orderBy(`workflows.${column}`, direction)
+      .orderBy("workflows.id", direction)
+      .limit(search.limit)
+      .offset(search.offset)
+      .execute(),
+    filtered.select((eb) => eb.fn.countAll<number | string | bigint>().as("total")).executeTakeFirstOrThrow(),
+  ]);
+  return { totalCount: Number(total.total), workflows: rows.map((row) => toWorkflow(row as Row)) };
+}
+
 /** Writes a new version of the workflow (read and locked by the caller in the same transaction). */
 export async function updateWorkflow(
   db: Db,
