@@ -24,6 +24,7 @@ import { type Clock, systemClock } from "./clock.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { type JobQueue, openQueue } from "./engine/queue/index.ts";
 import { engineSubscriberErasure, previewStep, registerOpenJobsFolding } from "./engine/service.ts";
+import { environmentV1Routes, environmentV2Routes } from "./environments/routes.ts";
 import { errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
@@ -371,6 +372,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
       });
       await v1.register(topicRoutes);
       await v1.register(environmentRoutes, { sealer: integrations.box });
+      await v1.register(environmentV1Routes, {
+        sealer: integrations.box,
+        references: workflowGroupReferences,
+      });
       await v1.register(eventRoutes);
       await v1.register(inboxRoutes, { onChange: onInboxChange });
       await v1.register(activityRoutes);
@@ -383,6 +388,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     async (v2) => {
       requireApiKey(v2);
       await v2.register(workflowV2Routes, { preview: (template, data) => previewStep(template, data) });
+      await v2.register(environmentV2Routes, { references: workflowGroupReferences });
       await v2.register(subscriberNotificationRoutes, {
         onChange: onInboxChange,
         maxSnoozeDurationHours: config.inboxMaxSnoozeDurationHours,

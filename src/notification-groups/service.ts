@@ -207,3 +207,31 @@ export async function deleteGroup(
   if (outcome === "missing") throw groupNotFound(id);
   if (typeof outcome === "number") throw inUse(id, outcome);
 }
+
+/**
+ * Deletes a group inside the caller's transaction (a publish removing a copy): "in use" while live
+ * workflows use it, which then stays; its deleted workflows go with it.
+ */
+export async function removeGroupIn(
+  deps: Deps,
+  tenant: Pick<Tenant, "environmentId">,
+  id: string,
+  references: GroupReferences,
+): Promise<"deleted" | "in use" | "missing"> {
+  const env = tenant.environmentId;
+  if ((await references.countUsing(deps.db, env, id)) > 0) return "in use";
+  await references.release(deps.db, env, id);
+  return (await groups.deleteGroup(deps.db, env, id)) ? "deleted" : "missing";
+}
+
+/** Removes every group of an environment that is going away (no workflow may use them by then). */
+export async function deleteEnvironmentGroups(deps: Deps, environmentId: string): Promise<void> {
+  for (const group of await groups.listGroups(deps.db, environmentId)) {
+    await groups.deleteGroup(deps.db, environmentId, group.id);
+  }
+}
+
+/** Which environment each of these groups is in; ids of none (deleted groups) are left out. */
+export function groupEnvironments(deps: Deps, ids: readonly string[]): Promise<Map<string, string>> {
+  return groups.findGroupEnvironments(deps.db, ids);
+}

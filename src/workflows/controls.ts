@@ -8,6 +8,7 @@ import {
   TIME_UNITS,
   type TimeUnit,
 } from "./domain.ts";
+import type { V2_STEP_TYPES } from "./enums.ts";
 import type { StepDraft } from "./steps.ts";
 
 /**
@@ -19,8 +20,7 @@ import type { StepDraft } from "./steps.ts";
  * fields of the template v2 does not name) survives a read, change and write through v2.
  */
 
-/** The step types of Novu's v2 API that Tidings runs; its own `trigger` steps show as `custom`. */
-export const V2_STEP_TYPES = ["in_app", "email", "sms", "push", "chat", "delay", "digest", "custom"] as const;
+export { V2_STEP_TYPES } from "./enums.ts";
 export type V2StepType = (typeof V2_STEP_TYPES)[number];
 
 export const v2TypeOf = (type: StepType): V2StepType => (type === "trigger" ? "custom" : type);

@@ -138,6 +138,8 @@ export async function insertWorkflow(
     environmentId: string;
     creatorId: string;
     now: string;
+    /** The workflow this one is the published copy of; "" (the default) for none. */
+    parentId?: string;
   },
 ): Promise<Workflow | undefined> {
   const row = await db
@@ -148,7 +150,7 @@ export async function insertWorkflow(
       environment_id: workflow.environmentId,
       ...documentColumns(workflow),
       workflow_integration_status: writeJson({}),
-      parent_id: "",
+      parent_id: workflow.parentId ?? "",
       creator_id: workflow.creatorId,
       deleted: false,
       deleted_at: null,
@@ -680,4 +682,49 @@ export async function findWorkflowSummariesByIds(
     .where("workflows.id", "in", [...ids])
     .execute();
   return rows.map(toSummary);
+}
+
+/** Every live workflow of the environment, oldest first: what promotion compares. */
+export async function listLiveWorkflows(db: Db, environmentId: string): Promise<Workflow[]> {
+  const rows = await db
+    .selectFrom("workflows")
+    .selectAll("workflows")
+    .select(withGroup)
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live)
+    .orderBy("workflows.created_at")
+    .orderBy("workflows.id")
+    .execute();
+  return rows.map((row) => toWorkflow(row as Row));
+}
+
+/** The environment each of these workflows (deleted ones too) is in, by id; ids of none are left out. */
+export async function findWorkflowEnvironments(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("workflows")
+    .select(["id", "environment_id"])
+    .where("id", "in", [...ids])
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.environment_id]));
+}
+
+/** The tags of the environment's live workflows, each once, sorted. */
+export async function listEnvironmentTags(db: Db, environmentId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom("workflows")
+    .select("tags")
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live)
+    .execute();
+  return [...new Set(rows.flatMap((row) => readJson<string[]>(row.tags)))].sort();
+}
+
+/** Removes the environment's deleted workflows for good (they hold its groups), before the environment goes. */
+export async function purgeDeletedWorkflows(db: Db, environmentId: string) {
+  await db
+    .deleteFrom("workflows")
+    .where("environment_id", "=", environmentId)
+    .where("deleted", "=", true)
+    .execute();
 }

@@ -1,9 +1,7 @@
 import { type Static, Type } from "typebox";
 import { FreeObject, ObjectIdString } from "../http/schema-helpers.ts";
-import { V2_STEP_TYPES } from "./controls.ts";
 import { CHANNELS } from "./domain.ts";
-import { SEVERITIES } from "./enums.ts";
-import { IDENTIFIER_PATTERN } from "./schemas.ts";
+import { IDENTIFIER_PATTERN, SEVERITIES, V2_STEP_TYPES } from "./enums.ts";
 
 // Novu's v2 workflow shapes (the ones @novu/api 3 sends and parses: its models' WorkflowResponseDto,
 // WorkflowListResponseDto, StepResponseDto, CreateWorkflowDto, UpdateWorkflowDto, PatchWorkflowDto).

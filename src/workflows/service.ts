@@ -509,3 +509,76 @@ export async function workflowSummariesByIds(
   const found = await workflows.findWorkflowSummariesByIds(deps.db, tenant.environmentId, [...new Set(ids)]);
   return new Map(found.map((workflow) => [workflow.id, workflow]));
 }
+
+// ---------------------------------------------------------------- promotion's view of workflows
+// Publishing copies a workflow of one environment into another (src/environments): the copy keeps
+// its own _id and names its source in `parentId`.
+
+/** A workflow's own content, without ids, environment, group or dates: what promotion compares and copies. */
+export type WorkflowContent = Omit<workflows.WorkflowDocument, "notificationGroupId">;
+
+export function contentOf(workflow: Workflow): WorkflowContent {
+  const { notificationGroupId: _group, ...content } = documentOf(workflow);
+  return content;
+}
+
+/** Every live workflow of the environment, oldest first. */
+export function listLiveWorkflows(deps: Deps, environmentId: string): Promise<Workflow[]> {
+  return workflows.listLiveWorkflows(deps.db, environmentId);
+}
+
+/** Which environment each of these workflows (deleted ones too) is in; ids of none are left out. */
+export function workflowEnvironments(deps: Deps, ids: readonly string[]): Promise<Map<string, string>> {
+  return workflows.findWorkflowEnvironments(deps.db, ids);
+}
+
+/**
+ * A copy of a workflow of another environment (`parentId`) in the tenant's environment, in group
+ * `groupId`; undefined when a live workflow there holds its trigger identifier.
+ */
+export function insertWorkflowCopy(
+  deps: Deps,
+  tenant: Tenant,
+  content: WorkflowContent,
+  groupId: string,
+  parentId: string,
+): Promise<Workflow | undefined> {
+  const now = isoNow(deps.clock);
+  return workflows.insertWorkflow(deps.db, {
+    ...content,
+    notificationGroupId: groupId,
+    id: newObjectId(),
+    organizationId: tenant.organizationId,
+    environmentId: tenant.environmentId,
+    creatorId: tenant.actorId,
+    now,
+    parentId,
+  });
+}
+
+/** Writes new content into a copy (its trigger identifier may move: a unique violation if taken). */
+export function replaceWorkflowCopy(
+  deps: Deps,
+  environmentId: string,
+  id: string,
+  content: WorkflowContent,
+  groupId: string,
+): Promise<Workflow | undefined> {
+  return workflows.updateWorkflow(
+    deps.db,
+    environmentId,
+    id,
+    { ...content, notificationGroupId: groupId },
+    isoNow(deps.clock),
+  );
+}
+
+/** The tags of the environment's live workflows, each once, sorted. */
+export function environmentTags(deps: Deps, environmentId: string): Promise<string[]> {
+  return workflows.listEnvironmentTags(deps.db, environmentId);
+}
+
+/** Removes an environment's deleted workflows for good, before the environment itself goes. */
+export function purgeDeletedWorkflows(deps: Deps, environmentId: string): Promise<void> {
+  return workflows.purgeDeletedWorkflows(deps.db, environmentId);
+}
