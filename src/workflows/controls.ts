@@ -219,7 +219,7 @@ const isUnit = (value: unknown): value is TimeUnit => (TIME_UNITS as readonly un
 const UNITS = `must be one of ${TIME_UNITS.join(", ")}`;
 
 const metadataUnit: Lens = {
-  read: ({ metadata }) => metadata.unit,
+  read: ({ metadata }) => (metadata.type === "scheduled" ? undefined : metadata.unit),
   write({ metadata }, value) {
     if (value === undefined || value === null) delete metadata.unit;
     else if (isUnit(value)) metadata.unit = value;
