@@ -332,6 +332,19 @@ forEachBackend("@novu/api SDK: workflows (/v2/workflows)", (ctx) => {
     });
     const stored = (await novu.workflows.steps.retrieve(workflow.workflowId, "mail")).result;
     assert.equal((stored.controlValues as Record<string, unknown>).subject, "Order {{orderId}}");
+
+    // A payload example never reaches an object's prototype, whatever the variables or payload say.
+    const hostile = await ctx
+      .client(tenant.dev.apiKey)
+      .post(
+        `/v2/workflows/${workflow.workflowId}/step/bell/preview`,
+        JSON.parse(
+          '{"controlValues":{"body":"{{__proto__.polluted}} {{constructor.prototype.polluted}}"},' +
+            '"previewPayload":{"payload":{"__proto__":{"polluted":"yes"}}}}',
+        ),
+      );
+    assert.ok([201, 400].includes(hostile.statusCode), hostile.body);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
   });
 
   test("bad input is the SDK's error with our message, never a 500", async () => {

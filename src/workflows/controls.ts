@@ -307,8 +307,16 @@ const custom: Lens = {
     if (value !== undefined && value !== null && !isObject(value)) return "must be an object";
     for (const key of Object.keys(template)) if (key !== "type") delete template[key];
     if (isObject(value)) {
-      if ("type" in value) return "must not hold a type";
-      Object.assign(template, value);
+      if (Object.hasOwn(value, "type")) return "must not hold a type";
+      // Own properties whatever their names (a body's "__proto__" included), as v1 stores a template.
+      for (const [key, item] of Object.entries(value)) {
+        Object.defineProperty(template, key, {
+          value: item,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
     }
     return undefined;
   },

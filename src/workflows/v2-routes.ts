@@ -38,16 +38,25 @@ import {
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
+/** Keys that would reach an object's prototype: never followed or assigned. */
+const UNSAFE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+/** Sets a key as an own property, whatever its name. */
+const put = (target: Record<string, unknown>, key: string, value: unknown) =>
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+
 /** The payload a preview renders with: each trigger variable the payload lacks shown as `{{its name}}`. */
 function examplePayload(variables: readonly { name: string }[], given: Record<string, unknown>) {
   const example: Record<string, unknown> = {};
   for (const { name } of variables) {
     const path = name.split(".");
+    if (path.some((key) => UNSAFE_KEYS.has(key))) continue;
     let at = example;
     for (const [i, key] of path.entries()) {
-      if (i === path.length - 1) at[key] ??= `{{${name}}}`;
-      else {
-        if (!isObject(at[key])) at[key] = {};
+      if (i === path.length - 1) {
+        if (!Object.hasOwn(at, key)) put(at, key, `{{${name}}}`);
+      } else {
+        if (!isObject(at[key])) put(at, key, {});
         at = at[key] as Record<string, unknown>;
       }
     }
@@ -56,10 +65,11 @@ function examplePayload(variables: readonly { name: string }[], given: Record<st
 }
 
 function merge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...base };
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(base)) put(out, key, value);
   for (const [key, value] of Object.entries(over)) {
-    out[key] =
-      isObject(value) && isObject(out[key]) ? merge(out[key] as Record<string, unknown>, value) : value;
+    const known = Object.hasOwn(out, key) ? out[key] : undefined;
+    put(out, key, isObject(value) && isObject(known) ? merge(known, value) : value);
   }
   return out;
 }
