@@ -9,6 +9,7 @@ const FEATURES = [
   "subscribers",
   "topics",
   "onboarding",
+  "environments",
   "engine",
   "events",
   "activity",

@@ -23,7 +23,8 @@ import {
 import { type Clock, systemClock } from "./clock.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { type JobQueue, openQueue } from "./engine/queue/index.ts";
-import { engineSubscriberErasure, registerOpenJobsFolding } from "./engine/service.ts";
+import { engineSubscriberErasure, previewStep, registerOpenJobsFolding } from "./engine/service.ts";
+import { environmentV1Routes, environmentV2Routes } from "./environments/routes.ts";
 import { errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
@@ -52,7 +53,7 @@ import { findKeyOwner } from "./tenancy/service.ts";
 import { topicRoutes } from "./topics/routes.ts";
 import { InboxRealtime, type RealtimeCluster, widgetRoutes } from "./widgets/routes.ts";
 import { workerRegistry } from "./worker.ts";
-import { workflowRoutes } from "./workflows/routes.ts";
+import { workflowRoutes, workflowV2Routes } from "./workflows/routes.ts";
 import { workflowGroupReferences } from "./workflows/service.ts";
 
 export { loggerOptions, logRedaction } from "./ops/logging.ts";
@@ -373,6 +374,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
       });
       await v1.register(topicRoutes);
       await v1.register(environmentRoutes, { sealer: integrations.box });
+      await v1.register(environmentV1Routes, {
+        sealer: integrations.box,
+        references: workflowGroupReferences,
+      });
       await v1.register(eventRoutes);
       await v1.register(inboxRoutes, { onChange: onInboxChange });
       await v1.register(activityRoutes);
@@ -384,6 +389,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(
     async (v2) => {
       requireApiKey(v2);
+      await v2.register(workflowV2Routes, { preview: (template, data) => previewStep(template, data) });
+      await v2.register(environmentV2Routes, { references: workflowGroupReferences });
       await v2.register(subscriberNotificationRoutes, {
         onChange: onInboxChange,
         maxSnoozeDurationHours: config.inboxMaxSnoozeDurationHours,

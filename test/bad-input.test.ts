@@ -569,7 +569,7 @@ forEachBackend("bad input: request ids and unknown routes", (ctx) => {
     const api = ctx.client(tenant.dev.apiKey);
     const cases: [string, string, Client][] = [
       ["GET", "/v1/no-such-thing", api],
-      ["GET", "/v2/workflows", api],
+      ["GET", "/v2/no-such-thing", api],
       ["POST", "/v1/workflows/a/b/c", api],
       ["PATCH", "/v1/workflows/x/status", api],
       ["DELETE", "/v1/notification-groups", api],

@@ -478,6 +478,41 @@ forEachBackend(
         assert.equal((await client.get(`/v1/workflows/${workflow._id}`)).statusCode, 404);
       });
 
+      test("workflows: Publish to Production shows the diff, publishes after the confirmation, and the API agrees", async () => {
+        const client = ctx.client(tenant.dev.apiKey);
+        const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+          name: uniqueName("Promoted"),
+        });
+        const pending = (await client.post(`/v2/environments/${tenant.prod.environmentId}/diff`, {})).json()
+          .data;
+        const count = pending.resources.length + pending.notificationGroups.length;
+        assert.ok(count > 0);
+        await page.goto(`${base}/dashboard/#/workflows`);
+        await page.reload();
+        await page.getByRole("button", { name: "Publish to Production…" }).click();
+        const list = page.getByRole("list", { name: /will be published to Production/ });
+        await list.waitFor();
+        assert.equal(await list.getByRole("listitem").count(), count);
+        assert.match((await list.textContent()) ?? "", new RegExp(`Workflow “${workflow.name}”: new`));
+        // Nothing is published before the confirmation.
+        assert.equal(
+          (await ctx.client(tenant.prod.apiKey).get(`/v1/workflows/${workflow._id}`)).statusCode,
+          404,
+        );
+        await assertAccessible("publish to production");
+        await page.getByRole("button", { name: `Publish ${count} change${count === 1 ? "" : "s"}` }).click();
+        await page
+          .getByRole("status")
+          .filter({ hasText: /^Published \d+ changes? to Production\.$/ })
+          .waitFor();
+        const copy = await ctx
+          .client(tenant.prod.apiKey)
+          .get(`/v1/workflows/${workflow.triggers[0].identifier}`);
+        assert.equal(copy.json().data._parentId, workflow._id);
+        await page.getByRole("button", { name: "Publish to Production…" }).click();
+        await page.getByRole("status").filter({ hasText: "Production is up to date." }).waitFor();
+      });
+
       test("no console errors on any view", () => {
         assert.deepEqual(unexpected(), []);
       });

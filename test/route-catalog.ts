@@ -25,6 +25,8 @@ export interface Fixtures {
   messageId: string;
   /** An inactive email (nodemailer) integration. */
   integrationId: string;
+  /** An empty environment of the tenant's organization besides Development and Production (so it can be deleted). */
+  spareEnvironmentId: string;
 }
 
 export interface CatalogRoute {
@@ -234,6 +236,148 @@ const SUBSCRIBER_NOTIFICATION_ROUTES: CatalogRoute[] = [
   ...["read", "archive", "read-archive", "delete"].map((action) =>
     subscriberNotificationRoute("POST", `/${action}`, 204, () => ({})),
   ),
+];
+
+const v2WorkflowUrls = (suffix: string) => (f: Fixtures) =>
+  workflowUrls(`/v2/workflows/:workflowId${suffix}`)(f);
+
+const WORKFLOW_V2_ROUTES: CatalogRoute[] = [
+  {
+    method: "POST",
+    path: "/v2/workflows",
+    url: () => "/v2/workflows",
+    body: () => ({
+      name: uniqueName("Catalog workflow"),
+      workflowId: `catalog-${hexId()}`,
+      steps: [{ name: "Bell", type: "in_app", controlValues: { body: "Hello {{name}}" } }],
+    }),
+    ok: 201,
+  },
+  { method: "GET", path: "/v2/workflows", url: () => "/v2/workflows?limit=10&orderBy=name", ok: 200 },
+  {
+    method: "GET",
+    path: "/v2/workflows/:workflowId",
+    url: (f) => `/v2/workflows/${f.workflowId}`,
+    ok: 200,
+    resourceUrls: v2WorkflowUrls(""),
+  },
+  {
+    method: "PUT",
+    path: "/v2/workflows/:workflowId",
+    url: (f) => `/v2/workflows/${f.workflowId}`,
+    body: () => ({
+      name: uniqueName("Catalog update"),
+      steps: [{ name: "Mail", type: "email", controlValues: { subject: "Hi", body: "Hello" } }],
+      preferences: {},
+    }),
+    ok: 200,
+    resourceUrls: v2WorkflowUrls(""),
+  },
+  {
+    method: "PATCH",
+    path: "/v2/workflows/:workflowId",
+    url: (f) => `/v2/workflows/${f.workflowId}`,
+    body: () => ({ description: uniqueName("Catalog patch") }),
+    ok: 200,
+    resourceUrls: v2WorkflowUrls(""),
+    noIdempotencyKey: "it sets the fields sent: repeating it changes nothing more",
+  },
+  {
+    method: "DELETE",
+    path: "/v2/workflows/:workflowId",
+    url: (f) => `/v2/workflows/${f.workflowId}`,
+    ok: 204,
+    resourceUrls: v2WorkflowUrls(""),
+  },
+  {
+    // The fixture workflow's one step is an email step named "email": its step id.
+    method: "GET",
+    path: "/v2/workflows/:workflowId/steps/:stepId",
+    url: (f) => `/v2/workflows/${f.workflowId}/steps/email`,
+    ok: 200,
+    resourceUrls: v2WorkflowUrls("/steps/email"),
+  },
+  {
+    method: "POST",
+    path: "/v2/workflows/:workflowId/step/:stepId/preview",
+    url: (f) => `/v2/workflows/${f.workflowId}/step/email/preview`,
+    body: () => ({ previewPayload: { payload: { firstName: "Ada" } } }),
+    ok: 201,
+    resourceUrls: v2WorkflowUrls("/step/email/preview"),
+    noIdempotencyKey: "a preview writes nothing",
+  },
+];
+
+// The environment routes name environments of the organization, which a key of its other
+// environment may name too: their tenancy cases are test/promotion.test.ts's (another
+// organization's key gets 404).
+const ENVIRONMENT_ROUTES: CatalogRoute[] = [
+  {
+    method: "POST",
+    path: "/v1/environments",
+    url: () => "/v1/environments",
+    body: () => ({ name: uniqueName("Catalog environment"), color: "#336699" }),
+    ok: 201,
+    noIdempotencyKey: "a stored response would keep the new key in plaintext",
+  },
+  {
+    method: "PUT",
+    path: "/v1/environments/:environmentId",
+    url: (f) => `/v1/environments/${f.spareEnvironmentId}`,
+    body: () => ({ name: uniqueName("Catalog rename") }),
+    ok: 200,
+  },
+  {
+    method: "DELETE",
+    path: "/v1/environments/:environmentId",
+    url: (f) => `/v1/environments/${f.spareEnvironmentId}`,
+    ok: 200,
+  },
+  { method: "GET", path: "/v1/changes", url: () => "/v1/changes?page=0&limit=10&promoted=false", ok: 200 },
+  { method: "GET", path: "/v1/changes/count", url: () => "/v1/changes/count", ok: 200 },
+  {
+    method: "POST",
+    path: "/v1/changes/:changeId/apply",
+    url: (f) => `/v1/changes/${f.workflowId}/apply`,
+    ok: 201,
+  },
+  {
+    method: "POST",
+    path: "/v1/changes/bulk/apply",
+    url: () => "/v1/changes/bulk/apply",
+    // Each call its own body (the order of the ids), as the idempotency cases need.
+    body: (f) => ({ changeIds: counter++ % 2 === 0 ? [f.workflowId, f.groupId] : [f.groupId, f.workflowId] }),
+    ok: 201,
+  },
+  {
+    method: "GET",
+    path: "/v2/environments/:environmentId/tags",
+    url: (f) => `/v2/environments/${f.tenant.dev.environmentId}/tags`,
+    ok: 200,
+  },
+  {
+    method: "POST",
+    path: "/v2/environments/:targetEnvironmentId/diff",
+    url: (f) => `/v2/environments/${f.tenant.prod.environmentId}/diff`,
+    body: () => ({}),
+    ok: 200,
+    noIdempotencyKey: "a diff writes nothing",
+  },
+  {
+    method: "POST",
+    path: "/v2/environments/:targetEnvironmentId/publish",
+    url: (f) => `/v2/environments/${f.tenant.prod.environmentId}/publish`,
+    body: () => ({ dryRun: counter++ % 2 === 0 }),
+    ok: 200,
+  },
+  {
+    method: "PUT",
+    path: "/v2/workflows/:workflowId/sync",
+    url: (f) => `/v2/workflows/${f.workflowId}/sync`,
+    body: (f) => ({ targetEnvironmentId: f.tenant.prod.environmentId }),
+    ok: 200,
+    resourceUrls: v2WorkflowUrls("/sync"),
+  },
 ];
 
 /**
@@ -563,6 +707,8 @@ export const ROUTES: CatalogRoute[] = [
   },
   ...INTEGRATION_ROUTES,
   ...SUBSCRIBER_NOTIFICATION_ROUTES,
+  ...WORKFLOW_V2_ROUTES,
+  ...ENVIRONMENT_ROUTES,
 ];
 
 /**
@@ -602,6 +748,11 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
   assert.equal(trigger.statusCode, 201, trigger.body);
   assert.equal(trigger.json().data.status, "processed", trigger.body);
   const message = await waitForFeedMessage(ctx, tenant.dev.apiKey, subscriberId, transactionId);
+  const spare = await api.post("/v1/environments", {
+    name: uniqueName("Fixture environment"),
+    color: "#000",
+  });
+  assert.equal(spare.statusCode, 201, spare.body);
   const integration = await api.post("/v1/integrations", {
     providerId: "nodemailer",
     channel: "email",
@@ -626,6 +777,7 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
     notificationId: message._notificationId,
     messageId: message._id,
     integrationId: integration.json().data._id,
+    spareEnvironmentId: spare.json().data._id,
   };
 }
 

@@ -49,9 +49,45 @@ export interface paths {
       };
     };
   };
+  "/v1/changes": {
+    /**
+     * The key's environment's changes not yet in the environment derived from it
+     * @description Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow and group of this environment (Development) that Production lacks, has otherwise, or still has after it was deleted here. A change's `_id` is its record's id. Applied changes are not kept: `promoted=true` lists none.
+     */
+    get: operations["listChanges"];
+  };
+  "/v1/changes/{changeId}/apply": {
+    /** Apply one pending change (publish it, with the groups its workflow needs) */
+    post: operations["applyChange"];
+  };
+  "/v1/changes/bulk/apply": {
+    /**
+     * Apply several pending changes at once
+     * @description All of them, or (a record Production cannot take) none.
+     */
+    post: operations["applyChanges"];
+  };
+  "/v1/changes/count": {
+    /** How many changes are pending */
+    get: operations["countChanges"];
+  };
   "/v1/environments": {
     /** The organization's environments (without keys) */
     get: operations["listEnvironments"];
+    /**
+     * Create an environment (with its General group and an API key)
+     * @description Derived from `parentId` (default Development): diff and publish take it from there. Its first API key is in `apiKeys`, whole, this once. Takes no Idempotency-Key: a stored response would keep the key.
+     */
+    post: operations["createEnvironment"];
+  };
+  "/v1/environments/{environmentId}": {
+    /** Rename an environment, or derive it from another */
+    put: operations["updateEnvironment"];
+    /**
+     * Delete an environment the organization made (with its keys and groups)
+     * @description Development and Production stay. Refused while the environment holds workflows, subscribers, topics, integrations or notifications, or while another environment derives from it.
+     */
+    delete: operations["deleteEnvironment"];
   };
   "/v1/environments/api-keys": {
     /**
@@ -613,6 +649,24 @@ export interface paths {
      */
     put: operations["setWorkflowStatus"];
   };
+  "/v2/environments/{environmentId}/tags": {
+    /** The tags of an environment's workflows */
+    get: operations["getEnvironmentTags"];
+  };
+  "/v2/environments/{targetEnvironmentId}/diff": {
+    /**
+     * What publishing into this environment would change
+     * @description Compares the source (default: the target's parent, Development for Production) with the target: each workflow (`resources`) and group (`notificationGroups`) the target lacks (added), has otherwise (modified, with the fields that differ) or still has after it was deleted in the source (deleted). A record of the target is the source's copy when its `_parentId` names it; records the target made itself are never compared. `resourceType` is REGULAR, the value @novu/api 3.19 accepts for a workflow.
+     */
+    post: operations["diffEnvironment"];
+  };
+  "/v2/environments/{targetEnvironmentId}/publish": {
+    /**
+     * Publish the source's workflows and groups into this environment, in one transaction
+     * @description Applies what the diff shows: a copy (its own `_id`, its `_parentId` naming the source) for each added record, the copy rewritten for each modified one, the copy deleted when its source was. All of it lands, or none: a record the target cannot take (its trigger identifier or group name held by a record of the target's own) is a 422 and changes nothing. `resources` publishes some changes only (their `resourceId`s, with the groups their workflows need); `dryRun` answers and writes nothing.
+     */
+    post: operations["publishEnvironment"];
+  };
   "/v2/subscribers/{subscriberId}/notifications": {
     /**
      * A subscriber's notifications as its inbox lists them, newest first
@@ -695,6 +749,55 @@ export interface paths {
     /** Mark a subscriber's notifications seen: these ids, or all with the tags and data */
     post: operations["seeSubscriberNotifications"];
   };
+  "/v2/workflows": {
+    /**
+     * Search workflows
+     * @description `query` matches the name or workflowId (any case); `status` (ACTIVE, INACTIVE) and `tags` (any of them) filter; `orderBy` createdAt (the default), updatedAt or name.
+     */
+    get: operations["listWorkflowsV2"];
+    /**
+     * Create a workflow (Novu's v2 shape: steps with their control values)
+     * @description The same workflow as `POST /v1/workflows` makes, in the environment's `General` group; `workflowId` is its trigger identifier. Control values by step type: in_app `subject, body, avatar, primaryAction, secondaryAction, redirect, data`; email `subject, body, preheader, from.name`; sms and chat `body`; push `subject, body`; delay `amount, unit` (or `dynamicKey`, a payload path holding the date to wait for); digest `amount, unit, digestKey, lookBackWindow`; custom any.
+     */
+    post: operations["createWorkflowV2"];
+  };
+  "/v2/workflows/{workflowId}": {
+    /**
+     * Get a workflow by _id or workflowId
+     * @description With `environmentId` (another environment of the organization), the workflow of that environment with this workflowId: the Production copy of a published workflow, say.
+     */
+    get: operations["getWorkflowV2"];
+    /**
+     * Replace a workflow's steps and fields
+     * @description Sent steps replace the steps. A step that names a current step (its `_id`, else its `stepId`) keeps its ids and what v2 does not show (v1 filters, an email's editor blocks, template fields without a control value); the control values that differ from what the step shows are written. A step without control values keeps its content. `workflowId` renames the trigger identifier.
+     */
+    put: operations["updateWorkflowV2"];
+    /**
+     * Delete a workflow
+     * @description The same soft delete as `DELETE /v1/workflows/:id`.
+     */
+    delete: operations["deleteWorkflowV2"];
+    /** Change some of a workflow's fields (active, name, description, tags) */
+    patch: operations["patchWorkflowV2"];
+  };
+  "/v2/workflows/{workflowId}/step/{stepId}/preview": {
+    /**
+     * Render a step with a payload, as it would run
+     * @description `result.preview` holds the rendered content (in-app `subject, body, avatar, primaryAction, secondaryAction, redirect, data`; email `subject, body`; push `subject, body`; sms and chat `body`); a delay or digest shows its control values. The render limits of a run apply.
+     */
+    post: operations["previewWorkflowStepV2"];
+  };
+  "/v2/workflows/{workflowId}/steps/{stepId}": {
+    /** A step of a workflow, by its stepId or _id */
+    get: operations["getWorkflowStepV2"];
+  };
+  "/v2/workflows/{workflowId}/sync": {
+    /**
+     * Publish one workflow of the key's environment into another environment
+     * @description The publish of this one workflow (and its group when the target lacks it) into `targetEnvironmentId`; answers the copy in the target.
+     */
+    put: operations["syncWorkflowV2"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -715,6 +818,697 @@ export type external = Record<string, never>;
 
 export interface operations {
 
+  /**
+   * The key's environment's changes not yet in the environment derived from it
+   * @description Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow and group of this environment (Development) that Production lacks, has otherwise, or still has after it was deleted here. A change's `_id` is its record's id. Applied changes are not kept: `promoted=true` lists none.
+   */
+  listChanges: {
+    parameters: {
+      query?: {
+        /** @description Default 0 */
+        page?: number;
+        /** @description Default 10 */
+        limit?: number;
+        /** @description true: the applied changes, which are not kept (always empty); default false */
+        promoted?: boolean | "true" | "false";
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description One page of pending changes, newest first */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first */
+            data: ({
+                _creatorId: string;
+                _entityId: string;
+                /** @description The environment the change was made in */
+                _environmentId: string;
+                /** @description The change's id: its record's id in the key's environment */
+                _id: string;
+                /** @description The organization */
+                _organizationId: string;
+                /** @description Empty */
+                _parentId: string;
+                change: {
+                  /** @enum {string} */
+                  action: "added" | "modified" | "deleted";
+                  /** @description Modified: what differs */
+                  fields: string[];
+                  name: string;
+                };
+                /**
+                 * Format: date-time
+                 * @description When the record last changed
+                 */
+                createdAt: string;
+                /** @description Whether it is applied: false while pending */
+                enabled: boolean;
+                /** @enum {string} */
+                type: "NotificationTemplate" | "NotificationGroup";
+              })[];
+            page: number;
+            pageSize: number;
+            totalCount: number;
+          };
+        };
+      };
+      /** @description page or limit out of range */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Apply one pending change (publish it, with the groups its workflow needs) */
+  applyChange: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+      path: {
+        /**
+         * @description A pending change's _id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        changeId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The changes applied */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            data: ({
+                _creatorId: string;
+                _entityId: string;
+                /** @description The environment the change was made in */
+                _environmentId: string;
+                /** @description The change's id: its record's id in the key's environment */
+                _id: string;
+                /** @description The organization */
+                _organizationId: string;
+                /** @description Empty */
+                _parentId: string;
+                change: {
+                  /** @enum {string} */
+                  action: "added" | "modified" | "deleted";
+                  /** @description Modified: what differs */
+                  fields: string[];
+                  name: string;
+                };
+                /**
+                 * Format: date-time
+                 * @description When the record last changed
+                 */
+                createdAt: string;
+                /** @description Whether it is applied: false while pending */
+                enabled: boolean;
+                /** @enum {string} */
+                type: "NotificationTemplate" | "NotificationGroup";
+              })[];
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such pending change */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Production cannot take it (a record there holds its name or identifier): nothing was applied */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Apply several pending changes at once
+   * @description All of them, or (a record Production cannot take) none.
+   */
+  applyChanges: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          changeIds: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The changes applied */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            data: ({
+                _creatorId: string;
+                _entityId: string;
+                /** @description The environment the change was made in */
+                _environmentId: string;
+                /** @description The change's id: its record's id in the key's environment */
+                _id: string;
+                /** @description The organization */
+                _organizationId: string;
+                /** @description Empty */
+                _parentId: string;
+                change: {
+                  /** @enum {string} */
+                  action: "added" | "modified" | "deleted";
+                  /** @description Modified: what differs */
+                  fields: string[];
+                  name: string;
+                };
+                /**
+                 * Format: date-time
+                 * @description When the record last changed
+                 */
+                createdAt: string;
+                /** @description Whether it is applied: false while pending */
+                enabled: boolean;
+                /** @enum {string} */
+                type: "NotificationTemplate" | "NotificationGroup";
+              })[];
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A change that is not pending */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Production cannot take one of them: nothing was applied */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** How many changes are pending */
+  countChanges: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The number of pending changes */
+      200: {
+        content: {
+          "application/json": {
+            data: number;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
   /** The organization's environments (without keys) */
   listEnvironments: {
     responses: {
@@ -792,6 +1586,545 @@ export interface operations {
       };
       /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
       401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Create an environment (with its General group and an API key)
+   * @description Derived from `parentId` (default Development): diff and publish take it from there. Its first API key is in `apiKeys`, whole, this once. Takes no Idempotency-Key: a stored response would keep the key.
+   */
+  createEnvironment: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Accepted for Novu's SDK (which requires it); not kept */
+          color: string;
+          /** @description 1–100 characters; unique in the organization */
+          name: string;
+          /** @description The environment it derives from; default Development */
+          parentId?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The environment and its first key */
+      201: {
+        content: {
+          "application/json": {
+            /** CreatedEnvironment */
+            data: {
+              /** @description The environment's id */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              /** @description The environment this one derives from (Production's is Development), or empty */
+              _parentId: string;
+              apiKeys: {
+                  /** @description Empty: keys belong to the environment */
+                  _userId: string;
+                  /** @description The environment's first API key, whole: shown this once */
+                  key: string;
+                }[];
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Whether subscriber sessions must carry an HMAC of the subscriberId */
+              hmac: boolean;
+              /** @description The public application id (the inbox widget's applicationIdentifier) */
+              identifier: string;
+              name: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid body, a name in use, or a parent of another organization */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Rename an environment, or derive it from another */
+  updateEnvironment: {
+    parameters: {
+      path: {
+        /**
+         * @description An environment of the organization
+         * @example 65f1c0ffee0123456789abcd
+         */
+        environmentId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Accepted; not kept */
+          color?: string;
+          /** @description Development and Production keep theirs */
+          name?: string;
+          /** @description The environment it derives from; empty for none */
+          parentId?: string | "";
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The environment after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** Environment */
+            data: {
+              /** @description The environment's id */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              /** @description The environment this one derives from (Production's is Development), or empty */
+              _parentId: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Whether subscriber sessions must carry an HMAC of the subscriberId */
+              hmac: boolean;
+              /** @description The public application id (the inbox widget's applicationIdentifier) */
+              identifier: string;
+              name: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid body; renaming Development or Production; a name in use; a parent that makes a loop */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such environment in the organization */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Delete an environment the organization made (with its keys and groups)
+   * @description Development and Production stay. Refused while the environment holds workflows, subscribers, topics, integrations or notifications, or while another environment derives from it.
+   */
+  deleteEnvironment: {
+    parameters: {
+      path: {
+        /**
+         * @description An environment of the organization
+         * @example 65f1c0ffee0123456789abcd
+         */
+        environmentId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Deleted */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              acknowledged: boolean;
+              /** @enum {string} */
+              status: "deleted";
+            };
+          };
+        };
+      };
+      /** @description Development or Production, or an environment that still holds something */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such environment in the organization */
+      404: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */
@@ -25230,6 +26563,752 @@ export interface operations {
       };
     };
   };
+  /** The tags of an environment's workflows */
+  getEnvironmentTags: {
+    parameters: {
+      path: {
+        /**
+         * @description An environment of the organization
+         * @example 65f1c0ffee0123456789abcd
+         */
+        environmentId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Each tag once, sorted */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Each tag of the environment's live workflows, once, sorted */
+            data: {
+                name: string;
+              }[];
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such environment in the organization */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * What publishing into this environment would change
+   * @description Compares the source (default: the target's parent, Development for Production) with the target: each workflow (`resources`) and group (`notificationGroups`) the target lacks (added), has otherwise (modified, with the fields that differ) or still has after it was deleted in the source (deleted). A record of the target is the source's copy when its `_parentId` names it; records the target made itself are never compared. `resourceType` is REGULAR, the value @novu/api 3.19 accepts for a workflow.
+   */
+  diffEnvironment: {
+    parameters: {
+      path: {
+        /**
+         * @description The environment to publish into (Production, say)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        targetEnvironmentId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Where to publish from; default the target's parent */
+          sourceEnvironmentId?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The changes a publish would make */
+      200: {
+        content: {
+          "application/json": {
+            /** EnvironmentDiff */
+            data: {
+              notificationGroups: ({
+                  /** @enum {string} */
+                  action: "added" | "modified" | "deleted";
+                  changes: ({
+                      /** @enum {string} */
+                      action: "added" | "modified" | "deleted";
+                      diffs: {
+                        new: {
+                          [key: string]: unknown;
+                        } | null;
+                        previous: {
+                          [key: string]: unknown;
+                        } | null;
+                      };
+                      /**
+                       * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                       * @enum {string}
+                       */
+                      resourceType?: "REGULAR";
+                      sourceResource: {
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                      } | null;
+                      targetResource: {
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                      } | null;
+                    })[];
+                  /** @description The source record's id (a deleted one's too): what publish takes */
+                  resourceId: string;
+                  /**
+                   * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                   * @enum {string}
+                   */
+                  resourceType?: "REGULAR";
+                  sourceResource: {
+                    id: string;
+                    name: string;
+                    /** Format: date-time */
+                    updatedAt: string;
+                  } | null;
+                  summary: {
+                    added: number;
+                    deleted: number;
+                    modified: number;
+                    unchanged: number;
+                  };
+                  targetResource: {
+                    id: string;
+                    name: string;
+                    /** Format: date-time */
+                    updatedAt: string;
+                  } | null;
+                })[];
+              resources: ({
+                  /** @enum {string} */
+                  action: "added" | "modified" | "deleted";
+                  changes: ({
+                      /** @enum {string} */
+                      action: "added" | "modified" | "deleted";
+                      diffs: {
+                        new: {
+                          [key: string]: unknown;
+                        } | null;
+                        previous: {
+                          [key: string]: unknown;
+                        } | null;
+                      };
+                      /**
+                       * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                       * @enum {string}
+                       */
+                      resourceType?: "REGULAR";
+                      sourceResource: {
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                      } | null;
+                      targetResource: {
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                      } | null;
+                    })[];
+                  /** @description The source record's id (a deleted one's too): what publish takes */
+                  resourceId: string;
+                  /**
+                   * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                   * @enum {string}
+                   */
+                  resourceType?: "REGULAR";
+                  sourceResource: {
+                    id: string;
+                    name: string;
+                    /** Format: date-time */
+                    updatedAt: string;
+                  } | null;
+                  summary: {
+                    added: number;
+                    deleted: number;
+                    modified: number;
+                    unchanged: number;
+                  };
+                  targetResource: {
+                    id: string;
+                    name: string;
+                    /** Format: date-time */
+                    updatedAt: string;
+                  } | null;
+                })[];
+              /** @description Where the changes come from */
+              sourceEnvironmentId: string;
+              summary: {
+                hasChanges: boolean;
+                totalChanges: number;
+                /** @description Workflows and groups compared */
+                totalEntities: number;
+              };
+              /** @description Where they would go */
+              targetEnvironmentId: string;
+            };
+          };
+        };
+      };
+      /** @description The target derives from nothing and no sourceEnvironmentId was given, or they are the same */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such environment in the organization */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Publish the source's workflows and groups into this environment, in one transaction
+   * @description Applies what the diff shows: a copy (its own `_id`, its `_parentId` naming the source) for each added record, the copy rewritten for each modified one, the copy deleted when its source was. All of it lands, or none: a record the target cannot take (its trigger identifier or group name held by a record of the target's own) is a 422 and changes nothing. `resources` publishes some changes only (their `resourceId`s, with the groups their workflows need); `dryRun` answers and writes nothing.
+   */
+  publishEnvironment: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+      path: {
+        /**
+         * @description The environment to publish into (Production, say)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        targetEnvironmentId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Answer what would be published, and publish nothing */
+          dryRun?: boolean;
+          /** @description Only these changes (with the groups their workflows need); default all */
+          resources?: {
+              /** @description A change's resourceId, as the diff names it */
+              resourceId: string;
+              /** @description REGULAR (a workflow) or notification_group */
+              resourceType: string;
+            }[];
+          /** @description Where to publish from; default the target's parent */
+          sourceEnvironmentId?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description What was published */
+      200: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** PublishResult */
+            data: {
+              dryRun: boolean;
+              notificationGroups: {
+                /** @description Always empty: a publish lands whole or not at all */
+                failed: unknown[];
+                /**
+                 * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                 * @enum {string}
+                 */
+                resourceType?: "REGULAR";
+                skipped: {
+                    reason: string;
+                    resourceId: string;
+                    resourceName: string;
+                    /**
+                     * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                     * @enum {string}
+                     */
+                    resourceType?: "REGULAR";
+                  }[];
+                successful: ({
+                    /** @enum {string} */
+                    action: "created" | "updated" | "deleted";
+                    /** @description The source record's id */
+                    resourceId: string;
+                    resourceName: string;
+                    /**
+                     * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                     * @enum {string}
+                     */
+                    resourceType?: "REGULAR";
+                    /** @description Its copy in the target */
+                    targetResourceId?: string;
+                  })[];
+                totalProcessed: number;
+              };
+              /** @description The workflows */
+              results: ({
+                  /** @description Always empty: a publish lands whole or not at all */
+                  failed: unknown[];
+                  /**
+                   * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                   * @enum {string}
+                   */
+                  resourceType?: "REGULAR";
+                  skipped: {
+                      reason: string;
+                      resourceId: string;
+                      resourceName: string;
+                      /**
+                       * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                       * @enum {string}
+                       */
+                      resourceType?: "REGULAR";
+                    }[];
+                  successful: ({
+                      /** @enum {string} */
+                      action: "created" | "updated" | "deleted";
+                      /** @description The source record's id */
+                      resourceId: string;
+                      resourceName: string;
+                      /**
+                       * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                       * @enum {string}
+                       */
+                      resourceType?: "REGULAR";
+                      /** @description Its copy in the target */
+                      targetResourceId?: string;
+                    })[];
+                  totalProcessed: number;
+                })[];
+              summary: {
+                failed: number;
+                resources: number;
+                skipped: number;
+                successful: number;
+              };
+            };
+          };
+        };
+      };
+      /** @description The target derives from nothing and no sourceEnvironmentId was given, or they are the same */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such environment in the organization, or a resourceId that is no pending change */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The target cannot take a record: nothing was published */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
   /**
    * A subscriber's notifications as its inbox lists them, newest first
    * @description The inbox's list (GET /v1/inbox/notifications) for the subscriber named: the same filters and pages, not snoozed ones unless `snoozed=true`.
@@ -28654,6 +30733,2236 @@ export interface operations {
       };
       /** @description No such subscriber */
       404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Search workflows
+   * @description `query` matches the name or workflowId (any case); `status` (ACTIVE, INACTIVE) and `tags` (any of them) filter; `orderBy` createdAt (the default), updatedAt or name.
+   */
+  listWorkflowsV2: {
+    parameters: {
+      query?: {
+        /** @description Default 10 */
+        limit?: number;
+        /** @description Default 0 */
+        offset?: number;
+        /** @description Default createdAt */
+        orderBy?: "createdAt" | "updatedAt" | "name";
+        /** @description Default DESC */
+        orderDirection?: "ASC" | "DESC";
+        /** @description Only workflows whose name or workflowId contains this text */
+        query?: string;
+        status?: string | string[];
+        tags?: string | string[];
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description One page of workflows and how many match */
+      200: {
+        content: {
+          "application/json": {
+            /** WorkflowListV2 */
+            data: {
+              totalCount: number;
+              workflows: ({
+                  /** @description The workflow's id */
+                  _id: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  isTranslationEnabled: boolean;
+                  lastTriggeredAt: null;
+                  name: string;
+                  /** @enum {string} */
+                  origin: "novu-cloud" | "novu-cloud-v1" | "external";
+                  slug: string;
+                  /** @enum {string} */
+                  status: "ACTIVE" | "INACTIVE" | "ERROR";
+                  steps: {
+                      slug: string;
+                      type: string;
+                    }[];
+                  /** @description Each step's type, in order */
+                  stepTypeOverviews: string[];
+                  tags: string[];
+                  /** Format: date-time */
+                  updatedAt: string;
+                  workflowId: string;
+                })[];
+            };
+          };
+        };
+      };
+      /** @description A parameter out of range */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Create a workflow (Novu's v2 shape: steps with their control values)
+   * @description The same workflow as `POST /v1/workflows` makes, in the environment's `General` group; `workflowId` is its trigger identifier. Control values by step type: in_app `subject, body, avatar, primaryAction, secondaryAction, redirect, data`; email `subject, body, preheader, from.name`; sms and chat `body`; push `subject, body`; delay `amount, unit` (or `dynamicKey`, a payload path holding the date to wait for); digest `amount, unit, digestKey, lookBackWindow`; custom any.
+   */
+  createWorkflowV2: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Where the workflow was made; not kept */
+          __source?: string;
+          /** @description Default false */
+          active?: boolean;
+          /** @description Only null */
+          agent?: null;
+          description?: string;
+          /** @description Only false */
+          isTranslationEnabled?: boolean;
+          /** @description 1–200 characters after trimming */
+          name: string;
+          /** @description Only null or {} */
+          payloadSchema?: {
+            [key: string]: unknown;
+          } | null;
+          preferences?: {
+            user?: {
+              all?: {
+                enabled?: boolean;
+                readOnly?: boolean;
+              };
+              channels?: {
+                chat?: {
+                  enabled?: boolean;
+                };
+                email?: {
+                  enabled?: boolean;
+                };
+                in_app?: {
+                  enabled?: boolean;
+                };
+                push?: {
+                  enabled?: boolean;
+                };
+                sms?: {
+                  enabled?: boolean;
+                };
+              };
+            } | null;
+            workflow?: {
+              all?: {
+                enabled?: boolean;
+                readOnly?: boolean;
+              };
+              channels?: {
+                chat?: {
+                  enabled?: boolean;
+                };
+                email?: {
+                  enabled?: boolean;
+                };
+                in_app?: {
+                  enabled?: boolean;
+                };
+                push?: {
+                  enabled?: boolean;
+                };
+                sms?: {
+                  enabled?: boolean;
+                };
+              };
+            } | null;
+          };
+          /** @enum {string} */
+          severity?: "high" | "medium" | "low" | "none";
+          steps: ({
+              /** @description A current step's _id: it keeps its ids and what v2 does not show */
+              _id?: string;
+              /** @description By control name; left out, a current step keeps its content (see the step types' control values) */
+              controlValues?: {
+                [key: string]: unknown;
+              };
+              name: string;
+              /** @description Default: the name, slugified */
+              stepId?: string;
+              /** @enum {string} */
+              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+            })[];
+          tags?: string[];
+          /** @description Only false: payloads are not validated against a schema */
+          validatePayload?: boolean;
+          /** @description The trigger identifier: unique in the environment, not shaped like an id */
+          workflowId: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The workflow as stored */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** WorkflowV2 */
+            data: {
+              /** @description The workflow's id */
+              _id: string;
+              active: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              description: string;
+              issues: {
+                [key: string]: unknown;
+              };
+              isTranslationEnabled: boolean;
+              lastTriggeredAt: null;
+              name: string;
+              /** @enum {string} */
+              origin: "novu-cloud" | "novu-cloud-v1" | "external";
+              /** @description The channel defaults; `all.readOnly` is v1's `critical` */
+              preferences: {
+                default: {
+                  all: {
+                    enabled: boolean;
+                    /** @description Critical: subscribers cannot turn it off */
+                    readOnly: boolean;
+                  };
+                  channels: {
+                    [key: string]: {
+                      enabled: boolean;
+                    };
+                  };
+                };
+                user: null;
+              };
+              /** @enum {string} */
+              severity: "high" | "medium" | "low" | "none";
+              /** @description The same as workflowId */
+              slug: string;
+              /** @enum {string} */
+              status: "ACTIVE" | "INACTIVE" | "ERROR";
+              steps: ({
+                  /** @description The step's id (v1's `steps[]._id`) */
+                  _id: string;
+                  controls: {
+                    dataSchema?: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The control values again, as Novu's controls metadata holds them */
+                    values: {
+                      [key: string]: unknown;
+                    };
+                  };
+                  /** @description The step's content and timing, by control name */
+                  controlValues: {
+                    [key: string]: unknown;
+                  };
+                  issues: {
+                    [key: string]: unknown;
+                  };
+                  name: string;
+                  /** @enum {string} */
+                  origin: "novu-cloud" | "novu-cloud-v1" | "external";
+                  /** @description The same as stepId */
+                  slug: string;
+                  /** @description The step's id within its workflow */
+                  stepId: string;
+                  /**
+                   * @description The step's type (a v1 `trigger` step shows as `custom`)
+                   * @enum {string}
+                   */
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
+                  variables: {
+                    [key: string]: unknown;
+                  };
+                  /** @description The workflow's _id */
+                  workflowDatabaseId: string;
+                  /** @description The workflow's trigger identifier */
+                  workflowId: string;
+                })[];
+              tags: string[];
+              /** Format: date-time */
+              updatedAt: string;
+              validatePayload: boolean;
+              /** @description The trigger identifier (v1's triggers[0].identifier) */
+              workflowId: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid body: a control value, a template, a timing, or what Tidings does not do */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A workflow with this workflowId exists; or the Idempotency-Key is still in flight */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Get a workflow by _id or workflowId
+   * @description With `environmentId` (another environment of the organization), the workflow of that environment with this workflowId: the Production copy of a published workflow, say.
+   */
+  getWorkflowV2: {
+    parameters: {
+      query?: {
+        /**
+         * @description Read the workflow of this environment of the organization (by its workflowId) instead
+         * @example 65f1c0ffee0123456789abcd
+         */
+        environmentId?: string;
+      };
+      path: {
+        /** @description The workflow's _id or its workflowId */
+        workflowId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The workflow */
+      200: {
+        content: {
+          "application/json": {
+            /** WorkflowV2 */
+            data: {
+              /** @description The workflow's id */
+              _id: string;
+              active: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              description: string;
+              issues: {
+                [key: string]: unknown;
+              };
+              isTranslationEnabled: boolean;
+              lastTriggeredAt: null;
+              name: string;
+              /** @enum {string} */
+              origin: "novu-cloud" | "novu-cloud-v1" | "external";
+              /** @description The channel defaults; `all.readOnly` is v1's `critical` */
+              preferences: {
+                default: {
+                  all: {
+                    enabled: boolean;
+                    /** @description Critical: subscribers cannot turn it off */
+                    readOnly: boolean;
+                  };
+                  channels: {
+                    [key: string]: {
+                      enabled: boolean;
+                    };
+                  };
+                };
+                user: null;
+              };
+              /** @enum {string} */
+              severity: "high" | "medium" | "low" | "none";
+              /** @description The same as workflowId */
+              slug: string;
+              /** @enum {string} */
+              status: "ACTIVE" | "INACTIVE" | "ERROR";
+              steps: ({
+                  /** @description The step's id (v1's `steps[]._id`) */
+                  _id: string;
+                  controls: {
+                    dataSchema?: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The control values again, as Novu's controls metadata holds them */
+                    values: {
+                      [key: string]: unknown;
+                    };
+                  };
+                  /** @description The step's content and timing, by control name */
+                  controlValues: {
+                    [key: string]: unknown;
+                  };
+                  issues: {
+                    [key: string]: unknown;
+                  };
+                  name: string;
+                  /** @enum {string} */
+                  origin: "novu-cloud" | "novu-cloud-v1" | "external";
+                  /** @description The same as stepId */
+                  slug: string;
+                  /** @description The step's id within its workflow */
+                  stepId: string;
+                  /**
+                   * @description The step's type (a v1 `trigger` step shows as `custom`)
+                   * @enum {string}
+                   */
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
+                  variables: {
+                    [key: string]: unknown;
+                  };
+                  /** @description The workflow's _id */
+                  workflowDatabaseId: string;
+                  /** @description The workflow's trigger identifier */
+                  workflowId: string;
+                })[];
+              tags: string[];
+              /** Format: date-time */
+              updatedAt: string;
+              validatePayload: boolean;
+              /** @description The trigger identifier (v1's triggers[0].identifier) */
+              workflowId: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such workflow (or environment) in the organization */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Replace a workflow's steps and fields
+   * @description Sent steps replace the steps. A step that names a current step (its `_id`, else its `stepId`) keeps its ids and what v2 does not show (v1 filters, an email's editor blocks, template fields without a control value); the control values that differ from what the step shows are written. A step without control values keeps its content. `workflowId` renames the trigger identifier.
+   */
+  updateWorkflowV2: {
+    parameters: {
+      path: {
+        /** @description The workflow's _id or its workflowId */
+        workflowId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Default false */
+          active?: boolean;
+          /** @description Only null */
+          agent?: null;
+          description?: string;
+          /** @description Only false */
+          isTranslationEnabled?: boolean;
+          /** @description 1–200 characters after trimming */
+          name: string;
+          /**
+           * @description Not kept
+           * @enum {string}
+           */
+          origin?: "novu-cloud" | "novu-cloud-v1" | "external";
+          /** @description Only null or {} */
+          payloadSchema?: {
+            [key: string]: unknown;
+          } | null;
+          preferences: {
+            user?: {
+              all?: {
+                enabled?: boolean;
+                readOnly?: boolean;
+              };
+              channels?: {
+                chat?: {
+                  enabled?: boolean;
+                };
+                email?: {
+                  enabled?: boolean;
+                };
+                in_app?: {
+                  enabled?: boolean;
+                };
+                push?: {
+                  enabled?: boolean;
+                };
+                sms?: {
+                  enabled?: boolean;
+                };
+              };
+            } | null;
+            workflow?: {
+              all?: {
+                enabled?: boolean;
+                readOnly?: boolean;
+              };
+              channels?: {
+                chat?: {
+                  enabled?: boolean;
+                };
+                email?: {
+                  enabled?: boolean;
+                };
+                in_app?: {
+                  enabled?: boolean;
+                };
+                push?: {
+                  enabled?: boolean;
+                };
+                sms?: {
+                  enabled?: boolean;
+                };
+              };
+            } | null;
+          };
+          /** @enum {string} */
+          severity?: "high" | "medium" | "low" | "none";
+          steps: ({
+              /** @description A current step's _id: it keeps its ids and what v2 does not show */
+              _id?: string;
+              /** @description By control name; left out, a current step keeps its content (see the step types' control values) */
+              controlValues?: {
+                [key: string]: unknown;
+              };
+              name: string;
+              /** @description Default: the name, slugified */
+              stepId?: string;
+              /** @enum {string} */
+              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+            })[];
+          tags?: string[];
+          /** @description Only false: payloads are not validated against a schema */
+          validatePayload?: boolean;
+          /** @description A new trigger identifier (unique in the environment) */
+          workflowId?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The workflow as stored */
+      200: {
+        content: {
+          "application/json": {
+            /** WorkflowV2 */
+            data: {
+              /** @description The workflow's id */
+              _id: string;
+              active: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              description: string;
+              issues: {
+                [key: string]: unknown;
+              };
+              isTranslationEnabled: boolean;
+              lastTriggeredAt: null;
+              name: string;
+              /** @enum {string} */
+              origin: "novu-cloud" | "novu-cloud-v1" | "external";
+              /** @description The channel defaults; `all.readOnly` is v1's `critical` */
+              preferences: {
+                default: {
+                  all: {
+                    enabled: boolean;
+                    /** @description Critical: subscribers cannot turn it off */
+                    readOnly: boolean;
+                  };
+                  channels: {
+                    [key: string]: {
+                      enabled: boolean;
+                    };
+                  };
+                };
+                user: null;
+              };
+              /** @enum {string} */
+              severity: "high" | "medium" | "low" | "none";
+              /** @description The same as workflowId */
+              slug: string;
+              /** @enum {string} */
+              status: "ACTIVE" | "INACTIVE" | "ERROR";
+              steps: ({
+                  /** @description The step's id (v1's `steps[]._id`) */
+                  _id: string;
+                  controls: {
+                    dataSchema?: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The control values again, as Novu's controls metadata holds them */
+                    values: {
+                      [key: string]: unknown;
+                    };
+                  };
+                  /** @description The step's content and timing, by control name */
+                  controlValues: {
+                    [key: string]: unknown;
+                  };
+                  issues: {
+                    [key: string]: unknown;
+                  };
+                  name: string;
+                  /** @enum {string} */
+                  origin: "novu-cloud" | "novu-cloud-v1" | "external";
+                  /** @description The same as stepId */
+                  slug: string;
+                  /** @description The step's id within its workflow */
+                  stepId: string;
+                  /**
+                   * @description The step's type (a v1 `trigger` step shows as `custom`)
+                   * @enum {string}
+                   */
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
+                  variables: {
+                    [key: string]: unknown;
+                  };
+                  /** @description The workflow's _id */
+                  workflowDatabaseId: string;
+                  /** @description The workflow's trigger identifier */
+                  workflowId: string;
+                })[];
+              tags: string[];
+              /** Format: date-time */
+              updatedAt: string;
+              validatePayload: boolean;
+              /** @description The trigger identifier (v1's triggers[0].identifier) */
+              workflowId: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid body; or the workflowId is taken */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such workflow in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Delete a workflow
+   * @description The same soft delete as `DELETE /v1/workflows/:id`.
+   */
+  deleteWorkflowV2: {
+    parameters: {
+      path: {
+        /** @description The workflow's _id or its workflowId */
+        workflowId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Deleted */
+      204: {
+        content: never;
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such workflow in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** Change some of a workflow's fields (active, name, description, tags) */
+  patchWorkflowV2: {
+    parameters: {
+      path: {
+        /** @description The workflow's _id or its workflowId */
+        workflowId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          active?: boolean;
+          /** @description Only null */
+          agent?: null;
+          description?: string;
+          /** @description Only false */
+          isTranslationEnabled?: boolean;
+          /** @description 1–200 characters after trimming */
+          name?: string;
+          /** @description Only null or {} */
+          payloadSchema?: {
+            [key: string]: unknown;
+          } | null;
+          tags?: string[];
+          /** @description Only false: payloads are not validated against a schema */
+          validatePayload?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The workflow as stored */
+      200: {
+        content: {
+          "application/json": {
+            /** WorkflowV2 */
+            data: {
+              /** @description The workflow's id */
+              _id: string;
+              active: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              description: string;
+              issues: {
+                [key: string]: unknown;
+              };
+              isTranslationEnabled: boolean;
+              lastTriggeredAt: null;
+              name: string;
+              /** @enum {string} */
+              origin: "novu-cloud" | "novu-cloud-v1" | "external";
+              /** @description The channel defaults; `all.readOnly` is v1's `critical` */
+              preferences: {
+                default: {
+                  all: {
+                    enabled: boolean;
+                    /** @description Critical: subscribers cannot turn it off */
+                    readOnly: boolean;
+                  };
+                  channels: {
+                    [key: string]: {
+                      enabled: boolean;
+                    };
+                  };
+                };
+                user: null;
+              };
+              /** @enum {string} */
+              severity: "high" | "medium" | "low" | "none";
+              /** @description The same as workflowId */
+              slug: string;
+              /** @enum {string} */
+              status: "ACTIVE" | "INACTIVE" | "ERROR";
+              steps: ({
+                  /** @description The step's id (v1's `steps[]._id`) */
+                  _id: string;
+                  controls: {
+                    dataSchema?: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The control values again, as Novu's controls metadata holds them */
+                    values: {
+                      [key: string]: unknown;
+                    };
+                  };
+                  /** @description The step's content and timing, by control name */
+                  controlValues: {
+                    [key: string]: unknown;
+                  };
+                  issues: {
+                    [key: string]: unknown;
+                  };
+                  name: string;
+                  /** @enum {string} */
+                  origin: "novu-cloud" | "novu-cloud-v1" | "external";
+                  /** @description The same as stepId */
+                  slug: string;
+                  /** @description The step's id within its workflow */
+                  stepId: string;
+                  /**
+                   * @description The step's type (a v1 `trigger` step shows as `custom`)
+                   * @enum {string}
+                   */
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
+                  variables: {
+                    [key: string]: unknown;
+                  };
+                  /** @description The workflow's _id */
+                  workflowDatabaseId: string;
+                  /** @description The workflow's trigger identifier */
+                  workflowId: string;
+                })[];
+              tags: string[];
+              /** Format: date-time */
+              updatedAt: string;
+              validatePayload: boolean;
+              /** @description The trigger identifier (v1's triggers[0].identifier) */
+              workflowId: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such workflow in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Render a step with a payload, as it would run
+   * @description `result.preview` holds the rendered content (in-app `subject, body, avatar, primaryAction, secondaryAction, redirect, data`; email `subject, body`; push `subject, body`; sms and chat `body`); a delay or digest shows its control values. The render limits of a run apply.
+   */
+  previewWorkflowStepV2: {
+    parameters: {
+      path: {
+        /** @description The workflow's _id or its workflowId */
+        workflowId: string;
+        /** @description The step's stepId or its _id */
+        stepId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Control values to preview instead of the stored ones */
+          controlValues?: {
+            [key: string]: unknown;
+          };
+          previewPayload?: {
+            actor?: {
+              [key: string]: unknown;
+            };
+            context?: {
+              [key: string]: unknown;
+            };
+            env?: {
+              [key: string]: unknown;
+            };
+            payload?: {
+              [key: string]: unknown;
+            };
+            steps?: {
+              [key: string]: unknown;
+            };
+            subscriber?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The rendered step and the data it was rendered with */
+      201: {
+        content: {
+          "application/json": {
+            /** StepPreviewV2 */
+            data: {
+              previewPayloadExample: {
+                payload: {
+                  [key: string]: unknown;
+                };
+                subscriber: {
+                  [key: string]: unknown;
+                };
+              };
+              result: {
+                /** @description The rendered content: subject, body and the channel's other fields */
+                preview: {
+                  [key: string]: unknown;
+                };
+                /** @enum {string} */
+                type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+              };
+            };
+          };
+        };
+      };
+      /** @description Invalid body or control values, or a template that does not compile */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such workflow in the environment, or no such step in it */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The template ran into a render limit */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** A step of a workflow, by its stepId or _id */
+  getWorkflowStepV2: {
+    parameters: {
+      path: {
+        /** @description The workflow's _id or its workflowId */
+        workflowId: string;
+        /** @description The step's stepId or its _id */
+        stepId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The step with its control values and variables */
+      200: {
+        content: {
+          "application/json": {
+            /** WorkflowStepV2 */
+            data: {
+              /** @description The step's id (v1's `steps[]._id`) */
+              _id: string;
+              controls: {
+                dataSchema?: {
+                  [key: string]: unknown;
+                };
+                /** @description The control values again, as Novu's controls metadata holds them */
+                values: {
+                  [key: string]: unknown;
+                };
+              };
+              /** @description The step's content and timing, by control name */
+              controlValues: {
+                [key: string]: unknown;
+              };
+              issues: {
+                [key: string]: unknown;
+              };
+              name: string;
+              /** @enum {string} */
+              origin: "novu-cloud" | "novu-cloud-v1" | "external";
+              /** @description The same as stepId */
+              slug: string;
+              /** @description The step's id within its workflow */
+              stepId: string;
+              /**
+               * @description The step's type (a v1 `trigger` step shows as `custom`)
+               * @enum {string}
+               */
+              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+              /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
+              variables: {
+                [key: string]: unknown;
+              };
+              /** @description The workflow's _id */
+              workflowDatabaseId: string;
+              /** @description The workflow's trigger identifier */
+              workflowId: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such workflow in the environment, or no such step in it */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Publish one workflow of the key's environment into another environment
+   * @description The publish of this one workflow (and its group when the target lacks it) into `targetEnvironmentId`; answers the copy in the target.
+   */
+  syncWorkflowV2: {
+    parameters: {
+      path: {
+        /** @description The workflow's _id or its workflowId */
+        workflowId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Where to publish it */
+          targetEnvironmentId: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The workflow's copy in the target */
+      200: {
+        content: {
+          "application/json": {
+            /** WorkflowV2 */
+            data: {
+              /** @description The workflow's id */
+              _id: string;
+              active: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              description: string;
+              issues: {
+                [key: string]: unknown;
+              };
+              isTranslationEnabled: boolean;
+              lastTriggeredAt: null;
+              name: string;
+              /** @enum {string} */
+              origin: "novu-cloud" | "novu-cloud-v1" | "external";
+              /** @description The channel defaults; `all.readOnly` is v1's `critical` */
+              preferences: {
+                default: {
+                  all: {
+                    enabled: boolean;
+                    /** @description Critical: subscribers cannot turn it off */
+                    readOnly: boolean;
+                  };
+                  channels: {
+                    [key: string]: {
+                      enabled: boolean;
+                    };
+                  };
+                };
+                user: null;
+              };
+              /** @enum {string} */
+              severity: "high" | "medium" | "low" | "none";
+              /** @description The same as workflowId */
+              slug: string;
+              /** @enum {string} */
+              status: "ACTIVE" | "INACTIVE" | "ERROR";
+              steps: ({
+                  /** @description The step's id (v1's `steps[]._id`) */
+                  _id: string;
+                  controls: {
+                    dataSchema?: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The control values again, as Novu's controls metadata holds them */
+                    values: {
+                      [key: string]: unknown;
+                    };
+                  };
+                  /** @description The step's content and timing, by control name */
+                  controlValues: {
+                    [key: string]: unknown;
+                  };
+                  issues: {
+                    [key: string]: unknown;
+                  };
+                  name: string;
+                  /** @enum {string} */
+                  origin: "novu-cloud" | "novu-cloud-v1" | "external";
+                  /** @description The same as stepId */
+                  slug: string;
+                  /** @description The step's id within its workflow */
+                  stepId: string;
+                  /**
+                   * @description The step's type (a v1 `trigger` step shows as `custom`)
+                   * @enum {string}
+                   */
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
+                  variables: {
+                    [key: string]: unknown;
+                  };
+                  /** @description The workflow's _id */
+                  workflowDatabaseId: string;
+                  /** @description The workflow's trigger identifier */
+                  workflowId: string;
+                })[];
+              tags: string[];
+              /** Format: date-time */
+              updatedAt: string;
+              validatePayload: boolean;
+              /** @description The trigger identifier (v1's triggers[0].identifier) */
+              workflowId: string;
+            };
+          };
+        };
+      };
+      /** @description The target is the key's own environment */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description No such workflow, or no such environment in the organization */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The target cannot take it: nothing was published */
+      422: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */

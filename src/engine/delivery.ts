@@ -64,7 +64,7 @@ const escapeAttribute = (value: string) =>
  * An email's template fields: its `content` as a string, or the blocks of Novu's email editor
  * (`text` and `button` blocks, each with its `content`, a button with its `url`).
  */
-function emailFields(template: Job["step"]["template"]): Record<string, unknown> {
+export function emailFields(template: Job["step"]["template"]): Record<string, unknown> {
   const fields: Record<string, unknown> = { subject: template.subject, senderName: template.senderName };
   const content = template.content;
   if (!Array.isArray(content)) fields.content = content;
@@ -79,7 +79,7 @@ function emailFields(template: Job["step"]["template"]): Record<string, unknown>
 }
 
 /** An email's HTML from its rendered fields: the content, or the editor's blocks as paragraphs and links. */
-function emailHtml(content: unknown, rendered: (field: string) => string): string {
+export function emailHtml(content: unknown, rendered: (field: string) => string): string {
   if (!Array.isArray(content)) return rendered("content");
   return content
     .map((block: unknown, i) => {

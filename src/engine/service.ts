@@ -26,6 +26,7 @@ export type {
   OutgoingEmail,
   Sender,
 } from "./channel-senders.ts";
+export { previewStep, type StepPreview } from "./preview.ts";
 export { registerOpenJobsFolding } from "./quotas.ts";
 export type { RenderLimits } from "./render.ts";
 export { Renderer } from "./renderer.ts";

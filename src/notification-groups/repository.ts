@@ -117,3 +117,14 @@ export async function deleteGroup(db: Db, environmentId: string, id: string): Pr
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
+
+/** The environment each of these groups is in, by id; ids of none are left out. */
+export async function findGroupEnvironments(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("notification_groups")
+    .select(["id", "environment_id"])
+    .where("id", "in", [...ids])
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.environment_id]));
+}

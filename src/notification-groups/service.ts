@@ -88,6 +88,47 @@ export async function createGeneralGroup(
   });
 }
 
+/**
+ * Where a workflow made without a group goes (Novu's v2 API has no groups): the environment's
+ * `General`, else its first group by name, else a new `General`.
+ */
+export async function defaultGroup(
+  deps: Deps,
+  tenant: Pick<Tenant, "organizationId" | "environmentId">,
+): Promise<NotificationGroup> {
+  const general = groupName("General");
+  const found =
+    (await groups.findGroupByNameKey(deps.db, tenant.environmentId, general.key)) ??
+    (await groups.listGroups(deps.db, tenant.environmentId))[0] ??
+    (await createGeneralGroup(deps, tenant, "")) ??
+    // Made by a concurrent request a moment ago.
+    (await groups.findGroupByNameKey(deps.db, tenant.environmentId, general.key));
+  if (!found) throw new Error(`no default group in environment ${tenant.environmentId}`);
+  return found;
+}
+
+/**
+ * A group made as the counterpart of another environment's (`parentId`), when workflows are
+ * published there; undefined when the environment already has a group of that name.
+ */
+export async function createGroupCopy(
+  deps: Deps,
+  tenant: Pick<Tenant, "organizationId" | "environmentId">,
+  rawName: string,
+  parentId: string,
+): Promise<NotificationGroup | undefined> {
+  const name = groupName(rawName);
+  return groups.insertGroup(deps.db, {
+    id: newObjectId(),
+    organizationId: tenant.organizationId,
+    environmentId: tenant.environmentId,
+    name: name.name,
+    nameKey: name.key,
+    parentId,
+    now: isoNow(deps.clock),
+  });
+}
+
 export async function listGroups(deps: Deps, tenant: Pick<Tenant, "environmentId">) {
   return groups.listGroups(deps.db, tenant.environmentId);
 }
@@ -165,4 +206,32 @@ export async function deleteGroup(
   }
   if (outcome === "missing") throw groupNotFound(id);
   if (typeof outcome === "number") throw inUse(id, outcome);
+}
+
+/**
+ * Deletes a group inside the caller's transaction (a publish removing a copy): "in use" while live
+ * workflows use it, which then stays; its deleted workflows go with it.
+ */
+export async function removeGroupIn(
+  deps: Deps,
+  tenant: Pick<Tenant, "environmentId">,
+  id: string,
+  references: GroupReferences,
+): Promise<"deleted" | "in use" | "missing"> {
+  const env = tenant.environmentId;
+  if ((await references.countUsing(deps.db, env, id)) > 0) return "in use";
+  await references.release(deps.db, env, id);
+  return (await groups.deleteGroup(deps.db, env, id)) ? "deleted" : "missing";
+}
+
+/** Removes every group of an environment that is going away (no workflow may use them by then). */
+export async function deleteEnvironmentGroups(deps: Deps, environmentId: string): Promise<void> {
+  for (const group of await groups.listGroups(deps.db, environmentId)) {
+    await groups.deleteGroup(deps.db, environmentId, group.id);
+  }
+}
+
+/** Which environment each of these groups is in; ids of none (deleted groups) are left out. */
+export function groupEnvironments(deps: Deps, ids: readonly string[]): Promise<Map<string, string>> {
+  return groups.findGroupEnvironments(deps.db, ids);
 }

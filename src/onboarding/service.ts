@@ -1,5 +1,5 @@
 import { type Deps, onConnection } from "../deps.ts";
-import { createGeneralGroup } from "../notification-groups/service.ts";
+import { createGeneralGroup, listGroups } from "../notification-groups/service.ts";
 import {
   countOrganizations,
   createEnvironment,
@@ -56,6 +56,32 @@ export async function hasNoOrganization(deps: Deps): Promise<boolean> {
   return (await countOrganizations(deps)) === 0;
 }
 
+/**
+ * A new environment of the organization, set up to work: its `General` group (the counterpart of the
+ * parent environment's, when it has one) and one API key, returned this once. `parentId` names the
+ * environment it derives from, or "". Inside the caller's transaction when there is one.
+ */
+export async function setUpEnvironment(
+  deps: Deps,
+  environment: { organizationId: string; name: string; parentId: string },
+  sealer: KeySealer | undefined,
+): Promise<{
+  environmentId: string;
+  generalGroupId: string;
+  apiKey: { id: string; key: string; createdAt: string };
+}> {
+  const { organizationId } = environment;
+  const parentGroup =
+    environment.parentId === ""
+      ? undefined
+      : (await listGroups(deps, { environmentId: environment.parentId })).find((g) => g.name === "General");
+  const environmentId = await createEnvironment(deps, environment);
+  const group = await createGeneralGroup(deps, { organizationId, environmentId }, parentGroup?.id ?? "");
+  if (!group) throw new Error(`the new environment ${environmentId} already had a General group`);
+  const apiKey = await issueApiKey(deps, organizationId, environmentId, sealer);
+  return { environmentId, generalGroupId: group.id, apiKey };
+}
+
 /** `sealer` keeps the keys, encrypted, for the inbox widget's HMAC (see tenancy's issueApiKey). */
 async function createOrganizationTree(
   deps: Deps,
@@ -64,18 +90,11 @@ async function createOrganizationTree(
 ): Promise<CreatedOrganization> {
   const organizationId = await createOrganizationRecord(deps, name);
   const environments: CreatedOrganization["environments"] = [];
-  let parent: { environmentId: string; groupId: string } | undefined;
+  let parentId = "";
   for (const envName of ["Development", "Production"]) {
-    const environmentId = await createEnvironment(deps, {
-      organizationId,
-      name: envName,
-      parentId: parent?.environmentId ?? "",
-    });
-    const group = await createGeneralGroup(deps, { organizationId, environmentId }, parent?.groupId ?? "");
-    if (!group) throw new Error(`the new environment ${environmentId} already had a General group`);
-    const apiKey = await issueApiKey(deps, organizationId, environmentId, sealer);
-    environments.push({ name: envName, _id: environmentId, apiKey: apiKey.key });
-    parent ??= { environmentId, groupId: group.id };
+    const made = await setUpEnvironment(deps, { organizationId, name: envName, parentId }, sealer);
+    environments.push({ name: envName, _id: made.environmentId, apiKey: made.apiKey.key });
+    parentId ||= made.environmentId;
   }
   return { organizationId, environments };
 }

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../store/schema.ts";
-import { countRows, readBool, readTimestamp } from "../store/values.ts";
+import { countRows, dialectOf, readBool, readTimestamp } from "../store/values.ts";
 import type { Environment, KeyOwner } from "./domain.ts";
 
 type Db = Kysely<Database>;
@@ -259,4 +259,48 @@ export async function findEnvironmentByIdentifier(db: Db, identifier: string) {
 
 export async function findOrganization(db: Db, id: string) {
   return db.selectFrom("organizations").select(["id", "name"]).where("id", "=", id).executeTakeFirst();
+}
+
+/** Renames the environment and/or moves it under another parent; undefined when there is none. */
+export async function updateEnvironment(
+  db: Db,
+  organizationId: string,
+  id: string,
+  change: { name?: string | undefined; parentId?: string | undefined },
+  now: string,
+) {
+  const row = await db
+    .updateTable("environments")
+    .set({
+      ...(change.name !== undefined ? { name: change.name } : {}),
+      ...(change.parentId !== undefined ? { parent_id: change.parentId } : {}),
+      updated_at: now,
+    })
+    .where("organization_id", "=", organizationId)
+    .where("id", "=", id)
+    .returning(environmentColumns)
+    .executeTakeFirst();
+  return row ? toEnvironment(row) : undefined;
+}
+
+/** Removes the environment and its keys (everything else of it must be gone already: the foreign keys say so). */
+export async function deleteEnvironment(db: Db, organizationId: string, id: string): Promise<boolean> {
+  await db
+    .deleteFrom("api_keys")
+    .where("organization_id", "=", organizationId)
+    .where("environment_id", "=", id)
+    .execute();
+  const result = await db
+    .deleteFrom("environments")
+    .where("organization_id", "=", organizationId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Holds the environment's row until the transaction ends (PostgreSQL; SQLite's one writer already does). */
+export async function lockEnvironment(db: Db, id: string) {
+  if (dialectOf(db) === "postgres") {
+    await db.selectFrom("environments").select("id").where("id", "=", id).forUpdate().execute();
+  }
 }

@@ -216,3 +216,41 @@ export async function getOrganization(deps: Deps, tenant: Tenant): Promise<{ id:
   if (!organization) throw notFound(`Organization ${tenant.organizationId} was not found`);
   return organization;
 }
+
+/** An environment of the tenant's organization; 404 for one of another organization, as for none. */
+export async function getEnvironment(deps: Deps, tenant: Pick<Tenant, "organizationId">, id: string) {
+  const environment = await tenancy.findOrganizationEnvironment(deps.db, tenant.organizationId, id);
+  if (!environment) throw environmentNotFound(id);
+  return environment;
+}
+
+/** Renames an environment of the organization and/or gives it another parent. */
+export async function updateEnvironmentRecord(
+  deps: Deps,
+  tenant: Pick<Tenant, "organizationId">,
+  id: string,
+  change: { name?: string | undefined; parentId?: string | undefined },
+): Promise<Environment> {
+  const environment = await tenancy.updateEnvironment(
+    deps.db,
+    tenant.organizationId,
+    id,
+    change,
+    isoNow(deps.clock),
+  );
+  if (!environment) throw environmentNotFound(id);
+  return environment;
+}
+
+/** Removes an environment of the organization and its keys; false when there is none. */
+export function deleteEnvironmentRecord(deps: Deps, tenant: Pick<Tenant, "organizationId">, id: string) {
+  return tenancy.deleteEnvironment(deps.db, tenant.organizationId, id);
+}
+
+/**
+ * Holds the environment against other writers of the same kind until the transaction `deps.db`
+ * ends (PostgreSQL: its row locked; SQLite's single writer already is alone).
+ */
+export function lockEnvironment(deps: Deps, id: string): Promise<void> {
+  return tenancy.lockEnvironment(deps.db, id);
+}

@@ -67,6 +67,12 @@ export interface StepTemplate {
 
 export interface Step {
   _id: string;
+  /**
+   * The step's id within its workflow, as Novu's v2 API names steps (`/v2/workflows/:id/steps/:stepId`):
+   * unique in the workflow, kept across updates that keep the step. Not part of the v1 shape (its
+   * presenter leaves it out); absent on steps stored before it existed, which get one on reading.
+   */
+  stepId?: string;
   uuid: string;
   name: string;
   _templateId: string;
@@ -145,3 +151,19 @@ export type RunnableWorkflow = Pick<
   | "triggers"
   | "preferenceSettings"
 >;
+
+/** What a preview renders a step with: the payload, the subscriber, the actor. */
+export interface PreviewData {
+  payload: Record<string, unknown>;
+  subscriber: Record<string, unknown>;
+  actor?: Record<string, unknown>;
+}
+
+/**
+ * Renders a channel step's template as a run would (the engine's `previewStep`; app.ts hands it to
+ * the routes): the rendered parts, or why it cannot render; undefined for a step that sends nothing.
+ */
+export type StepPreviewer = (
+  template: StepTemplate,
+  data: PreviewData,
+) => Promise<{ ok: true; preview: Record<string, unknown> } | { ok: false; reason: string } | undefined>;

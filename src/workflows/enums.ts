@@ -51,3 +51,7 @@ export const FILTER_ON = [
 ] as const;
 export const TIME_UNITS = ["seconds", "minutes", "hours", "days", "weeks", "months"] as const;
 export const METADATA_TYPES = ["regular", "backoff", "timed", "scheduled"] as const;
+/** Trigger identifiers: letters, digits, hyphens and underscores. */
+export const IDENTIFIER_PATTERN = "^[A-Za-z0-9_-]{1,100}$";
+/** The step types of Novu's v2 API that Tidings runs; its own `trigger` steps show as `custom`. */
+export const V2_STEP_TYPES = ["in_app", "email", "sms", "push", "chat", "delay", "digest", "custom"] as const;

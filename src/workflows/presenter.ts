@@ -34,3 +34,6 @@ export function presentWorkflow(workflow: Workflow): WorkflowResource {
     updatedAt: workflow.updatedAt,
   };
 }
+
+// The same workflow in Novu's v2 shape (presenter-v2.ts), for the features that answer with it.
+export { presentWorkflowV2 } from "./presenter-v2.ts";

@@ -138,6 +138,8 @@ export async function insertWorkflow(
     environmentId: string;
     creatorId: string;
     now: string;
+    /** The workflow this one is the published copy of; "" (the default) for none. */
+    parentId?: string;
   },
 ): Promise<Workflow | undefined> {
   const row = await db
@@ -148,7 +150,7 @@ export async function insertWorkflow(
       environment_id: workflow.environmentId,
       ...documentColumns(workflow),
       workflow_integration_status: writeJson({}),
-      parent_id: "",
+      parent_id: workflow.parentId ?? "",
       creator_id: workflow.creatorId,
       deleted: false,
       deleted_at: null,
@@ -449,6 +451,57 @@ export async function listWorkflows(db: Db, environmentId: string, list: ListQue
   return { totalCount: Number(total.total), workflows: rows.map((row) => toWorkflow(row as Row)) };
 }
 
+export interface SearchQuery {
+  offset: number;
+  limit: number;
+  query: string;
+  orderBy: "createdAt" | "updatedAt" | "name";
+  descending: boolean;
+  /** The statuses kept (true: active); undefined for all. */
+  active?: boolean[] | undefined;
+  /** Workflows with any of these tags; undefined for all. */
+  tags?: string[] | undefined;
+}
+
+const SORT_COLUMNS = { createdAt: "created_at", updatedAt: "updated_at", name: "name" } as const;
+
+/** Whether the workflow's tags (a JSON array) hold any of these. */
+function hasAnyTag(db: Db, tags: string[]) {
+  if (dialectOf(db) === "sqlite") {
+    return sql<boolean>`exists (select 1 from json_each(workflows.tags) t where t.value in (${sql.join(tags)}))`;
+  }
+  return sql<boolean>`(workflows.tags::jsonb ?| array[${sql.join(tags)}]::text[])`;
+}
+
+/** Novu's v2 search of the environment's live workflows: filtered, sorted, one page, and the total. */
+export async function searchWorkflows(db: Db, environmentId: string, search: SearchQuery) {
+  let filtered = db.selectFrom("workflows").where("workflows.environment_id", "=", environmentId).where(live);
+  if (search.query !== "") filtered = filtered.where(matching(db, environmentId, search.query));
+  if (search.active !== undefined) {
+    const kept = search.active;
+    filtered =
+      kept.length === 0
+        ? filtered.where(sql<boolean>`1 = 0`)
+        : filtered.where("workflows.active", "in", kept);
+  }
+  if (search.tags !== undefined && search.tags.length > 0)
+    filtered = filtered.where(hasAnyTag(db, search.tags));
+  const direction = search.descending ? "desc" : "asc";
+  const column = SORT_COLUMNS[search.orderBy];
+  const [rows, total] = await Promise.all([
+    filtered
+      .selectAll("workflows")
+      .select(withGroup)
+      .orderBy(`workflows.${column}`, direction)
+      .orderBy("workflows.id", direction)
+      .limit(search.limit)
+      .offset(search.offset)
+      .execute(),
+    filtered.select((eb) => eb.fn.countAll<number | string | bigint>().as("total")).executeTakeFirstOrThrow(),
+  ]);
+  return { totalCount: Number(total.total), workflows: rows.map((row) => toWorkflow(row as Row)) };
+}
+
 /** Writes a new version of the workflow (read and locked by the caller in the same transaction). */
 export async function updateWorkflow(
   db: Db,
@@ -629,4 +682,49 @@ export async function findWorkflowSummariesByIds(
     .where("workflows.id", "in", [...ids])
     .execute();
   return rows.map(toSummary);
+}
+
+/** Every live workflow of the environment, oldest first: what promotion compares. */
+export async function listLiveWorkflows(db: Db, environmentId: string): Promise<Workflow[]> {
+  const rows = await db
+    .selectFrom("workflows")
+    .selectAll("workflows")
+    .select(withGroup)
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live)
+    .orderBy("workflows.created_at")
+    .orderBy("workflows.id")
+    .execute();
+  return rows.map((row) => toWorkflow(row as Row));
+}
+
+/** The environment each of these workflows (deleted ones too) is in, by id; ids of none are left out. */
+export async function findWorkflowEnvironments(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("workflows")
+    .select(["id", "environment_id"])
+    .where("id", "in", [...ids])
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.environment_id]));
+}
+
+/** The tags of the environment's live workflows, each once, sorted. */
+export async function listEnvironmentTags(db: Db, environmentId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom("workflows")
+    .select("tags")
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live)
+    .execute();
+  return [...new Set(rows.flatMap((row) => readJson<string[]>(row.tags)))].sort();
+}
+
+/** Removes the environment's deleted workflows for good (they hold its groups), before the environment goes. */
+export async function purgeDeletedWorkflows(db: Db, environmentId: string) {
+  await db
+    .deleteFrom("workflows")
+    .where("environment_id", "=", environmentId)
+    .where("deleted", "=", true)
+    .execute();
 }

@@ -14,3 +14,5 @@ export const workflowRoutes: RoutePlugin = async (app) => {
   await app.register(setWorkflowStatusRoute);
   await app.register(deleteWorkflowRoute);
 };
+
+export { workflowV2Routes } from "./v2-routes.ts";

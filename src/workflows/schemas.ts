@@ -6,6 +6,7 @@ import {
   FILTER_OPERATORS,
   FILTER_TYPES,
   FILTER_VALUES,
+  IDENTIFIER_PATTERN,
   METADATA_TYPES,
   SEVERITIES,
   STEP_TYPES,
@@ -18,8 +19,9 @@ const Enum = <T extends readonly string[]>(values: T, description?: string) =>
 const ShortText = (max: number, description?: string) =>
   Type.String({ maxLength: max, ...(description ? { description } : {}) });
 
-/** Trigger identifiers: letters, digits, hyphens and underscores. */
-export const IDENTIFIER_PATTERN = "^[A-Za-z0-9_-]{1,100}$";
+export { IDENTIFIER_PATTERN } from "./enums.ts";
+// Novu's v2 shapes of the same workflow (schemas-v2.ts), for the features that answer with them.
+export { V2Workflow, V2WorkflowParams } from "./schemas-v2.ts";
 
 // ---------------------------------------------------------------- responses (seed part 2)
 

@@ -8,11 +8,13 @@ import { displayName } from "../names.ts";
 import { type GroupReferences, getGroup } from "../notification-groups/service.ts";
 import { isUniqueViolation } from "../store/store.ts";
 import { isForeignKeyViolation } from "../store/values.ts";
+import { getCurrentEnvironment } from "../tenancy/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
+import { stepDraftOf, v2TypeOf } from "./controls.ts";
 import type { PreferenceSettings, RunnableWorkflow, Workflow } from "./domain.ts";
 import * as workflows from "./repository.ts";
 import type { CreateWorkflowInput, UpdateWorkflowInput } from "./schemas.ts";
-import { normalizeSteps, requireValidSteps } from "./steps.ts";
+import { normalizeSteps, requireValidSteps, type StepDraft, stepsWithIds } from "./steps.ts";
 import { buildTriggers, slugifyName } from "./triggers.ts";
 
 const CONTROL = /\p{Cc}/u;
@@ -94,20 +96,36 @@ function* identifierCandidates(name: string): Generator<string> {
 
 const MAX_IDENTIFIER_ATTEMPTS = 8;
 
-export async function createWorkflow(
-  deps: Deps,
-  tenant: Tenant,
-  input: CreateWorkflowInput,
-): Promise<Workflow> {
+/**
+ * What creating a workflow takes, whichever API version asked: v1's body, its steps possibly with
+ * v2 step ids, and, from v2, the trigger identifier itself (else it is derived from the name).
+ */
+export type WorkflowCreate = Omit<CreateWorkflowInput, "steps"> & {
+  steps?: StepDraft[] | undefined;
+  identifier?: string | undefined;
+};
+
+/** A workflow change, whichever API version asked: v1's body, its steps possibly with v2 step ids. */
+export type WorkflowUpdate = Omit<UpdateWorkflowInput, "steps"> & { steps?: StepDraft[] | undefined };
+
+function requireIdentifierShape(identifier: string, field: string) {
+  if (isObjectId(identifier)) {
+    throw invalidField(field, "must not look like an id (24 hex characters): paths would read it as one");
+  }
+}
+
+export async function createWorkflow(deps: Deps, tenant: Tenant, input: WorkflowCreate): Promise<Workflow> {
   const { db } = deps;
   const name = workflowName(input.name);
+  if (input.identifier !== undefined) requireIdentifierShape(input.identifier, "workflowId");
   requireValidSteps(input.steps ?? []);
   await requireGroup(deps, tenant, input.notificationGroupId);
   const steps = normalizeSteps(input.steps ?? []);
   const { active, draft } = statusFor(input);
   const candidates = identifierCandidates(name);
-  for (let attempt = 0; attempt < MAX_IDENTIFIER_ATTEMPTS; attempt++) {
-    const identifier = candidates.next().value as string;
+  const attempts = input.identifier === undefined ? MAX_IDENTIFIER_ATTEMPTS : 1;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const identifier = input.identifier ?? (candidates.next().value as string);
     // The insert is the arbiter (unique index, ON CONFLICT DO NOTHING); a taken identifier gets the next candidate.
     const created = await groupMustStay(input.notificationGroupId, () =>
       workflows.insertWorkflow(db, {
@@ -133,6 +151,8 @@ export async function createWorkflow(
     );
     if (created) return created;
   }
+  // A 400, not a 409: Novu's SDK retries a 409 for up to an hour.
+  if (input.identifier !== undefined) throw identifierTakenError(input.identifier, "workflowId");
   throw new Error(`no free trigger identifier for "${name}" after ${MAX_IDENTIFIER_ATTEMPTS} attempts`);
 }
 
@@ -140,6 +160,62 @@ export async function getWorkflow(deps: Deps, tenant: Tenant, workflowId: string
   const workflow = await workflows.findWorkflow(deps.db, tenant.environmentId, workflowRef(workflowId));
   if (!workflow) throw workflowNotFound(workflowId);
   return workflow;
+}
+
+/**
+ * The workflow of another environment of the tenant's organization, by _id or trigger identifier (a
+ * published workflow's copy has its own _id, and the identifier of its source); 404 for an
+ * environment of another organization, as for one that does not exist.
+ */
+export async function getWorkflowIn(
+  deps: Deps,
+  tenant: Tenant,
+  environmentId: string,
+  workflowId: string,
+): Promise<Workflow> {
+  const environment = await getCurrentEnvironment(deps, { ...tenant, environmentId });
+  return getWorkflow(deps, { ...tenant, environmentId: environment.id }, workflowId);
+}
+
+/** A step of the workflow, by its v2 step id or its _id. */
+export async function getWorkflowStep(deps: Deps, tenant: Tenant, workflowId: string, stepId: string) {
+  const workflow = await getWorkflow(deps, tenant, workflowId);
+  const step = stepsWithIds(workflow).find((s) => s.stepId === stepId || s._id === stepId);
+  if (!step)
+    throw notFound(
+      `Step ${mention(stepId, "with this id")} was not found in workflow ${workflow.identifier}`,
+    );
+  return { workflow, step };
+}
+
+/**
+ * A step as it would be with these control values instead of its own (Novu's v2 preview): checked
+ * as a save would check it (400 for a template that does not compile), and never stored.
+ */
+export async function getStepWithControls(
+  deps: Deps,
+  tenant: Tenant,
+  workflowId: string,
+  stepId: string,
+  controlValues: Record<string, unknown> | undefined,
+) {
+  const { workflow, step } = await getWorkflowStep(deps, tenant, workflowId, stepId);
+  if (controlValues === undefined) return { workflow, step };
+  const type = v2TypeOf(step.template.type);
+  const { draft, errors } = stepDraftOf({ name: step.name, type, controlValues }, step, "");
+  const fields = errors.map((e) => ({ ...e, field: e.field.replace(/^\./, "") }));
+  const first = fields[0];
+  if (first) throw badRequest(`${first.field} ${first.message}`, fields);
+  requireValidSteps([draft]);
+  const [changed] = normalizeSteps([draft], workflow.steps);
+  return {
+    workflow,
+    step: {
+      ...step,
+      template: changed?.template ?? step.template,
+      metadata: changed?.metadata ?? step.metadata,
+    },
+  };
 }
 
 /**
@@ -248,12 +324,47 @@ export async function listWorkflows(deps: Deps, tenant: Tenant, input: ListWorkf
   return { page, pageSize: limit, totalCount, data };
 }
 
+export interface SearchWorkflowsInput {
+  limit?: number | undefined;
+  offset?: number | undefined;
+  query?: string | undefined;
+  orderBy?: "createdAt" | "updatedAt" | "name" | undefined;
+  orderDirection?: "ASC" | "DESC" | undefined;
+  /** ACTIVE, INACTIVE (ERROR matches none): one or several. */
+  status?: string | string[] | undefined;
+  /** Workflows with any of these tags. */
+  tags?: string | string[] | undefined;
+}
+
+const STATUSES = ["ACTIVE", "INACTIVE", "ERROR"];
+
+/** Novu's v2 search: a page from `offset`, sorted as asked, filtered by status and tags. */
+export async function searchWorkflows(deps: Deps, tenant: Tenant, input: SearchWorkflowsInput) {
+  const status = input.status === undefined ? undefined : [input.status].flat();
+  const unknown = status?.find((s) => !STATUSES.includes(s));
+  if (unknown !== undefined)
+    throw invalidField("status", `must be ACTIVE, INACTIVE or ERROR (not ${unknown})`);
+  const active =
+    status === undefined
+      ? undefined
+      : [...new Set(status.filter((s) => s !== "ERROR").map((s) => s === "ACTIVE"))];
+  return workflows.searchWorkflows(deps.db, tenant.environmentId, {
+    limit: input.limit ?? DEFAULT_PAGE_SIZE,
+    offset: input.offset ?? 0,
+    query: input.query ?? "",
+    orderBy: input.orderBy ?? "createdAt",
+    descending: (input.orderDirection ?? "DESC") === "DESC",
+    active,
+    tags: input.tags === undefined ? undefined : [input.tags].flat(),
+  });
+}
+
 function identifierOf(workflow: Workflow): string {
   return workflow.triggers[0]?.identifier ?? workflow.identifier;
 }
 
-function identifierTakenError(identifier: string) {
-  return invalidField("identifier", `is already the trigger identifier of another workflow (${identifier})`);
+function identifierTakenError(identifier: string, field = "identifier") {
+  return invalidField(field, `is already the trigger identifier of another workflow (${identifier})`);
 }
 
 function documentOf(workflow: Workflow): workflows.WorkflowDocument {
@@ -283,16 +394,12 @@ export async function updateWorkflow(
   deps: Deps,
   tenant: Tenant,
   workflowId: string,
-  input: UpdateWorkflowInput,
+  input: WorkflowUpdate,
+  identifierField = "identifier",
 ): Promise<Workflow> {
   const { db } = deps;
   const name = input.name === undefined ? undefined : workflowName(input.name);
-  if (input.identifier !== undefined && isObjectId(input.identifier)) {
-    throw invalidField(
-      "identifier",
-      "must not look like an id (24 hex characters): paths would read it as one",
-    );
-  }
+  if (input.identifier !== undefined) requireIdentifierShape(input.identifier, identifierField);
   if (input.notificationGroupId !== undefined) await requireGroup(deps, tenant, input.notificationGroupId);
   const tags = input.tags === undefined ? undefined : validateTags(input.tags);
   if (input.steps !== undefined) requireValidSteps(input.steps);
@@ -310,7 +417,7 @@ export async function updateWorkflow(
           identifier !== identifierOf(current) &&
           (await workflows.identifierTaken(trx, tenant.environmentId, identifier, current.id))
         ) {
-          throw identifierTakenError(identifier);
+          throw identifierTakenError(identifier, identifierField);
         }
         const steps = input.steps === undefined ? current.steps : normalizeSteps(input.steps, current.steps);
         const { active, draft } = statusFor(input, current.active);
@@ -339,7 +446,7 @@ export async function updateWorkflow(
     );
   } catch (error) {
     // Another workflow took the identifier between the check and the write.
-    if (isUniqueViolation(error)) throw identifierTakenError(input.identifier ?? "");
+    if (isUniqueViolation(error)) throw identifierTakenError(input.identifier ?? "", identifierField);
     throw error;
   }
 }
@@ -401,4 +508,77 @@ export async function workflowSummariesByIds(
 ): Promise<Map<string, workflows.WorkflowSummary>> {
   const found = await workflows.findWorkflowSummariesByIds(deps.db, tenant.environmentId, [...new Set(ids)]);
   return new Map(found.map((workflow) => [workflow.id, workflow]));
+}
+
+// ---------------------------------------------------------------- promotion's view of workflows
+// Publishing copies a workflow of one environment into another (src/environments): the copy keeps
+// its own _id and names its source in `parentId`.
+
+/** A workflow's own content, without ids, environment, group or dates: what promotion compares and copies. */
+export type WorkflowContent = Omit<workflows.WorkflowDocument, "notificationGroupId">;
+
+export function contentOf(workflow: Workflow): WorkflowContent {
+  const { notificationGroupId: _group, ...content } = documentOf(workflow);
+  return content;
+}
+
+/** Every live workflow of the environment, oldest first. */
+export function listLiveWorkflows(deps: Deps, environmentId: string): Promise<Workflow[]> {
+  return workflows.listLiveWorkflows(deps.db, environmentId);
+}
+
+/** Which environment each of these workflows (deleted ones too) is in; ids of none are left out. */
+export function workflowEnvironments(deps: Deps, ids: readonly string[]): Promise<Map<string, string>> {
+  return workflows.findWorkflowEnvironments(deps.db, ids);
+}
+
+/**
+ * A copy of a workflow of another environment (`parentId`) in the tenant's environment, in group
+ * `groupId`; undefined when a live workflow there holds its trigger identifier.
+ */
+export function insertWorkflowCopy(
+  deps: Deps,
+  tenant: Tenant,
+  content: WorkflowContent,
+  groupId: string,
+  parentId: string,
+): Promise<Workflow | undefined> {
+  const now = isoNow(deps.clock);
+  return workflows.insertWorkflow(deps.db, {
+    ...content,
+    notificationGroupId: groupId,
+    id: newObjectId(),
+    organizationId: tenant.organizationId,
+    environmentId: tenant.environmentId,
+    creatorId: tenant.actorId,
+    now,
+    parentId,
+  });
+}
+
+/** Writes new content into a copy (its trigger identifier may move: a unique violation if taken). */
+export function replaceWorkflowCopy(
+  deps: Deps,
+  environmentId: string,
+  id: string,
+  content: WorkflowContent,
+  groupId: string,
+): Promise<Workflow | undefined> {
+  return workflows.updateWorkflow(
+    deps.db,
+    environmentId,
+    id,
+    { ...content, notificationGroupId: groupId },
+    isoNow(deps.clock),
+  );
+}
+
+/** The tags of the environment's live workflows, each once, sorted. */
+export function environmentTags(deps: Deps, environmentId: string): Promise<string[]> {
+  return workflows.listEnvironmentTags(deps.db, environmentId);
+}
+
+/** Removes an environment's deleted workflows for good, before the environment itself goes. */
+export function purgeDeletedWorkflows(deps: Deps, environmentId: string): Promise<void> {
+  return workflows.purgeDeletedWorkflows(deps.db, environmentId);
 }

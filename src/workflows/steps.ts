@@ -30,8 +30,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * before any transaction opens: parsing a large workflow takes a while, and on SQLite an open
  * transaction holds the only connection.
  */
-export function requireValidSteps(inputs: readonly StepInputValue[]): void {
-  const errors = [...stepTemplateErrors(inputs), ...stepTimerErrors(inputs)];
+export function requireValidSteps(inputs: readonly StepDraft[]): void {
+  const errors = [...stepIdErrors(inputs), ...stepTemplateErrors(inputs), ...stepTimerErrors(inputs)];
   const first = errors[0];
   if (first) throw badRequest(`${first.field} ${first.message}`, errors);
 }
@@ -103,17 +103,79 @@ export function stepTimerErrors(inputs: readonly StepInputValue[]): FieldError[]
   return errors;
 }
 
+/** A step as the services build it: a v1 step of a request, with the v2 step id when one was given. */
+export type StepDraft = StepInputValue & { stepId?: string | undefined };
+
+/** What a step id may be (Novu's v2 step ids are slugs): letters, digits, hyphens and underscores. */
+export const STEP_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
+
+/** Two steps of a workflow sent with the same v2 step id: 400 naming the second. */
+export function stepIdErrors(inputs: readonly StepDraft[], field = (i: number) => `steps[${i}].stepId`) {
+  const errors: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const [i, input] of inputs.entries()) {
+    if (input.stepId === undefined) continue;
+    if (!STEP_ID_PATTERN.test(input.stepId)) {
+      errors.push({ field: field(i), message: "must be 1–100 letters, digits, hyphens or underscores" });
+    } else if (seen.has(input.stepId)) {
+      errors.push({ field: field(i), message: `is the id of an earlier step (${input.stepId})` });
+    }
+    seen.add(input.stepId);
+  }
+  return errors;
+}
+
+/** A name as a step id: accents folded, lower case, runs of anything but letters, digits and `_` as one `-`. */
+function stepSlug(name: string): string {
+  return name
+    .normalize("NFKD")
+    .replace(/\p{M}/gu, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 80);
+}
+
+/**
+ * Each step's v2 id: the one it has (stored or sent), else its name slugified (its type when the
+ * name has no letters or digits), with `-2`, `-3`... when an earlier step holds that slug. Steps stored before
+ * step ids existed get theirs so on every reading, the same each time.
+ */
+export function assignStepIds<
+  T extends { name: string; stepId?: string | undefined; template: { type: string } },
+>(steps: readonly T[]): string[] {
+  const taken = new Set(steps.flatMap((step) => (step.stepId === undefined ? [] : [step.stepId])));
+  return steps.map((step) => {
+    if (step.stepId !== undefined) return step.stepId;
+    const base = stepSlug(step.name) || step.template.type;
+    let candidate = base;
+    for (let n = 2; taken.has(candidate); n++) candidate = `${base}-${n}`;
+    taken.add(candidate);
+    return candidate;
+  });
+}
+
 /**
  * Turns the steps of a request into stored steps with every field the seed lists. A step that
- * names the `_id` of one of the workflow's current steps keeps its ids; any other gets new ones.
+ * names the `_id` of one of the workflow's current steps keeps its ids (its v2 step id too); any
+ * other gets new ones.
  */
-export function normalizeSteps(inputs: readonly StepInputValue[], current: readonly Step[] = []): Step[] {
+export function normalizeSteps(inputs: readonly StepDraft[], current: readonly Step[] = []): Step[] {
   const known = new Map(current.map((step) => [step._id, step]));
-  return inputs.map((input) => {
-    const previous = input._id ? known.get(input._id) : undefined;
+  const previousOf = inputs.map((input) => (input._id ? known.get(input._id) : undefined));
+  const stepIds = assignStepIds(
+    inputs.map((input, i) => ({
+      name: input.name ?? previousOf[i]?.name ?? input.template.type,
+      stepId: input.stepId ?? previousOf[i]?.stepId,
+      template: input.template,
+    })),
+  );
+  return inputs.map((input, i) => {
+    const previous = previousOf[i];
     const metadata = input.metadata ?? {};
     return {
       _id: previous?._id ?? newObjectId(),
+      stepId: stepIds[i] as string,
       uuid: input.uuid ?? previous?.uuid ?? newUuid(),
       name: input.name ?? previous?.name ?? input.template.type,
       _templateId: previous?._templateId ?? input._templateId ?? newObjectId(),
@@ -136,4 +198,10 @@ export function normalizeSteps(inputs: readonly StepInputValue[], current: reado
       replyCallback: input.replyCallback ?? {},
     };
   });
+}
+
+/** Each step with its v2 step id (stored, or derived for steps stored before step ids existed). */
+export function stepsWithIds(workflow: { steps: readonly Step[] }): (Step & { stepId: string })[] {
+  const ids = assignStepIds(workflow.steps);
+  return workflow.steps.map((step, i) => ({ ...step, stepId: ids[i] as string }));
 }

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { api, ok } from "../api.ts";
 import { Pager, Problem, useLoad } from "../common.tsx";
 import type { StepInput, Workflow } from "../types.ts";
+import { PublishToProduction } from "./publish.tsx";
 
 const PAGE_SIZE = 10;
 
@@ -132,6 +133,7 @@ export function Workflows() {
           onPage={setPage}
         />
       )}
+      <PublishToProduction onPublished={reload} />
     </section>
   );
 }
