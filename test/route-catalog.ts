@@ -440,37 +440,23 @@ export const ROUTES: CatalogRoute[] = [
     method: "POST",
     path: "/v1/events/trigger",
     url: () => "/v1/events/trigger",
-    body: (f) => ({
-      name: f.inAppIdentifier,
-      to: f.subscriberId,
-      payload: { n: counter++ },
-      transactionId: hexId(),
-    }),
+    // Without a transactionId: the Idempotency-Key then makes it (the trigger's own retry key).
+    body: (f) => ({ name: f.inAppIdentifier, to: f.subscriberId, payload: { n: counter++ } }),
     ok: 201,
-    noIdempotencyKey:
-      "the transactionId is the trigger's own idempotency key: a repeated one returns the first ack",
   },
   {
     method: "POST",
     path: "/v1/events/trigger/bulk",
     url: () => "/v1/events/trigger/bulk",
-    body: (f) => ({
-      events: [
-        { name: f.inAppIdentifier, to: f.subscriberId, payload: { n: counter++ }, transactionId: hexId() },
-      ],
-    }),
+    body: (f) => ({ events: [{ name: f.inAppIdentifier, to: f.subscriberId, payload: { n: counter++ } }] }),
     ok: 201,
-    noIdempotencyKey:
-      "the transactionId is the trigger's own idempotency key: a repeated one returns the first ack",
   },
   {
     method: "POST",
     path: "/v1/events/trigger/broadcast",
     url: () => "/v1/events/trigger/broadcast",
-    body: (f) => ({ name: f.inAppIdentifier, payload: { n: counter++ }, transactionId: hexId() }),
+    body: (f) => ({ name: f.inAppIdentifier, payload: { n: counter++ } }),
     ok: 201,
-    noIdempotencyKey:
-      "the transactionId is the trigger's own idempotency key: a repeated one returns the first ack",
   },
   {
     // Not scoped: canceling a transaction the environment does not have answers `{data:false}`.

@@ -36,6 +36,33 @@ export const IdempotencyKeyHeaders = Type.Object({
   ),
 });
 
+/**
+ * The header as the trigger routes declare it: there the key stands for the transactionId of each
+ * event that has none, so the trigger's own record (unique per transactionId, written in the
+ * trigger's one transaction) is what makes a retry safe (docs/engine.md, "Triggering").
+ */
+export const TriggerIdempotencyKeyHeaders = Type.Object({
+  [IDEMPOTENCY_HEADER]: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_KEY_LENGTH,
+      description:
+        "Makes a retry safe (@novu/api sends one on every call): an event without a transactionId takes one made " +
+        "from this key, so a request repeated with the same key gets the first acknowledgement again, with " +
+        "`Idempotency-Replay: true`, and runs nothing twice. The same key with a different request: 422.",
+    }),
+  ),
+});
+
+/** The request's Idempotency-Key and the hash that tells another request under it; undefined without a key. */
+export function requestKeyOf(
+  request: Pick<FastifyRequest, "headers" | "method" | "body" | "raw" | "url">,
+): { key: string; requestHash: string } | undefined {
+  const header = request.headers[IDEMPOTENCY_HEADER];
+  if (typeof header !== "string") return undefined;
+  return { key: header, requestHash: hashRequest(request.method, pathOf(request), request.body) };
+}
+
 /** A success response that a retry with the same key replays: OpenAPI shows the replay header. */
 export const replayable = <T extends TSchema>(schema: T): T => ({
   ...schema,
@@ -133,6 +160,7 @@ export async function idempotent<T>(
     if (existing.requestHash !== claim.requestHash) {
       throw unprocessable(
         "This Idempotency-Key was already used for a different request; send a new key with a new request",
+        IDEMPOTENCY_HEADER,
       );
     }
     if (existing.statusCode === keys.IN_FLIGHT) throw inFlight();
