@@ -45,7 +45,7 @@ import { registerRateLimit } from "./ops/rate-limit.ts";
 import { docsCsp, registerSecurity } from "./ops/security.ts";
 import { LocalBuckets } from "./ops/token-bucket.ts";
 import type { Store } from "./store/store.ts";
-import { subscriberRoutes } from "./subscribers/routes.ts";
+import { subscriberRoutes, subscriberV2Routes } from "./subscribers/routes.ts";
 import { environmentRoutes } from "./tenancy/routes.ts";
 import { findKeyOwner } from "./tenancy/service.ts";
 import { topicRoutes } from "./topics/routes.ts";
@@ -382,6 +382,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(
     async (v2) => {
       requireApiKey(v2);
+      await v2.register(subscriberV2Routes, {
+        erasure: engineSubscriberErasure,
+        outbound: integrations.outbound,
+      });
       await v2.register(subscriberNotificationRoutes, {
         onChange: onInboxChange,
         maxSnoozeDurationHours: config.inboxMaxSnoozeDurationHours,

@@ -1,0 +1,261 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { before, test } from "node:test";
+import { Novu } from "@novu/api";
+import { HTTPClient } from "@novu/api/lib/http.js";
+import * as errors from "@novu/api/models/errors/index.js";
+import { createWorkflow, nextMillisecond, uniqueName } from "./factories.ts";
+import { forEachBackend, type TestContext } from "./harness.ts";
+import { OBJECT_ID } from "./patterns.ts";
+import { poll } from "./poll.ts";
+
+// Novu's current server SDK, @novu/api 3.19.1, against the real server over a socket, as a user
+// configures it: `serverURL` at the server, the API key as `secretKey`. Every call goes through the
+// SDK's own request building and its strict zod models of the answers (a field missing, or of
+// another type, makes it throw), and every error comes back as the SDK's own error class. Each
+// function's effect is checked through another call. One app per backend serves the whole file.
+
+const hexId = () => randomBytes(12).toString("hex");
+
+/** What the SDK throws for an HTTP error: one of its error models, parsed (never a validation failure). */
+async function sdkError<E extends errors.NovuError>(
+  call: Promise<unknown>,
+  model: abstract new (...args: never[]) => E,
+): Promise<E> {
+  try {
+    await call;
+  } catch (error) {
+    assert.ok(
+      error instanceof model,
+      `expected ${model.name}, got ${(error as Error).name}: ${(error as Error).message}`,
+    );
+    return error;
+  }
+  assert.fail("the call succeeded");
+}
+
+/** No retries unless a test asks for them: a refusal is then seen as it is. */
+const NO_RETRIES = { strategy: "none" } as const;
+
+function serve(ctx: TestContext) {
+  let serverURL = "";
+  before(async () => {
+    await ctx.app.listen({ host: "127.0.0.1", port: 0 });
+    serverURL = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+  });
+  return {
+    sdk: (secretKey: string, options: Partial<ConstructorParameters<typeof Novu>[0]> = {}) =>
+      new Novu({ secretKey, serverURL, retryConfig: NO_RETRIES, ...options }),
+    url: () => serverURL,
+  };
+}
+
+forEachBackend("@novu/api 3.19 against a running server", (ctx) => {
+  const { sdk } = serve(ctx);
+
+  /** A Development tenant, its SDK client, and an active workflow with one in-app step. */
+  async function setup() {
+    const tenant = await ctx.tenant();
+    const novu = sdk(tenant.dev.apiKey);
+    const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+      name: uniqueName("SDK"),
+      active: true,
+      steps: [{ template: { type: "in_app", content: "Hello {{subscriber.firstName}}, {{n}}" } }],
+    });
+    return { tenant, novu, workflow, identifier: workflow.triggers[0].identifier as string };
+  }
+
+  /** The in-app messages of a transaction, once `count` of them are there. */
+  async function messagesOf(novu: Novu, transactionId: string, count: number) {
+    return poll(
+      async () => (await novu.messages.retrieve({ transactionId: [transactionId] })).result.data,
+      (found) => found.length >= count,
+      { what: `${count} message(s) of ${transactionId}` },
+    );
+  }
+
+  test("subscribers: create (failIfExists), retrieve, patch, search, delete", async () => {
+    const { novu } = await setup();
+    const subscriberId = hexId();
+    const created = await novu.subscribers.create({
+      subscriberId,
+      firstName: "Ada",
+      lastName: "Lovelace",
+      email: "ada@example.com",
+      phone: "+441234567890",
+      locale: "en-GB",
+      timezone: "Europe/London",
+      data: { plan: "pro" },
+    });
+    assert.match(created.result.id ?? "", OBJECT_ID);
+    assert.equal(created.result.subscriberId, subscriberId);
+    assert.equal(created.result.deleted, false);
+    assert.match(created.result.organizationId, OBJECT_ID);
+    assert.match(created.result.environmentId, OBJECT_ID);
+
+    // Again without failIfExists: an update (Novu's upsert), the same _id.
+    const again = await novu.subscribers.create({ subscriberId, firstName: "Augusta" });
+    assert.equal(again.result.id, created.result.id);
+    assert.equal(again.result.firstName, "Augusta");
+    assert.equal(again.result.lastName, "Lovelace");
+
+    // With failIfExists: a 409 the SDK parses as its own model, carrying the subscriber; nothing changes.
+    const exists = await sdkError(
+      novu.subscribers.create({ subscriberId, firstName: "Nobody" }, true),
+      errors.SubscriberResponseDto,
+    );
+    assert.equal(exists.statusCode, 409);
+    assert.equal(exists.subscriberId, subscriberId);
+    assert.equal(exists.firstName, "Augusta");
+    assert.equal((await novu.subscribers.retrieve(subscriberId)).result.firstName, "Augusta");
+    const fresh = hexId();
+    assert.equal((await novu.subscribers.create({ subscriberId: fresh }, true)).result.subscriberId, fresh);
+
+    const patched = await novu.subscribers.patch({ lastName: "King", avatar: null }, subscriberId);
+    assert.equal(patched.result.lastName, "King");
+    const read = await novu.subscribers.retrieve(subscriberId);
+    assert.equal(read.result.lastName, "King");
+    assert.deepEqual(read.result.data, { plan: "pro" });
+    assert.equal(read.result.timezone, "Europe/London");
+
+    const byEmail = await novu.subscribers.search({ email: "ADA@example" });
+    assert.deepEqual(
+      byEmail.result.data.map((s) => s.subscriberId),
+      [subscriberId],
+    );
+    const byName = await novu.subscribers.search({ name: "augusta k" });
+    assert.deepEqual(
+      byName.result.data.map((s) => s.subscriberId),
+      [subscriberId],
+    );
+    assert.equal((await novu.subscribers.search({ phone: "1234567" })).result.data.length, 1);
+    assert.equal(
+      (await novu.subscribers.search({ subscriberId: fresh })).result.data[0]?.subscriberId,
+      fresh,
+    );
+
+    const deleted = await novu.subscribers.delete(fresh);
+    assert.deepEqual(deleted.result, { acknowledged: true, status: "deleted" });
+    const gone = await sdkError(novu.subscribers.retrieve(fresh), errors.ErrorDto);
+    assert.equal(gone.statusCode, 404);
+    assert.match(gone.message, /was not found/);
+  });
+
+  test("subscribers.search pages by cursor, both ways, in either order", async () => {
+    const { novu } = await setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const subscriberId = `page-${i}-${hexId()}`;
+      await novu.subscribers.create({ subscriberId, firstName: "Pager" });
+      ids.push(subscriberId);
+      // Created in order: each a millisecond after the last.
+      await nextMillisecond();
+    }
+    const walk = async (orderDirection: "ASC" | "DESC") => {
+      const seen: string[] = [];
+      let after: string | undefined;
+      let pages = 0;
+      do {
+        const page = (await novu.subscribers.search({ name: "pager", limit: 2, orderDirection, after }))
+          .result;
+        assert.equal(page.totalCount, 5);
+        assert.equal(page.totalCountCapped, false);
+        assert.equal(page.previous === null, pages === 0, "previous is null on the first page only");
+        seen.push(...page.data.map((s) => s.subscriberId));
+        after = page.next ?? undefined;
+        pages++;
+      } while (after);
+      assert.equal(pages, 3);
+      return seen;
+    };
+    assert.deepEqual(await walk("ASC"), ids);
+    assert.deepEqual(await walk("DESC"), [...ids].reverse());
+
+    // Back from the last page with `before`.
+    const first = (await novu.subscribers.search({ name: "pager", limit: 2, orderDirection: "ASC" })).result;
+    const second = (
+      await novu.subscribers.search({
+        name: "pager",
+        limit: 2,
+        orderDirection: "ASC",
+        after: first.next ?? "",
+      })
+    ).result;
+    const back = (
+      await novu.subscribers.search({
+        name: "pager",
+        limit: 2,
+        orderDirection: "ASC",
+        before: second.previous ?? "",
+      })
+    ).result;
+    assert.deepEqual(
+      back.data.map((s) => s.subscriberId),
+      ids.slice(0, 2),
+    );
+    assert.equal(back.previous, null);
+    assert.equal(back.next, first.next);
+
+    const unknown = await sdkError(
+      novu.subscribers.search({ after: "0123456789abcdef01234567" }),
+      errors.ErrorDto,
+    );
+    assert.equal(unknown.statusCode, 400);
+  });
+
+  test("trigger, triggerBulk, triggerBroadcast and cancel; an unknown workflow is the SDK's own 422", async () => {
+    const { novu, identifier } = await setup();
+    const subscriberId = hexId();
+    const one = await novu.trigger({
+      workflowId: identifier,
+      to: { subscriberId, firstName: "Lin" },
+      payload: { n: 1 },
+    });
+    assert.equal(one.result.acknowledged, true);
+    assert.equal(one.result.status, "processed");
+    const [message] = await messagesOf(novu, one.result.transactionId ?? "", 1);
+    assert.equal(message?.content, "Hello Lin, 1");
+
+    const bulk = await novu.triggerBulk({
+      events: [
+        { workflowId: identifier, to: subscriberId, payload: { n: 2 } },
+        { workflowId: "no-such-workflow", to: subscriberId },
+      ],
+    });
+    assert.equal(bulk.result[0]?.status, "processed");
+    assert.equal(bulk.result[1]?.acknowledged, false);
+    assert.equal(bulk.result[1]?.status, "error");
+    assert.match(bulk.result[1]?.error?.[0] ?? "", /workflow_not_found/);
+    await messagesOf(novu, bulk.result[0]?.transactionId ?? "", 1);
+
+    const other = hexId();
+    await novu.subscribers.create({ subscriberId: other, firstName: "Mo" });
+    const broadcast = await novu.triggerBroadcast({ name: identifier, payload: { n: 3 } });
+    assert.equal(broadcast.result.status, "processed");
+    const everyone = await messagesOf(novu, broadcast.result.transactionId ?? "", 2);
+    assert.deepEqual(everyone.map((m) => m.content).sort(), ["Hello Lin, 3", "Hello Mo, 3"]);
+
+    const unknown = await sdkError(
+      novu.trigger({ workflowId: "no-such-workflow", to: subscriberId }),
+      errors.ValidationErrorDto,
+    );
+    assert.equal(unknown.statusCode, 422);
+    assert.match(unknown.message, /workflow_not_found/);
+    assert.deepEqual(Object.keys(unknown.errors), ["name"]);
+
+    const invalid = await sdkError(
+      novu.trigger({ workflowId: identifier, to: subscriberId, transactionId: "t".repeat(256) }),
+      errors.PayloadValidationExceptionDto,
+    );
+    assert.equal(invalid.statusCode, 400);
+    assert.equal(invalid.type, "PAYLOAD_VALIDATION_ERROR");
+    assert.deepEqual(
+      invalid.errors.map((e) => e.field),
+      ["transactionId"],
+    );
+
+    const canceled = await novu.cancel(hexId());
+    assert.equal(canceled.result, false);
+  });
+});
