@@ -258,4 +258,116 @@ forEachBackend("@novu/api 3.19 against a running server", (ctx) => {
     const canceled = await novu.cancel(hexId());
     assert.equal(canceled.result, false);
   });
+
+  test("subscribers.preferences: list, update (global with its schedule, one workflow), bulkUpdate; a trigger honours them", async () => {
+    const { tenant, novu } = await setup();
+    const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+      name: uniqueName("SDK preferences"),
+      active: true,
+      steps: [
+        { template: { type: "in_app", content: "In the inbox" } },
+        { template: { type: "email", subject: "Hi", content: "By email" } },
+      ],
+    });
+    const identifier: string = workflow.triggers[0].identifier;
+    const critical = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+      name: uniqueName("SDK critical"),
+      active: true,
+      critical: true,
+      steps: [{ template: { type: "in_app", content: "Always" } }],
+    });
+    const subscriberId = hexId();
+    await novu.subscribers.create({ subscriberId });
+
+    const initial = (await novu.subscribers.preferences.list({ subscriberId })).result;
+    assert.deepEqual(initial.global, { enabled: true, channels: { inApp: true, email: true } });
+    const mine = initial.workflows.find((w) => w.workflow.identifier === identifier);
+    assert.deepEqual(mine?.channels, { inApp: true, email: true });
+    assert.deepEqual(mine?.overrides, [
+      { channel: "in_app", source: "template" },
+      { channel: "email", source: "template" },
+    ]);
+    assert.equal(mine?.workflow.slug, `${identifier}_wf_${workflow._id}`);
+    assert.equal(
+      initial.workflows.some((w) => w.workflow.identifier === critical.triggers[0].identifier),
+      false,
+      "critical workflows only when asked for",
+    );
+    const all = (await novu.subscribers.preferences.list({ subscriberId, criticality: "all" })).result;
+    assert.equal(all.workflows.length, initial.workflows.length + 1);
+
+    const schedule = {
+      isEnabled: true,
+      weeklySchedule: { monday: { isEnabled: true, hours: [{ start: "09:00 AM", end: "05:00 PM" }] } },
+    };
+    const global = (
+      await novu.subscribers.preferences.update({ channels: { email: false }, schedule }, subscriberId)
+    ).result;
+    assert.deepEqual(global.global, { enabled: true, channels: { inApp: true, email: false }, schedule });
+
+    const own = (
+      await novu.subscribers.preferences.update(
+        { workflowId: identifier, channels: { inApp: false } },
+        subscriberId,
+      )
+    ).result;
+    const changed = own.workflows.find((w) => w.workflow.identifier === identifier);
+    assert.deepEqual(changed?.channels, { inApp: false, email: true });
+    assert.deepEqual(changed?.overrides, [
+      { channel: "in_app", source: "subscriber" },
+      { channel: "email", source: "template" },
+    ]);
+
+    // The trigger honours both: the in-app step off for the workflow, email off globally.
+    const sent = await novu.trigger({ workflowId: identifier, to: subscriberId });
+    const jobs = await poll(
+      async () => {
+        const page = await novu.notifications.list({
+          transactionId: sent.result.transactionId ?? "",
+          page: 0,
+          limit: 10,
+        });
+        return page.result.data[0]?.jobs ?? [];
+      },
+      (found) => found.length === 2 && found.every((job) => job.status === "skipped"),
+      { what: "both steps skipped by the preferences" },
+    );
+    assert.deepEqual(
+      jobs.map((job) => job.type),
+      ["in_app", "email"],
+    );
+
+    const bulk = (
+      await novu.subscribers.preferences.bulkUpdate(
+        { preferences: [{ workflowId: workflow._id, channels: { inApp: true } }] },
+        subscriberId,
+      )
+    ).result;
+    assert.equal(bulk.length, 1);
+    assert.equal(bulk[0]?.level, "template");
+    assert.deepEqual(bulk[0]?.channels, { inApp: true, email: true });
+    assert.equal(bulk[0]?.workflow?.identifier, identifier);
+    const after = (await novu.subscribers.preferences.list({ subscriberId })).result;
+    assert.deepEqual(after.workflows.find((w) => w.workflow.identifier === identifier)?.channels, {
+      inApp: true,
+      email: true,
+    });
+
+    const refused = await sdkError(
+      novu.subscribers.preferences.bulkUpdate(
+        { preferences: [{ workflowId: "no-such-workflow", channels: { email: true } }] },
+        subscriberId,
+      ),
+      errors.ErrorDto,
+    );
+    assert.equal(refused.statusCode, 404);
+    const criticalOff = await sdkError(
+      novu.subscribers.preferences.update(
+        { workflowId: critical._id, channels: { inApp: false } },
+        subscriberId,
+      ),
+      errors.ErrorDto,
+    );
+    assert.equal(criticalOff.statusCode, 400);
+  });
 });

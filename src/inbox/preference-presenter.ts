@@ -7,6 +7,7 @@ import type { WorkflowSummary } from "../workflows/service.ts";
 import type {
   InboxPreferenceResource,
   InboxWorkflow,
+  SubscriberPreferencesV2,
   SubscriptionPreferenceSchema,
   SubscriptionSchema,
 } from "./preference-schemas.ts";
@@ -69,5 +70,30 @@ export function presentSubscription(view: SubscriptionView): Static<typeof Subsc
     preferences: view.preferences.map(({ workflow, preference }) =>
       presentSubscriptionPreference(subscription, workflow, preference),
     ),
+  };
+}
+
+/** A subscriber's preferences as Novu's /v2 answers them (@novu/api's `subscribers.preferences`). */
+export function presentSubscriberPreferences(found: {
+  global: InboxGlobalPreference;
+  workflows: InboxWorkflowPreference[];
+}): Static<typeof SubscriberPreferencesV2> {
+  const global: Static<typeof SubscriberPreferencesV2>["global"] = {
+    enabled: found.global.enabled,
+    channels: found.global.channels,
+  };
+  if (found.global.schedule) global.schedule = found.global.schedule;
+  return {
+    global,
+    workflows: found.workflows.map((preference) => ({
+      enabled: preference.enabled,
+      channels: preference.channels,
+      overrides: preference.overrides,
+      workflow: {
+        slug: `${preference.workflow.identifier}_wf_${preference.workflow.id}`,
+        identifier: preference.workflow.identifier,
+        name: preference.workflow.name,
+      },
+    })),
   };
 }

@@ -239,3 +239,108 @@ export const Unsubscribed = Type.Object(
   { data: Type.Object({ success: Type.Literal(true) }, { additionalProperties: false }) },
   { additionalProperties: false },
 );
+
+// ---------------------------------------------------------------- /v2 (@novu/api 3, with the API key)
+
+const Source = Type.Unsafe<"subscriber" | "template">({
+  type: "string",
+  enum: ["subscriber", "template"],
+  description: "`subscriber`: its own choice; `template`: the workflow's preference settings",
+});
+
+export const SubscriberPreferencesV2 = Type.Object(
+  {
+    global: Type.Object(
+      { enabled: Type.Boolean(), channels: InboxChannels, schedule: Type.Optional(ScheduleSchema) },
+      { additionalProperties: false },
+    ),
+    workflows: Type.Array(
+      Type.Object(
+        {
+          enabled: Type.Boolean(),
+          channels: InboxChannels,
+          overrides: Type.Array(
+            Type.Object(
+              {
+                channel: Type.Unsafe<"email" | "sms" | "in_app" | "chat" | "push">({
+                  type: "string",
+                  enum: ["email", "sms", "in_app", "chat", "push"],
+                }),
+                source: Source,
+              },
+              { additionalProperties: false },
+            ),
+            { description: "What decided each channel shown" },
+          ),
+          workflow: Type.Object(
+            {
+              slug: Type.String({ description: "`<identifier>_wf_<_id>`, as Novu's dashboard names it" }),
+              identifier: Type.String(),
+              name: Type.String(),
+            },
+            { additionalProperties: false },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { description: "One per active workflow of the criticality asked for, oldest first" },
+    ),
+  },
+  { title: "SubscriberPreferences", additionalProperties: false },
+);
+
+export const SubscriberPreferencesQuery = Type.Object({
+  criticality: InboxPreferencesQuery.properties.criticality,
+  contextKeys: Type.Optional(
+    Type.Union(
+      [Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 50 })],
+      {
+        description: "Accepted and not used: Tidings has no contexts",
+      },
+    ),
+  ),
+});
+
+const Context = Type.Optional(
+  Type.Unsafe<Record<string, unknown>>({
+    type: "object",
+    description: "Accepted and not used: Tidings has no contexts",
+  }),
+);
+
+export const UpdateSubscriberPreferencesBody = Type.Object(
+  {
+    channels: Type.Optional(InboxChannels),
+    workflowId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: "The workflow (its _id or identifier) whose preference changes; absent: the global one",
+      }),
+    ),
+    schedule: Type.Optional(ScheduleSchema),
+    context: Context,
+  },
+  { additionalProperties: false },
+);
+
+export const BulkSubscriberPreferencesBody = Type.Object(
+  {
+    preferences: Type.Array(
+      Type.Object(
+        {
+          channels: InboxChannels,
+          workflowId: Type.String({
+            minLength: 1,
+            maxLength: 200,
+            description: "The workflow's _id or identifier",
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 100 },
+    ),
+    context: Context,
+  },
+  { additionalProperties: false },
+);

@@ -42,6 +42,7 @@ export const Message = Type.Object(
     status: Type.String(),
     seen: Type.Boolean(),
     read: Type.Boolean(),
+    archived: Type.Boolean({ description: "Archived in the subscriber's inbox" }),
     lastSeenDate: Type.String({ description: "When it was last marked seen; empty until then" }),
     lastReadDate: Type.String({ description: "When it was last marked read; empty until then" }),
     deleted: Type.Boolean(),

@@ -747,6 +747,8 @@ export interface InboxWorkflowPreference {
   workflow: WorkflowSummary;
   enabled: boolean;
   channels: Partial<Record<Channel, boolean>>;
+  /** What decided each channel shown: the subscriber's own choice, or the workflow's settings. */
+  overrides: { channel: Channel; source: "subscriber" | "template" }[];
 }
 
 function inboxGlobal(
@@ -773,7 +775,14 @@ function inboxWorkflow(
   });
   const channels: Partial<Record<Channel, boolean>> = {};
   for (const channel of workflow.channels) channels[channel] = effective.channels[channel];
-  return { workflow, enabled: effective.enabled, channels };
+  const overrides = workflow.channels.map((channel) => ({
+    channel,
+    source:
+      !workflow.critical && preference?.channels[channel] !== undefined
+        ? ("subscriber" as const)
+        : ("template" as const),
+  }));
+  return { workflow, enabled: effective.enabled, channels, overrides };
 }
 
 const channelsUsed = (workflows: readonly WorkflowSummary[]) => [
