@@ -48,7 +48,7 @@ import type { Store } from "./store/store.ts";
 import { subscriberRoutes, subscriberV2Routes } from "./subscribers/routes.ts";
 import { environmentRoutes } from "./tenancy/routes.ts";
 import { findKeyOwner } from "./tenancy/service.ts";
-import { topicRoutes } from "./topics/routes.ts";
+import { topicRoutes, topicV2Routes } from "./topics/routes.ts";
 import { InboxRealtime, type RealtimeCluster, widgetRoutes } from "./widgets/routes.ts";
 import { workerRegistry } from "./worker.ts";
 import { workflowRoutes } from "./workflows/routes.ts";
@@ -386,6 +386,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         erasure: engineSubscriberErasure,
         outbound: integrations.outbound,
       });
+      await v2.register(topicV2Routes);
       await v2.register(subscriberNotificationRoutes, {
         onChange: onInboxChange,
         maxSnoozeDurationHours: config.inboxMaxSnoozeDurationHours,

@@ -370,4 +370,208 @@ forEachBackend("@novu/api 3.19 against a running server", (ctx) => {
     );
     assert.equal(criticalOff.statusCode, 400);
   });
+
+  test("topics: create (upsert, failIfExists), list by cursor and filters, get, update, delete", async () => {
+    const { novu } = await setup();
+    const key = `team:${hexId()}`;
+    const created = await novu.topics.create({ key, name: "Team", data: { floor: 3 } });
+    assert.match(created.result.id, OBJECT_ID);
+    assert.equal(created.result.key, key);
+    assert.deepEqual(created.result.data, { floor: 3 });
+    // Again: the topic with what was sent (an update), the same _id.
+    const again = await novu.topics.create({ key, name: "The team" });
+    assert.equal(again.result.id, created.result.id);
+    assert.equal(again.result.name, "The team");
+    const exists = await sdkError(novu.topics.create({ key, name: "Other" }, true), errors.TopicResponseDto);
+    assert.equal(exists.statusCode, 409);
+    assert.equal(exists.key, key);
+    // (The error class keeps its own `name`: the topic's is in data$.)
+    assert.equal(exists.data$.name, "The team");
+
+    const updated = await novu.topics.update({ name: "Renamed", data: { floor: 4 } }, key);
+    assert.equal(updated.result.name, "Renamed");
+    const read = await novu.topics.get(key);
+    assert.equal(read.result.name, "Renamed");
+    assert.deepEqual(read.result.data, { floor: 4 });
+
+    const other = `team:${hexId()}`;
+    await novu.topics.create({ key: other, name: "Other team" });
+    const first = (await novu.topics.list({ limit: 1, orderDirection: "ASC" })).result;
+    assert.equal(first.totalCount, 2);
+    assert.deepEqual(
+      first.data.map((t) => t.key),
+      [key],
+    );
+    const second = (await novu.topics.list({ limit: 1, orderDirection: "ASC", after: first.next ?? "" }))
+      .result;
+    assert.deepEqual(
+      second.data.map((t) => t.key),
+      [other],
+    );
+    assert.equal(second.next, null);
+    assert.deepEqual(
+      (await novu.topics.list({ key: other })).result.data.map((t) => t.key),
+      [other],
+    );
+    assert.deepEqual(
+      (await novu.topics.list({ name: "renamed" })).result.data.map((t) => t.key),
+      [key],
+    );
+
+    // A topic with subscribers goes with them (the /v1 delete refuses).
+    const member = hexId();
+    await novu.subscribers.create({ subscriberId: member });
+    await novu.topics.subscriptions.create({ subscriptions: [member] }, key);
+    assert.deepEqual((await novu.topics.delete(key)).result, { acknowledged: true });
+    const gone = await sdkError(novu.topics.get(key), errors.ErrorDto);
+    assert.equal(gone.statusCode, 404);
+    assert.equal((await novu.subscribers.topics.list({ subscriberId: member })).result.data.length, 0);
+  });
+
+  test("topics.subscriptions with their preferences, honoured by a topic trigger; subscribers.topics.list; topics.subscribers.retrieve", async () => {
+    const { novu, workflow, identifier } = await setup();
+    const key = `news:${hexId()}`;
+    const [ann, bob, cy] = [hexId(), hexId(), hexId()];
+    for (const [subscriberId, firstName] of [
+      [ann, "Ann"],
+      [bob, "Bob"],
+      [cy, "Cy"],
+    ] as const)
+      await novu.subscribers.create({
+        subscriberId,
+        firstName,
+        email: `${firstName.toLowerCase()}@example.com`,
+      });
+
+    const made = await novu.topics.subscriptions.create(
+      {
+        name: "News",
+        subscriptions: [
+          ann,
+          { subscriberId: bob, identifier: "bob-news", name: "Bob's news" },
+          "nobody-here",
+        ],
+        preferences: [{ workflowId: identifier, enabled: true }],
+      },
+      key,
+    );
+    assert.deepEqual(made.result.meta, { totalCount: 3, successful: 2, failed: 1 });
+    assert.deepEqual(
+      made.result.errors?.map((e) => [e.subscriberId, e.code]),
+      [["nobody-here", "SUBSCRIBER_NOT_FOUND"]],
+    );
+    const byBob = made.result.data.find((s) => s.subscriber?.subscriberId === bob);
+    assert.equal(byBob?.identifier, "bob-news");
+    assert.equal(byBob?.name, "Bob's news");
+    assert.equal(byBob?.topic.key, key);
+    assert.equal(byBob?.topic.name, "News");
+    assert.equal(byBob?.subscriber?.email, "bob@example.com");
+    assert.deepEqual(
+      byBob?.preferences?.map((p) => [p.workflow?.id, p.enabled]),
+      [[workflow._id, true]],
+    );
+    const annIdentifier = `tk_${key}:si_${ann}`;
+    assert.equal(made.result.data.find((s) => s.subscriber?.subscriberId === ann)?.identifier, annIdentifier);
+
+    // Ann turns the workflow off on her subscription.
+    const changed = await novu.topics.subscriptions.update({
+      topicKey: key,
+      identifier: annIdentifier,
+      updateTopicSubscriptionRequestDto: {
+        name: "Ann's",
+        preferences: [{ workflowId: identifier, enabled: false }],
+      },
+    });
+    assert.equal(changed.result.name, "Ann's");
+    assert.deepEqual(
+      changed.result.preferences?.map((p) => p.enabled),
+      [false],
+    );
+    const read = await novu.topics.subscriptions.getSubscription(key, annIdentifier);
+    assert.equal(read.result.identifier, annIdentifier);
+    assert.equal(read.result.name, "Ann's");
+    assert.deepEqual(
+      read.result.preferences?.map((p) => [p.workflow?.identifier, p.enabled]),
+      [[identifier, false]],
+    );
+
+    // A trigger to the topic: Bob is notified, Ann is not (held back at the fan-out).
+    const sent = await novu.trigger({
+      workflowId: identifier,
+      to: { type: "Topic", topicKey: key },
+      payload: { n: 7 },
+    });
+    const [message] = await messagesOf(novu, sent.result.transactionId ?? "", 1);
+    assert.equal(message?.content, "Hello Bob, 7");
+    const notified = await novu.notifications.list({
+      transactionId: sent.result.transactionId ?? "",
+      page: 0,
+      limit: 10,
+    });
+    assert.deepEqual(
+      notified.result.data.map((n) => n.subscriber?.subscriberId),
+      [bob],
+    );
+
+    const listed = (await novu.topics.subscriptions.list({ topicKey: key, orderDirection: "ASC" })).result;
+    assert.equal(listed.totalCount, 2);
+    assert.deepEqual(
+      listed.data.map((s) => s.subscriber.subscriberId),
+      [ann, bob],
+    );
+    const pageOne = (await novu.topics.subscriptions.list({ topicKey: key, limit: 1, orderDirection: "ASC" }))
+      .result;
+    const pageTwo = (
+      await novu.topics.subscriptions.list({
+        topicKey: key,
+        limit: 1,
+        orderDirection: "ASC",
+        after: pageOne.next ?? "",
+      })
+    ).result;
+    assert.deepEqual(
+      [...pageOne.data, ...pageTwo.data].map((s) => s.subscriber.subscriberId),
+      [ann, bob],
+    );
+    assert.deepEqual(
+      (await novu.topics.subscriptions.list({ topicKey: key, subscriberId: bob })).result.data.map(
+        (s) => s.identifier,
+      ),
+      ["bob-news"],
+    );
+    const bobs = (await novu.subscribers.topics.list({ subscriberId: bob })).result;
+    assert.deepEqual(
+      bobs.data.map((s) => [s.topic.key, s.identifier]),
+      [[key, "bob-news"]],
+    );
+    assert.equal(
+      (await novu.subscribers.topics.list({ subscriberId: bob, key: "no-such-topic" })).result.data.length,
+      0,
+    );
+
+    const member = await novu.topics.subscribers.retrieve(bob, key);
+    assert.equal(member.result.topicKey, key);
+    assert.equal(member.result.externalSubscriberId, bob);
+
+    const removed = await novu.topics.subscriptions.delete(
+      { subscriptions: [{ identifier: "bob-news" }, cy] },
+      key,
+    );
+    assert.deepEqual(removed.result.meta, { totalCount: 2, successful: 1, failed: 1 });
+    assert.deepEqual(
+      removed.result.data.map((s) => s.identifier),
+      ["bob-news"],
+    );
+    assert.deepEqual(
+      (await novu.topics.subscriptions.list({ topicKey: key })).result.data.map(
+        (s) => s.subscriber.subscriberId,
+      ),
+      [ann],
+    );
+    const noneLeft = await sdkError(
+      novu.topics.subscriptions.delete({ subscriberIds: [bob] }, key),
+      errors.ErrorDto,
+    );
+    assert.equal(noneLeft.statusCode, 404);
+  });
 });

@@ -125,13 +125,15 @@ export async function idempotent<T>(
   db: Kysely<Database>,
   request: FastifyRequest,
   reply: FastifyReply,
-  statusCode: number,
+  status: number | ((result: T) => number),
   write: (db: Kysely<Database>) => Promise<T>,
 ): Promise<T | undefined> {
+  const statusOf = (result: T) => (typeof status === "number" ? status : status(result));
   const header = request.headers[IDEMPOTENCY_HEADER];
   if (typeof header !== "string") {
-    reply.code(statusCode);
-    return write(db);
+    const result = await write(db);
+    reply.code(statusOf(result));
+    return result;
   }
   // The app's clock: a key's 24 hours are business time, which tests move on by hand.
   const now = new Date(request.server.clock.now());
@@ -170,9 +172,11 @@ export async function idempotent<T>(
   if (!claimed) throw inFlight();
 
   let body: string;
+  let statusCode = 0;
   try {
     body = await db.transaction().execute(async (tx) => {
       const result = await write(tx);
+      statusCode = statusOf(result);
       // The route's response schema serialises it: what is stored is exactly what is sent.
       reply.code(statusCode);
       // Our serialisers are JSON ones: they return text, never a Buffer.

@@ -49,7 +49,9 @@ type Comparison = ">" | ">=" | "<" | "<=";
  * first (an unknown cursor is its 400 to say).
  */
 export async function cursorPage<DB, TB extends keyof DB, O>(
-  db: Kysely<DB>,
+  // Any database type: the page's query may name tables by aliases the database's own type lacks.
+  // biome-ignore lint/suspicious/noExplicitAny: only executes what the typed query built.
+  db: Kysely<any>,
   query: SelectQueryBuilder<DB, TB, O>,
   columns: CursorColumns,
   request: CursorRequest,

@@ -275,6 +275,23 @@ export async function findSubscriberById(db: Db, environmentId: string, id: stri
   return row ? toSubscriber(row) : undefined;
 }
 
+/** The environment's subscribers among our ids `ids` (those that exist), by id. */
+export async function findSubscribersByIds(db: Db, environmentId: string, ids: readonly string[]) {
+  const found = new Map<string, Subscriber>();
+  const CHUNK = 500;
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += CHUNK) {
+    const rows = await db
+      .selectFrom("subscribers")
+      .selectAll()
+      .where("environment_id", "=", environmentId)
+      .where("id", "in", unique.slice(i, i + CHUNK))
+      .execute();
+    for (const row of rows) found.set(row.id, toSubscriber(row));
+  }
+  return found;
+}
+
 /** Up to `limit` of the environment's subscriber ids after `after`, in id order (keyset pages). */
 export async function pageSubscriberIds(db: Db, environmentId: string, after: string, limit: number) {
   const rows = await db

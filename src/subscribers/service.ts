@@ -967,6 +967,15 @@ export function getSubscriberByRef(
   return subscribers.findSubscriberById(deps.db, tenant.environmentId, subscriberRef);
 }
 
+/** The subscribers with our ids `subscriberRefs` (those that still exist), by id: one read for a page of them. */
+export function getSubscribersByRefs(
+  deps: Deps,
+  tenant: Tenant,
+  subscriberRefs: readonly string[],
+): Promise<Map<string, Subscriber>> {
+  return subscribers.findSubscribersByIds(deps.db, tenant.environmentId, subscriberRefs);
+}
+
 /**
  * One page of the environment's subscribers for a broadcast: up to `limit` of our ids after the
  * cursor `after` ("" for the first page), and the next cursor ("" after the last page). Keyset
