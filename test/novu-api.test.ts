@@ -574,4 +574,384 @@ forEachBackend("@novu/api 3.19 against a running server", (ctx) => {
     );
     assert.equal(noneLeft.statusCode, 404);
   });
+
+  test("a trigger the SDK retries runs once: the idempotency-key it sends makes the transactionId", async () => {
+    const { tenant, identifier } = await setup();
+    // The first answer to a trigger is lost on its way back (a proxy's 502): the SDK retries, with the same key.
+    let lost = 0;
+    const httpClient = new HTTPClient({
+      fetcher: async (input, init) => {
+        const response = await fetch(input, init);
+        const url = input instanceof Request ? input.url : String(input);
+        if (lost === 0 && new URL(url).pathname === "/v1/events/trigger") {
+          lost++;
+          await response.text();
+          return new Response("Bad Gateway", { status: 502 });
+        }
+        return response;
+      },
+    });
+    const retrying = sdk(tenant.dev.apiKey, {
+      httpClient,
+      retryConfig: {
+        strategy: "backoff",
+        backoff: { initialInterval: 1, maxInterval: 5, exponent: 1, maxElapsedTime: 10_000 },
+        retryConnectionErrors: true,
+      },
+    });
+    const subscriberId = hexId();
+    const sent = await retrying.trigger({ workflowId: identifier, to: subscriberId, payload: { n: 1 } });
+    assert.equal(lost, 1, "the first answer was lost and the call retried");
+    assert.deepEqual(sent.headers["idempotency-replay"], ["true"], "the retry got the first acknowledgement");
+    const novu = sdk(tenant.dev.apiKey);
+    await messagesOf(novu, sent.result.transactionId ?? "", 1);
+    const notifications = await novu.notifications.list({
+      subscriberIds: [subscriberId],
+      page: 0,
+      limit: 10,
+    });
+    assert.equal(notifications.result.data.length, 1, "one notification, not two");
+
+    // The same key again by hand: the first acknowledgement, for bulk and broadcast too; another request under it: 422.
+    const key = `key-${hexId()}`;
+    const first = await novu.trigger({ workflowId: identifier, to: subscriberId, payload: { n: 2 } }, key);
+    const again = await novu.trigger({ workflowId: identifier, to: subscriberId, payload: { n: 2 } }, key);
+    assert.equal(again.result.transactionId, first.result.transactionId);
+    const reused = await sdkError(
+      novu.trigger({ workflowId: identifier, to: subscriberId, payload: { n: 3 } }, key),
+      errors.ValidationErrorDto,
+    );
+    assert.equal(reused.statusCode, 422);
+    assert.deepEqual(Object.keys(reused.errors), ["idempotency-key"]);
+    const bulkKey = `key-${hexId()}`;
+    const events = { events: [{ workflowId: identifier, to: subscriberId, payload: { n: 4 } }] };
+    const bulk = await novu.triggerBulk(events, bulkKey);
+    const bulkAgain = await novu.triggerBulk(events, bulkKey);
+    assert.equal(bulkAgain.result[0]?.transactionId, bulk.result[0]?.transactionId);
+    const broadcastKey = `key-${hexId()}`;
+    const everyone = await novu.triggerBroadcast({ name: identifier, payload: { n: 5 } }, broadcastKey);
+    const everyoneAgain = await novu.triggerBroadcast({ name: identifier, payload: { n: 5 } }, broadcastKey);
+    assert.equal(everyoneAgain.result.transactionId, everyone.result.transactionId);
+    for (const transactionId of [
+      first.result.transactionId,
+      bulk.result[0]?.transactionId,
+      everyone.result.transactionId,
+    ])
+      await messagesOf(novu, transactionId ?? "", 1);
+    const all = await novu.notifications.list({ subscriberIds: [subscriberId], page: 0, limit: 10 });
+    assert.equal(all.result.data.length, 4, "each of the four triggers ran once");
+  });
+
+  test("cancel: a delayed trigger is canceled and sends nothing", async () => {
+    const { tenant, novu } = await setup();
+    const delayed = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+      name: uniqueName("SDK delayed"),
+      active: true,
+      steps: [
+        { template: { type: "delay" }, metadata: { amount: 1, unit: "days", type: "regular" } },
+        { template: { type: "in_app", content: "Later" } },
+      ],
+    });
+    const sent = await novu.trigger({ workflowId: delayed.triggers[0].identifier, to: hexId() });
+    const transactionId = sent.result.transactionId ?? "";
+    await poll(
+      async () =>
+        (await novu.notifications.list({ transactionId, page: 0, limit: 1 })).result.data[0]?.jobs?.[0]
+          ?.status,
+      (status) => status === "delayed",
+      { what: "the delay to start" },
+    );
+    assert.equal((await novu.cancel(transactionId)).result, true);
+    const jobs =
+      (await novu.notifications.list({ transactionId, page: 0, limit: 1 })).result.data[0]?.jobs ?? [];
+    assert.deepEqual(
+      jobs.map((job) => job.status),
+      ["canceled", "canceled"],
+    );
+    assert.equal((await novu.cancel(transactionId)).result, false, "nothing left to cancel");
+  });
+
+  test("subscribers' v1 functions: createBulk, credentials update/append/delete, properties.updateOnlineFlag", async () => {
+    const { novu } = await setup();
+    const [one, two] = [hexId(), hexId()];
+    const bulk = await novu.subscribers.createBulk({
+      subscribers: [
+        { subscriberId: one, firstName: "One" },
+        { subscriberId: two },
+        { subscriberId: one, lastName: "Uno" },
+        { subscriberId: "bad", email: "not-an-email" },
+      ],
+    });
+    assert.deepEqual(bulk.result.created.map((c) => c.subscriberId).sort(), [one, two].sort());
+    assert.deepEqual(
+      bulk.result.updated.map((c) => c.subscriberId),
+      [one],
+    );
+    assert.deepEqual(
+      bulk.result.failed.map((c) => c.subscriberId),
+      ["bad"],
+    );
+    const read = (await novu.subscribers.retrieve(one)).result;
+    assert.deepEqual([read.firstName, read.lastName], ["One", "Uno"]);
+
+    const slack = await novu.subscribers.credentials.update(
+      { providerId: "slack", credentials: { webhookUrl: "https://hooks.slack.com/services/T/B/secret" } },
+      one,
+    );
+    assert.deepEqual(
+      slack.result.channels?.map((c) => [c.providerId, c.credentials.webhookUrl]),
+      [["slack", "https://hooks.slack.com/********"]],
+    );
+    await novu.subscribers.credentials.append(
+      { providerId: "fcm", credentials: { deviceTokens: ["a"] } },
+      one,
+    );
+    const appended = await novu.subscribers.credentials.append(
+      { providerId: "fcm", credentials: { deviceTokens: ["b"] } },
+      one,
+    );
+    assert.equal(
+      appended.result.channels?.find((c) => c.providerId === "fcm")?.credentials.deviceTokens?.length,
+      2,
+    );
+    await novu.subscribers.credentials.delete(one, "slack");
+    assert.deepEqual(
+      (await novu.subscribers.retrieve(one)).result.channels?.map((c) => c.providerId),
+      ["fcm"],
+    );
+
+    const online = await novu.subscribers.properties.updateOnlineFlag({ isOnline: true }, two);
+    assert.equal(online.result.isOnline, true);
+    assert.equal((await novu.subscribers.retrieve(two)).result.isOnline, true);
+  });
+
+  test("subscribers.notifications (v2, the inbox's mirror) and the v1 feed, unseen count and message marks", async () => {
+    const { tenant, novu } = await setup();
+    const billing = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+      name: uniqueName("SDK billing"),
+      active: true,
+      severity: "high",
+      tags: ["billing"],
+      steps: [
+        {
+          template: {
+            type: "in_app",
+            content: "Invoice {{n}}",
+            cta: {
+              type: "redirect",
+              data: { url: "/invoices/{{n}}" },
+              action: {
+                buttons: [
+                  { type: "primary", content: "Pay" },
+                  { type: "secondary", content: "Later" },
+                ],
+              },
+            },
+          },
+        },
+      ],
+    });
+    const subscriberId = hexId();
+    await novu.subscribers.create({ subscriberId, firstName: "Ada" });
+    for (const n of [1, 2, 3]) {
+      const sent = await novu.trigger({
+        workflowId: billing.triggers[0].identifier,
+        to: subscriberId,
+        payload: { n },
+      });
+      await messagesOf(novu, sent.result.transactionId ?? "", 1);
+    }
+    const list = async (query: Record<string, unknown> = {}) =>
+      (await novu.subscribers.notifications.list({ subscriberId, limit: 10, ...query })).result.data;
+    const [third, second, first] = await list();
+    assert.deepEqual([third?.body, second?.body, first?.body], ["Invoice 3", "Invoice 2", "Invoice 1"]);
+    assert.equal(first?.severity, "high");
+    assert.equal(first?.primaryAction?.label, "Pay");
+    const count = async (filter: Record<string, unknown>) =>
+      (await novu.subscribers.notifications.count(subscriberId, JSON.stringify([filter]))).result[0]?.count;
+    assert.equal(await count({ read: false }), 3);
+
+    const id = (n: { id: string } | undefined) => n?.id ?? "";
+    assert.equal(
+      (await novu.subscribers.notifications.markAsRead({ subscriberId, notificationId: id(first) })).result
+        .isRead,
+      true,
+    );
+    assert.equal(await count({ read: false }), 2);
+    assert.equal(
+      (await novu.subscribers.notifications.markAsUnread({ subscriberId, notificationId: id(first) })).result
+        .isRead,
+      false,
+    );
+    assert.equal(
+      (await novu.subscribers.notifications.archive({ subscriberId, notificationId: id(first) })).result
+        .isArchived,
+      true,
+    );
+    assert.equal(await count({ archived: true }), 1);
+    assert.equal(
+      (await novu.subscribers.notifications.unarchive({ subscriberId, notificationId: id(first) })).result
+        .isArchived,
+      false,
+    );
+    const snoozed = await novu.subscribers.notifications.snooze({
+      subscriberId,
+      notificationId: id(second),
+      snoozeSubscriberNotificationDto: { snoozeUntil: new Date(Date.now() + 3_600_000) },
+    });
+    assert.equal(snoozed.result.isSnoozed, true);
+    assert.deepEqual(
+      (await list()).map((n) => n.body),
+      ["Invoice 3", "Invoice 1"],
+    );
+    assert.equal(
+      (await novu.subscribers.notifications.unsnooze({ subscriberId, notificationId: id(second) })).result
+        .isSnoozed,
+      false,
+    );
+    const done = await novu.subscribers.notifications.completeAction({
+      subscriberId,
+      notificationId: id(third),
+      actionType: "primary",
+    });
+    assert.equal(done.result.primaryAction?.isCompleted, true);
+    const reverted = await novu.subscribers.notifications.revertAction({
+      subscriberId,
+      notificationId: id(third),
+      actionType: "primary",
+    });
+    assert.equal(reverted.result.primaryAction?.isCompleted, false);
+
+    // Seen: the first (read, then unread: still seen) and now the third; the second came back from its
+    // snooze delivered again, unseen.
+    await novu.subscribers.notifications.markAsSeen({ notificationIds: [id(third)] }, subscriberId);
+    assert.equal(await count({ seen: true }), 2);
+
+    // The v1 feed and unseen count see the same messages; v1 marks change them for v2 too.
+    const feed = (await novu.subscribers.notifications.feed({ subscriberId, limit: 10 })).result;
+    assert.equal(feed.totalCount, 3);
+    assert.equal(feed.data.find((m) => m.id === id(second))?.seen, false);
+    assert.equal((await novu.subscribers.notifications.unseenCount({ subscriberId })).result.count, 1);
+    const marked = await novu.subscribers.messages.markAllAs(
+      { messageId: id(second), markAs: "read" },
+      subscriberId,
+    );
+    assert.deepEqual(
+      marked.result.map((m) => [m.id, m.read, m.seen]),
+      [[id(second), true, true]],
+    );
+    assert.equal((await novu.subscribers.notifications.unseenCount({ subscriberId })).result.count, 0);
+    const action = await novu.subscribers.messages.updateAsSeen({
+      subscriberId,
+      messageId: id(first),
+      type: "secondary",
+      markMessageActionAsSeenDto: { status: "done" },
+    });
+    assert.equal(action.result.id, id(first));
+    assert.equal((await list()).find((n) => n.id === id(first))?.secondaryAction?.isCompleted, true);
+    // The first (read when archived) and the second were read: two change.
+    assert.equal((await novu.subscribers.messages.markAll({ markAs: "unread" }, subscriberId)).result, 2);
+    assert.equal(await count({ read: false }), 3);
+
+    // The bulk v2 marks, then deletes.
+    await novu.subscribers.notifications.markAllAsRead({}, subscriberId);
+    assert.equal(await count({ read: false }), 0);
+    await novu.subscribers.notifications.markAsUnread({ subscriberId, notificationId: id(first) });
+    await novu.subscribers.notifications.archiveAllRead({}, subscriberId);
+    assert.deepEqual(
+      (await list({ archived: false })).map((n) => n.id),
+      [id(first)],
+    );
+    await novu.subscribers.notifications.archiveAll({}, subscriberId);
+    assert.equal(await count({ archived: true }), 3);
+    await novu.subscribers.notifications.delete({ subscriberId, notificationId: id(first) });
+    assert.equal((await list({ archived: true })).length, 2);
+    await novu.subscribers.notifications.deleteAll({}, subscriberId);
+    assert.equal(
+      (await novu.subscribers.notifications.feed({ subscriberId, limit: 10 })).result.totalCount,
+      0,
+    );
+  });
+
+  test("messages (retrieve, delete, deleteByTransactionId) and notifications (list, retrieve: the activity)", async () => {
+    const { novu, identifier } = await setup();
+    const subscriberId = hexId();
+    const one = await novu.trigger({
+      workflowId: identifier,
+      to: { subscriberId, firstName: "Jo" },
+      payload: { n: 1 },
+    });
+    const two = await novu.trigger({ workflowId: identifier, to: subscriberId, payload: { n: 2 } });
+    const [first] = await messagesOf(novu, one.result.transactionId ?? "", 1);
+    await messagesOf(novu, two.result.transactionId ?? "", 1);
+    const mine = (await novu.messages.retrieve({ subscriberId, channel: "in_app" })).result;
+    assert.equal(mine.data.length, 2);
+    assert.deepEqual(
+      mine.data.map((m) => [m.transactionId, m.channel]).sort(),
+      [
+        [one.result.transactionId, "in_app"],
+        [two.result.transactionId, "in_app"],
+      ].sort(),
+    );
+
+    const activity = (await novu.notifications.list({ subscriberIds: [subscriberId], page: 0, limit: 10 }))
+      .result;
+    assert.deepEqual(
+      activity.data.map((n) => n.transactionId).sort(),
+      [one.result.transactionId, two.result.transactionId].sort(),
+    );
+    const detail = (await novu.notifications.retrieve(activity.data[0]?.id ?? "")).result;
+    assert.equal(detail.subscriber?.subscriberId, subscriberId);
+    assert.deepEqual(detail.to, { subscriberId });
+    assert.equal(detail.jobs?.[0]?.type, "in_app");
+    assert.equal(detail.jobs?.[0]?.providerId, "novu");
+    const settled = await poll(
+      async () => (await novu.notifications.retrieve(detail.id ?? "")).result.jobs?.[0],
+      (job) => job?.status === "completed" && (job.executionDetails?.length ?? 0) > 0,
+      { what: "the job's execution details" },
+    );
+    assert.equal(settled?.executionDetails?.at(-1)?.status, "Success");
+
+    const deleted = await novu.messages.delete(first?.id ?? "");
+    assert.deepEqual(deleted.result, { acknowledged: true, status: "deleted" });
+    await novu.messages.deleteByTransactionId(two.result.transactionId ?? "");
+    assert.equal((await novu.messages.retrieve({ subscriberId })).result.data.length, 0);
+    const none = await sdkError(
+      novu.messages.deleteByTransactionId(two.result.transactionId ?? ""),
+      errors.ErrorDto,
+    );
+    assert.equal(none.statusCode, 404);
+  });
+
+  test("integrations: create, list, listActive, update, setAsPrimary, delete", async () => {
+    const { novu } = await setup();
+    const created = await novu.integrations.create({
+      providerId: "nodemailer",
+      channel: "email",
+      name: "Office SMTP",
+      credentials: { host: "smtp.example.com", port: "587", from: "office@example.com", password: "s3cret" },
+      active: false,
+    });
+    const id = created.result.id ?? "";
+    assert.match(id, OBJECT_ID);
+    assert.equal(created.result.credentials?.password, "********");
+    assert.deepEqual(
+      (await novu.integrations.list()).result.map((i) => i.id),
+      [id],
+    );
+    assert.deepEqual((await novu.integrations.listActive()).result, []);
+    const updated = await novu.integrations.update({ active: true, name: "Renamed" }, id);
+    assert.equal(updated.result.active, true);
+    assert.equal(updated.result.name, "Renamed");
+    assert.deepEqual(
+      (await novu.integrations.listActive()).result.map((i) => i.id),
+      [id],
+    );
+    const primary = await novu.integrations.setAsPrimary(id);
+    assert.equal(primary.result.primary, true);
+    assert.deepEqual((await novu.integrations.delete(id)).result, []);
+    assert.deepEqual((await novu.integrations.list()).result, []);
+    const missing = await sdkError(novu.integrations.update({ name: "x" }, id), errors.SDKError);
+    assert.equal(missing.statusCode, 404, "a 404 the SDK declares as no model of its own");
+  });
 });

@@ -170,7 +170,7 @@ const INTEGRATION_ROUTES: CatalogRoute[] = [
     method: "POST",
     path: "/v1/integrations/:integrationId/set-primary",
     url: (f) => `/v1/integrations/${f.integrationId}/set-primary`,
-    ok: 201,
+    ok: 200,
     resourceUrls: integrationUrls("/set-primary"),
     noIdempotencyKey: "it sets a state (the channel's primary): repeating it changes nothing more",
   },
@@ -515,7 +515,7 @@ export const ROUTES: CatalogRoute[] = [
     method: "DELETE",
     path: "/v1/messages/transaction/:transactionId",
     url: (f) => `/v1/messages/transaction/${f.transactionId}`,
-    ok: 200,
+    ok: 204,
     resourceUrls: (f) => [
       {
         url: `/v1/messages/transaction/${f.transactionId}`,

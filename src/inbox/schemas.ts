@@ -142,6 +142,16 @@ export const TransactionParams = Type.Object({
   transactionId: Type.String({ minLength: 1, maxLength: 255 }),
 });
 
+export const TransactionMessagesQuery = Type.Object({
+  channel: Type.Optional(
+    Type.Unsafe<"in_app" | "email" | "sms" | "chat" | "push">({
+      type: "string",
+      enum: ["in_app", "email", "sms", "chat", "push"],
+      description: "Only the messages of this channel",
+    }),
+  ),
+});
+
 export const ListMessagesQuery = Type.Object({
   channel: Type.Optional(
     Type.Unsafe<"in_app" | "email" | "sms" | "chat" | "push">({
