@@ -30,11 +30,14 @@ export interface paths {
               error: string;
               /** @description On 5xx: the id of the log line that describes it */
               errorId?: string;
-              /** @description Each invalid field (validation errors only) */
               errors?: {
                   field: string;
                   message: string;
-                }[];
+                }[] | {
+                [key: string]: {
+                  messages: string[];
+                };
+              };
               /** @description One human sentence saying what went wrong */
               message: string;
               /** @description The request path */
@@ -43,6 +46,8 @@ export interface paths {
               statusCode: number;
               /** Format: date-time */
               timestamp: string;
+              /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+              type?: string;
             };
           };
         };
@@ -254,7 +259,7 @@ export interface paths {
   "/v1/integrations/{integrationId}/set-primary": {
     /**
      * Make an email integration the one its channel delivers through
-     * @description The integration becomes active and primary; the channel's other integrations stop being primary. Without a primary, email goes through the newest active email integration.
+     * @description The integration becomes active and primary; the channel's other integrations stop being primary. Without a primary, email goes through the newest active email integration. 200, as Novu's current API answers (@novu/api's `integrations.setAsPrimary` takes no other status).
      */
     post: operations["setPrimaryIntegration"];
   };
@@ -278,7 +283,10 @@ export interface paths {
     delete: operations["deleteMessage"];
   };
   "/v1/messages/transaction/{transactionId}": {
-    /** Delete every message of a trigger */
+    /**
+     * Delete every message of a trigger (of one channel, with `channel`)
+     * @description 204, as Novu answers it (what @novu/api's `messages.deleteByTransactionId` reads).
+     */
     delete: operations["deleteMessagesByTransaction"];
   };
   "/v1/notification-groups": {
@@ -613,6 +621,35 @@ export interface paths {
      */
     put: operations["setWorkflowStatus"];
   };
+  "/v2/subscribers": {
+    /**
+     * Search subscribers, a page at a time by cursor (newest first by default)
+     * @description Novu's /v2 search (what @novu/api's `subscribers.search` calls). Each filter narrows: `email`, `phone` and `name` ("firstName lastName") contain the text, in any case; `subscriberId` is exact. A page goes `after` or `before` a subscriber named by its `_id` (a page's `next` and `previous`).
+     */
+    get: operations["searchSubscribers"];
+    /**
+     * Create a subscriber (or update the one with its subscriberId)
+     * @description Novu's /v2 create (@novu/api's `subscribers.create`): as POST /v1/subscribers, an upsert by subscriberId, unless `failIfExists=true`: then a subscriberId the environment has is a 409 whose body carries that subscriber beside the error (as @novu/api reads it), and nothing changes.
+     */
+    post: operations["createSubscriberV2"];
+  };
+  "/v2/subscribers/{subscriberId}": {
+    /**
+     * Get a subscriber by your subscriberId
+     * @description Novu's /v2 read (@novu/api's `subscribers.retrieve`): the subscriber as GET /v1 shows it.
+     */
+    get: operations["getSubscriberV2"];
+    /**
+     * Delete a subscriber
+     * @description Novu's /v2 delete (@novu/api's `subscribers.delete`), as DELETE /v1/subscribers/{subscriberId}: the subscriber goes with its preferences, topic subscriptions and messages, and what has not run for it is canceled.
+     */
+    delete: operations["deleteSubscriberV2"];
+    /**
+     * Update a subscriber (the fields sent; the others keep their values)
+     * @description Novu's /v2 update (@novu/api's `subscribers.patch`), as PUT /v1/subscribers/{subscriberId}: `null` or an empty string clears a field.
+     */
+    patch: operations["patchSubscriber"];
+  };
   "/v2/subscribers/{subscriberId}/notifications": {
     /**
      * A subscriber's notifications as its inbox lists them, newest first
@@ -695,6 +732,90 @@ export interface paths {
     /** Mark a subscriber's notifications seen: these ids, or all with the tags and data */
     post: operations["seeSubscriberNotifications"];
   };
+  "/v2/subscribers/{subscriberId}/preferences": {
+    /**
+     * A subscriber's global preference and its preference for each active workflow
+     * @description Novu's /v2 read (@novu/api's `subscribers.preferences.list`): the preferences the inbox and the /v1 routes read, each with the channels it can turn off (those its workflows use), the global one with its schedule when one is set. `criticality`: `nonCritical` (the default), `critical` or `all`.
+     */
+    get: operations["getSubscriberPreferencesV2"];
+    /**
+     * Change a subscriber's global preference (channels, schedule) or one workflow's
+     * @description Novu's /v2 change (@novu/api's `subscribers.preferences.update`): with `workflowId`, that workflow's channels; without, the global channels and the weekly schedule (`isEnabled` always, the hours when sent, as the inbox sets them). A critical workflow cannot be turned off. Answers every preference, as the read does.
+     */
+    patch: operations["updateSubscriberPreferencesV2"];
+  };
+  "/v2/subscribers/{subscriberId}/preferences/bulk": {
+    /**
+     * Change a subscriber's preference for up to 100 workflows at once
+     * @description Novu's /v2 bulk change (@novu/api's `subscribers.preferences.bulkUpdate`): the inbox's bulk change for the subscriber named, in one transaction. Any unknown workflow is a 404 naming it and nothing is written; a workflow named twice takes the last item.
+     */
+    patch: operations["bulkUpdateSubscriberPreferencesV2"];
+  };
+  "/v2/subscribers/{subscriberId}/subscriptions": {
+    /**
+     * A subscriber's topic subscriptions, a page at a time by cursor (newest first by default)
+     * @description Novu's /v2 list (@novu/api's `subscribers.topics.list`): each subscription with its topic and its preferences; `key` narrows to the subscription to that topic.
+     */
+    get: operations["listSubscriberSubscriptionsV2"];
+  };
+  "/v2/topics": {
+    /**
+     * List topics, a page at a time by cursor (newest first by default)
+     * @description Novu's /v2 list (@novu/api's `topics.list`): `key` is exact, `name` is contained (any case); a page goes `after` or `before` a topic named by its `_id` (a page's `next` and `previous`).
+     */
+    get: operations["listTopicsV2"];
+    /**
+     * Create a topic, or update the one with its key
+     * @description Novu's /v2 create (@novu/api's `topics.create`): 201 with the topic made; for a key the environment has, 200 with that topic, its name and data set to those sent; with `failIfExists=true` a 409 instead, whose body carries the topic beside the error (as @novu/api reads it).
+     */
+    post: operations["upsertTopic"];
+  };
+  "/v2/topics/{topicKey}": {
+    /**
+     * Get a topic by its key
+     * @description Novu's /v2 read (@novu/api's `topics.get`).
+     */
+    get: operations["getTopicV2"];
+    /**
+     * Delete a topic with its subscriptions
+     * @description Novu's /v2 delete (@novu/api's `topics.delete`): the topic goes with its subscriptions and their preferences (DELETE /v1/topics/{topicKey} refuses while it has subscribers).
+     */
+    delete: operations["deleteTopicV2"];
+    /**
+     * Change a topic's name and/or data
+     * @description Novu's /v2 update (@novu/api's `topics.update`): `data` replaces what the topic had.
+     */
+    patch: operations["updateTopicV2"];
+  };
+  "/v2/topics/{topicKey}/subscriptions": {
+    /**
+     * A topic's subscriptions, a page at a time by cursor (newest first by default)
+     * @description Novu's /v2 list (@novu/api's `topics.subscriptions.list`): each subscription with its subscriber and its preferences; `subscriberId` narrows to that subscriber's.
+     */
+    get: operations["listTopicSubscriptionsV2"];
+    /**
+     * Subscribe up to 100 subscribers to a topic, with their preferences
+     * @description Novu's /v2 subscribe (@novu/api's `topics.subscriptions.create`): the topic is made (named `name`, or `Autogenerated-<key>`) when the environment has none. Each item (`subscriptions`: a subscriberId, or `{subscriberId, identifier, name?}`; or the older `subscriberIds`) subscribes its subscriber as the inbox does, with the `preferences` given (which a trigger to the topic honours), and stands alone: one the environment has no subscriber for, or whose identifier clashes, is listed in `errors`. When every item fails, the first failure is the answer.
+     */
+    post: operations["createTopicSubscriptionsV2"];
+    /**
+     * End up to 100 of a topic's subscriptions
+     * @description Novu's /v2 unsubscribe (@novu/api's `topics.subscriptions.delete`): each item names a subscription by `identifier`, or a subscriber (its subscription to the topic); those found end with their preferences and are answered as they were; the others are listed in `errors`. When none is found, a 404.
+     */
+    delete: operations["deleteTopicSubscriptionsV2"];
+  };
+  "/v2/topics/{topicKey}/subscriptions/{identifier}": {
+    /**
+     * One of a topic's subscriptions, by identifier (or id), with its preferences
+     * @description Novu's /v2 read (@novu/api's `topics.subscriptions.getSubscription`), as the inbox shows it.
+     */
+    get: operations["getTopicSubscriptionV2"];
+    /**
+     * Rename a subscription and/or replace its preferences
+     * @description Novu's /v2 change (@novu/api's `topics.subscriptions.update`): the `preferences` sent replace those the subscription had, as the inbox replaces them.
+     */
+    patch: operations["updateTopicSubscriptionV2"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -726,11 +847,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -739,6 +863,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -750,11 +876,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -763,6 +892,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -798,11 +929,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -811,6 +945,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -822,11 +958,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -835,6 +974,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -854,11 +995,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -867,6 +1011,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -878,11 +1024,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -891,6 +1040,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -923,11 +1074,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -936,6 +1090,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -947,11 +1103,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -960,6 +1119,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -979,11 +1140,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -992,6 +1156,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1003,11 +1169,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1016,6 +1185,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1048,11 +1219,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1061,6 +1235,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1072,11 +1248,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1085,6 +1264,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1101,11 +1282,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1114,6 +1298,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1125,11 +1311,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1138,6 +1327,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1174,11 +1365,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1187,6 +1381,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1198,11 +1394,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1211,6 +1410,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1238,11 +1439,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1251,6 +1455,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1262,11 +1468,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1275,6 +1484,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1311,11 +1522,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1324,6 +1538,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1335,11 +1551,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1348,6 +1567,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1359,11 +1580,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1372,6 +1596,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1383,11 +1609,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1396,6 +1625,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1406,6 +1637,12 @@ export interface operations {
    * @description The 201 is the commit: the notifications and their first jobs (or one fan-out job, for topics and long lists) are stored before the answer. A transactionId the environment has seen returns the first acknowledgement again and runs nothing twice. An inactive workflow answers `trigger_not_active` and sends nothing; its notifications are recorded all the same, their jobs skipped, so that the activity shows the trigger and why. A subscriberId that does not exist is created, and its notification says so.
    */
   triggerEvent: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe (@novu/api sends one on every call): an event without a transactionId takes one made from this key, so a request repeated with the same key gets the first acknowledgement again, with `Idempotency-Replay: true`, and runs nothing twice. The same key with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
     requestBody: {
       content: {
         "application/json": {
@@ -1445,11 +1682,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1458,6 +1698,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1469,11 +1711,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1482,11 +1727,17 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
       /** @description The trigger is stored; its status says whether anything runs */
       201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
         content: {
           "application/json": {
             data: {
@@ -1507,11 +1758,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1520,6 +1774,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1531,11 +1787,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1544,10 +1803,12 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
-      /** @description No workflow has this trigger identifier, a topic named in `to` does not exist, or the trigger would reach more subscribers (or make more jobs) than the environment's quotas let one trigger */
+      /** @description This Idempotency-Key was used for a different request, no workflow has this trigger identifier, a topic named in `to` does not exist, or the trigger would reach more subscribers (or make more jobs) than the environment's quotas let one trigger */
       422: {
         content: {
           "application/json": {
@@ -1555,11 +1816,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1568,6 +1832,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1579,11 +1845,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1592,6 +1861,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1617,11 +1888,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1630,6 +1904,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1641,11 +1917,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1654,6 +1933,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1674,11 +1955,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1687,6 +1971,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1698,11 +1984,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1711,6 +2000,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1722,11 +2013,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1735,6 +2029,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1745,6 +2041,12 @@ export interface operations {
    * @description Acknowledged at once; the fan-out runs in the worker, a batch of subscribers at a time.
    */
   broadcastEvent: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe (@novu/api sends one on every call): an event without a transactionId takes one made from this key, so a request repeated with the same key gets the first acknowledgement again, with `Idempotency-Replay: true`, and runs nothing twice. The same key with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
     requestBody: {
       content: {
         "application/json": {
@@ -1780,11 +2082,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1793,6 +2098,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1804,11 +2111,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1817,11 +2127,17 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
       /** @description The broadcast is stored */
       201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
         content: {
           "application/json": {
             data: {
@@ -1842,11 +2158,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1855,6 +2174,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1866,11 +2187,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1879,10 +2203,12 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
-      /** @description No workflow has this trigger identifier, or the environment has more subscribers than the quotas let one trigger reach */
+      /** @description This Idempotency-Key was used for a different request, no workflow has this trigger identifier, or the environment has more subscribers than the quotas let one trigger reach */
       422: {
         content: {
           "application/json": {
@@ -1890,11 +2216,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1903,6 +2232,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1914,11 +2245,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1927,6 +2261,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1937,6 +2273,12 @@ export interface operations {
    * @description Each event is accepted or refused on its own, in order, whole: a refused event gets `acknowledged: false` and its errors, and the others still run. An event past one of the environment's quotas is refused so (`quota_exceeded: ...`); when one was refused for now, the answer carries `Retry-After`.
    */
   bulkTriggerEvents: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe (@novu/api sends one on every call): an event without a transactionId takes one made from this key, so a request repeated with the same key gets the first acknowledgement again, with `Idempotency-Replay: true`, and runs nothing twice. The same key with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
     requestBody: {
       content: {
         "application/json": {
@@ -1954,11 +2296,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1967,6 +2312,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -1978,11 +2325,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -1991,11 +2341,17 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
       /** @description One result per event, in order */
       201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
         content: {
           "application/json": {
             data: (({
@@ -2008,6 +2364,11 @@ export interface operations {
                 /** @enum {boolean} */
                 acknowledged: false;
                 error: string[];
+                /**
+                 * @description Novu's status for a refused event
+                 * @enum {string}
+                 */
+                status: "error";
               })[];
           };
         };
@@ -2020,11 +2381,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2033,6 +2397,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2044,11 +2410,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2057,6 +2426,37 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2068,11 +2468,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2081,6 +2484,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2107,11 +2512,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2120,6 +2528,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2131,11 +2541,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2144,6 +2557,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2185,11 +2600,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2198,6 +2616,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2209,11 +2629,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2222,6 +2645,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2233,11 +2658,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2246,6 +2674,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2289,11 +2719,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2302,6 +2735,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2313,11 +2748,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2326,6 +2764,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2434,11 +2874,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2447,6 +2890,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2458,11 +2903,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2471,6 +2919,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2482,11 +2932,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2495,6 +2948,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2520,11 +2975,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2533,6 +2991,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2544,11 +3004,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2557,6 +3020,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2660,11 +3125,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2673,6 +3141,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2684,11 +3154,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2697,6 +3170,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2708,11 +3183,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2721,6 +3199,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2754,11 +3234,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2767,6 +3250,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2778,11 +3263,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2791,6 +3279,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2894,11 +3384,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2907,6 +3400,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2918,11 +3413,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2931,6 +3429,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2942,11 +3442,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2955,6 +3458,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -2966,11 +3471,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -2979,6 +3487,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3004,11 +3514,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3017,6 +3530,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3028,11 +3543,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3041,6 +3559,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3056,11 +3576,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3069,6 +3592,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3080,11 +3605,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3093,6 +3621,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3104,11 +3634,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3117,6 +3650,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3142,11 +3677,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3155,6 +3693,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3166,11 +3706,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3179,6 +3722,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3282,11 +3827,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3295,6 +3843,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3306,11 +3856,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3319,6 +3872,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3330,11 +3885,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3343,6 +3901,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3376,11 +3936,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3389,6 +3952,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3400,11 +3965,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3413,6 +3981,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3516,11 +4086,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3529,6 +4102,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3540,11 +4115,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3553,6 +4131,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3564,11 +4144,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3577,6 +4160,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3588,11 +4173,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3601,6 +4189,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3637,11 +4227,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3650,6 +4243,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3661,11 +4256,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3674,6 +4272,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3777,11 +4377,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3790,6 +4393,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3801,11 +4406,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3814,6 +4422,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3825,11 +4435,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3838,6 +4451,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3849,11 +4464,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3862,6 +4480,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3887,11 +4507,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3900,6 +4523,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -3911,11 +4536,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -3924,6 +4552,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4027,11 +4657,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4040,6 +4673,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4051,11 +4686,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4064,6 +4702,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4075,11 +4715,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4088,6 +4731,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4113,11 +4758,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4126,6 +4774,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4137,11 +4787,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4150,6 +4803,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4253,11 +4908,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4266,6 +4924,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4277,11 +4937,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4290,6 +4953,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4301,11 +4966,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4314,6 +4982,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4339,11 +5009,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4352,6 +5025,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4363,11 +5038,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4376,6 +5054,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4479,11 +5159,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4492,6 +5175,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4503,11 +5188,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4516,6 +5204,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4527,11 +5217,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4540,6 +5233,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4571,11 +5266,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4584,6 +5282,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4595,11 +5295,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4608,6 +5311,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4623,11 +5328,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4636,6 +5344,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4647,11 +5357,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4660,6 +5373,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4671,11 +5386,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4684,6 +5402,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4706,11 +5426,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4719,6 +5442,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4730,11 +5455,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4743,6 +5471,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4769,11 +5499,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4782,6 +5515,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4793,11 +5528,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4806,6 +5544,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4817,11 +5557,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4830,6 +5573,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4861,11 +5606,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4874,6 +5622,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4885,11 +5635,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4898,6 +5651,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4913,11 +5668,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4926,6 +5684,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4937,11 +5697,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4950,6 +5713,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -4961,11 +5726,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -4974,6 +5742,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5005,11 +5775,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5018,6 +5791,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5029,11 +5804,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5042,6 +5820,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5057,11 +5837,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5070,6 +5853,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5081,11 +5866,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5094,6 +5882,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5105,11 +5895,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5118,6 +5911,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5149,11 +5944,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5162,6 +5960,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5173,11 +5973,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5186,6 +5989,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5201,11 +6006,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5214,6 +6022,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5225,11 +6035,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5238,6 +6051,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5249,11 +6064,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5262,6 +6080,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5292,11 +6112,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5305,6 +6128,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5316,11 +6141,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5329,6 +6157,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5344,11 +6174,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5357,6 +6190,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5368,11 +6203,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5381,6 +6219,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5392,11 +6232,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5405,6 +6248,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5429,11 +6274,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5442,6 +6290,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5453,11 +6303,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5466,6 +6319,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5579,11 +6434,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5592,6 +6450,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5603,11 +6463,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5616,6 +6479,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5627,11 +6492,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5640,6 +6508,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5737,11 +6607,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5750,6 +6623,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5761,11 +6636,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5774,6 +6652,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5888,11 +6768,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5901,6 +6784,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5912,11 +6797,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5925,6 +6813,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5936,11 +6826,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5949,6 +6842,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -5984,11 +6879,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -5997,6 +6895,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6008,11 +6908,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6021,6 +6924,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6135,11 +7040,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6148,6 +7056,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6159,11 +7069,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6172,6 +7085,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6183,11 +7098,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6196,6 +7114,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6207,11 +7127,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6220,6 +7143,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6256,11 +7181,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6269,6 +7197,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6280,11 +7210,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6293,6 +7226,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6432,11 +7367,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6445,6 +7383,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6456,11 +7396,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6469,6 +7412,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6480,11 +7425,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6493,6 +7441,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6504,11 +7454,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6517,6 +7470,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6528,11 +7483,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6541,6 +7499,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6557,11 +7517,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6570,6 +7533,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6581,11 +7546,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6594,6 +7562,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6708,11 +7678,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6721,6 +7694,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6732,11 +7707,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6745,6 +7723,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6862,11 +7842,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6875,6 +7858,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6886,11 +7871,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6899,6 +7887,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6940,11 +7930,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6953,6 +7946,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6964,11 +7959,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -6977,6 +7975,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -6988,11 +7988,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7001,6 +8004,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7039,11 +8044,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7052,6 +8060,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7063,11 +8073,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7076,6 +8089,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7122,11 +8137,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7135,6 +8153,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7146,11 +8166,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7159,6 +8182,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7170,11 +8195,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7183,6 +8211,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7194,11 +8224,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7207,6 +8240,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7218,11 +8253,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7231,6 +8269,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7253,11 +8293,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7266,6 +8309,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7277,11 +8322,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7290,6 +8338,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7342,11 +8392,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7355,6 +8408,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7366,11 +8421,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7379,6 +8437,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7428,11 +8488,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7441,6 +8504,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7452,11 +8517,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7465,6 +8533,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7518,11 +8588,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7531,6 +8604,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7542,11 +8617,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7555,6 +8633,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7566,11 +8646,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7579,6 +8662,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7590,11 +8675,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7603,6 +8691,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7614,11 +8704,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7627,6 +8720,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7655,11 +8750,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7668,6 +8766,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7679,11 +8779,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7692,6 +8795,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7749,11 +8854,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7762,6 +8870,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7773,11 +8883,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7786,6 +8899,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7797,11 +8912,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7810,6 +8928,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7834,11 +8954,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7847,6 +8970,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7858,11 +8983,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7871,6 +8999,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7893,11 +9023,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7906,6 +9039,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7917,11 +9052,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7930,6 +9068,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7941,11 +9081,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -7954,6 +9097,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -7999,11 +9144,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8012,6 +9160,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8023,11 +9173,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8036,6 +9189,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8089,11 +9244,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8102,6 +9260,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8113,11 +9273,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8126,6 +9289,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8137,11 +9302,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8150,6 +9318,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8161,11 +9331,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8174,6 +9347,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8190,11 +9365,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8203,6 +9381,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8214,11 +9394,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8227,6 +9410,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8277,11 +9462,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8290,6 +9478,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8301,11 +9491,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8314,6 +9507,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8430,11 +9625,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8443,6 +9641,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8454,11 +9654,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8467,6 +9670,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8522,11 +9727,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8535,6 +9743,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8546,11 +9756,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8559,6 +9772,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8570,11 +9785,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8583,6 +9801,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8594,11 +9814,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8607,6 +9830,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8618,11 +9843,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8631,6 +9859,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8745,11 +9975,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8758,6 +9991,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8769,11 +10004,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8782,6 +10020,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8833,11 +10073,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8846,6 +10089,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8857,11 +10102,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8870,6 +10118,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8881,11 +10131,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8894,6 +10147,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8905,11 +10160,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8918,6 +10176,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8929,11 +10189,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8942,6 +10205,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8970,11 +10235,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -8983,6 +10251,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -8994,11 +10264,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9007,6 +10280,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9057,11 +10332,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9070,6 +10348,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9081,11 +10361,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9094,6 +10377,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9105,11 +10390,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9118,6 +10406,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9129,11 +10419,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9142,6 +10435,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9149,7 +10444,7 @@ export interface operations {
   };
   /**
    * Make an email integration the one its channel delivers through
-   * @description The integration becomes active and primary; the channel's other integrations stop being primary. Without a primary, email goes through the newest active email integration.
+   * @description The integration becomes active and primary; the channel's other integrations stop being primary. Without a primary, email goes through the newest active email integration. 200, as Novu's current API answers (@novu/api's `integrations.setAsPrimary` takes no other status).
    */
   setPrimaryIntegration: {
     parameters: {
@@ -9170,11 +10465,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9183,6 +10481,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9194,11 +10494,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9207,11 +10510,13 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
       /** @description The integration, now primary */
-      201: {
+      200: {
         content: {
           "application/json": {
             /** Integration */
@@ -9258,11 +10563,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9271,6 +10579,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9282,11 +10592,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9295,6 +10608,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9306,11 +10621,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9319,6 +10637,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9330,11 +10650,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9343,6 +10666,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9359,11 +10684,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9372,6 +10700,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9383,11 +10713,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9396,6 +10729,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9446,11 +10781,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9459,6 +10797,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9470,11 +10810,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9483,6 +10826,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9508,11 +10853,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9521,6 +10869,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9532,11 +10882,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9545,6 +10898,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9564,11 +10919,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9577,6 +10935,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9588,11 +10948,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9601,6 +10964,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9612,11 +10977,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9625,6 +10993,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9636,11 +11006,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9649,6 +11022,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9674,11 +11049,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9687,6 +11065,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9698,11 +11078,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9711,6 +11094,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9736,6 +11121,8 @@ export interface operations {
                 _subscriberId: string;
                 /** @description The workflow */
                 _templateId: string;
+                /** @description Archived in the subscriber's inbox */
+                archived: boolean;
                 channel: string;
                 /** @description Rendered */
                 content: string;
@@ -9844,11 +11231,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9857,6 +11247,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9868,11 +11260,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9881,6 +11276,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9892,11 +11289,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9905,6 +11305,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9930,11 +11332,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9943,6 +11348,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9954,11 +11361,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -9967,6 +11377,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -9991,11 +11403,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10004,6 +11419,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10015,11 +11432,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10028,6 +11448,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10039,11 +11461,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10052,6 +11477,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10063,11 +11490,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10076,14 +11506,23 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
     };
   };
-  /** Delete every message of a trigger */
+  /**
+   * Delete every message of a trigger (of one channel, with `channel`)
+   * @description 204, as Novu answers it (what @novu/api's `messages.deleteByTransactionId` reads).
+   */
   deleteMessagesByTransaction: {
     parameters: {
+      query?: {
+        /** @description Only the messages of this channel */
+        channel?: "in_app" | "email" | "sms" | "chat" | "push";
+      };
       path: {
         transactionId: string;
       };
@@ -10097,11 +11536,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10110,6 +11552,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10121,11 +11565,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10134,21 +11581,14 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
       /** @description Deleted */
-      200: {
-        content: {
-          "application/json": {
-            data: {
-              /** @enum {boolean} */
-              acknowledged: true;
-              /** @enum {string} */
-              status: "deleted";
-            };
-          };
-        };
+      204: {
+        content: never;
       };
       /** @description Invalid transactionId */
       400: {
@@ -10158,11 +11598,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10171,6 +11614,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10182,11 +11627,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10195,6 +11643,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10206,11 +11656,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10219,6 +11672,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10230,11 +11685,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10243,6 +11701,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10259,11 +11719,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10272,6 +11735,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10283,11 +11748,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10296,6 +11764,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10329,11 +11799,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10342,6 +11815,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10353,11 +11828,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10366,6 +11844,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10399,11 +11879,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10412,6 +11895,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10423,11 +11908,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10436,6 +11924,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10474,11 +11964,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10487,6 +11980,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10498,11 +11993,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10511,6 +12009,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10522,11 +12022,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10535,6 +12038,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10546,11 +12051,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10559,6 +12067,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10570,11 +12080,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10583,6 +12096,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10608,11 +12123,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10621,6 +12139,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10632,11 +12152,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10645,6 +12168,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10679,11 +12204,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10692,6 +12220,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10703,11 +12233,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10716,6 +12249,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10727,11 +12262,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10740,6 +12278,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10751,11 +12291,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10764,6 +12307,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10792,11 +12337,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10805,6 +12353,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10816,11 +12366,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10829,6 +12382,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10853,11 +12408,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10866,6 +12424,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10877,11 +12437,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10890,6 +12453,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10901,11 +12466,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10914,6 +12482,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10925,11 +12495,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10938,6 +12511,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -10949,11 +12524,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -10962,6 +12540,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11002,11 +12582,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11015,6 +12598,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11026,11 +12611,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11039,6 +12627,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11077,11 +12667,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11090,6 +12683,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11101,11 +12696,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11114,6 +12712,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11125,11 +12725,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11138,6 +12741,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11149,11 +12754,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11162,6 +12770,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11173,11 +12783,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11186,6 +12799,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11197,11 +12812,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11210,6 +12828,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11240,11 +12860,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11253,6 +12876,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11264,11 +12889,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11277,6 +12905,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11420,11 +13050,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11433,6 +13066,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11444,11 +13079,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11457,6 +13095,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11468,11 +13108,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11481,6 +13124,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11593,11 +13238,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11606,6 +13254,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11617,11 +13267,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11630,6 +13283,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11771,11 +13426,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11784,6 +13442,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11795,11 +13455,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11808,6 +13471,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11819,11 +13484,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11832,6 +13500,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11843,11 +13513,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11856,6 +13529,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11867,11 +13542,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11880,6 +13558,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11905,11 +13585,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11918,6 +13601,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -11929,11 +13614,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -11942,6 +13630,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12079,11 +13769,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12092,6 +13785,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12103,11 +13798,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12116,6 +13814,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12127,11 +13827,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12140,6 +13843,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12151,11 +13856,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12164,6 +13872,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12278,11 +13988,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12291,6 +14004,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12302,11 +14017,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12315,6 +14033,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12452,11 +14172,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12465,6 +14188,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12476,11 +14201,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12489,6 +14217,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12500,11 +14230,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12513,6 +14246,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12524,11 +14259,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12537,6 +14275,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12548,11 +14288,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12561,6 +14304,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12587,11 +14332,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12600,6 +14348,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12611,11 +14361,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12624,6 +14377,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12644,11 +14399,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12657,6 +14415,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12668,11 +14428,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12681,6 +14444,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12692,11 +14457,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12705,6 +14473,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12716,11 +14486,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12729,6 +14502,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12763,11 +14538,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12776,6 +14554,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12787,11 +14567,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12800,6 +14583,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12937,11 +14722,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12950,6 +14738,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12961,11 +14751,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12974,6 +14767,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -12985,11 +14780,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -12998,6 +14796,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13009,11 +14809,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13022,6 +14825,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13050,11 +14855,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13063,6 +14871,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13074,11 +14884,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13087,6 +14900,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13121,7 +14936,8 @@ export interface operations {
                     attempts: number;
                     /** Format: date-time */
                     createdAt: string;
-                    digest: {
+                    /** @description A digest job's: the step's timing (type, amount, unit, digestKey, backoff...) and its window; other jobs have none */
+                    digest?: {
                       [key: string]: unknown;
                     };
                     executionDetails: {
@@ -13147,17 +14963,16 @@ export interface operations {
                         /** @description Pending, Success, Failed, Queued or Warning */
                         status: string;
                       }[];
+                    /** @description `nodemailer` for email, `novu` otherwise (each message of a chat step names its provider) */
+                    providerId: string;
                     /** @description When a delayed job is due; empty otherwise */
                     runAt: string;
                     /** @description pending, queued, running, completed, failed, delayed, canceled, merged or skipped */
                     status: string;
+                    /** @description The step as the run took it */
                     step: {
                       /** @description The step's id */
                       _id: string;
-                      /** @description Typed as an object by the API; empty unless the step was promoted */
-                      _parentId: {
-                        [key: string]: unknown;
-                      };
                       /** @description The id of the step's message template */
                       _templateId: string;
                       active: boolean;
@@ -13227,7 +15042,10 @@ export interface operations {
                         }[];
                     }[];
                 };
-                to: unknown;
+                /** @description Whom it went to, as the trigger named them: `{subscriberId, ...}`, or the topic or broadcast it came through */
+                to: {
+                  [key: string]: unknown;
+                };
                 transactionId: string;
                 /** Format: date-time */
                 updatedAt: string;
@@ -13251,11 +15069,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13264,6 +15085,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13275,11 +15098,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13288,6 +15114,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13299,11 +15127,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13312,6 +15143,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13337,11 +15170,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13350,6 +15186,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13361,11 +15199,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13374,6 +15215,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13408,7 +15251,8 @@ export interface operations {
                   attempts: number;
                   /** Format: date-time */
                   createdAt: string;
-                  digest: {
+                  /** @description A digest job's: the step's timing (type, amount, unit, digestKey, backoff...) and its window; other jobs have none */
+                  digest?: {
                     [key: string]: unknown;
                   };
                   executionDetails: {
@@ -13434,17 +15278,16 @@ export interface operations {
                       /** @description Pending, Success, Failed, Queued or Warning */
                       status: string;
                     }[];
+                  /** @description `nodemailer` for email, `novu` otherwise (each message of a chat step names its provider) */
+                  providerId: string;
                   /** @description When a delayed job is due; empty otherwise */
                   runAt: string;
                   /** @description pending, queued, running, completed, failed, delayed, canceled, merged or skipped */
                   status: string;
+                  /** @description The step as the run took it */
                   step: {
                     /** @description The step's id */
                     _id: string;
-                    /** @description Typed as an object by the API; empty unless the step was promoted */
-                    _parentId: {
-                      [key: string]: unknown;
-                    };
                     /** @description The id of the step's message template */
                     _templateId: string;
                     active: boolean;
@@ -13514,7 +15357,10 @@ export interface operations {
                       }[];
                   }[];
               };
-              to: unknown;
+              /** @description Whom it went to, as the trigger named them: `{subscriberId, ...}`, or the topic or broadcast it came through */
+              to: {
+                [key: string]: unknown;
+              };
               transactionId: string;
               /** Format: date-time */
               updatedAt: string;
@@ -13530,11 +15376,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13543,6 +15392,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13554,11 +15405,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13567,6 +15421,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13578,11 +15434,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13591,6 +15450,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13602,11 +15463,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13615,6 +15479,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13641,11 +15507,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13654,6 +15523,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13665,11 +15536,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13678,6 +15552,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13752,11 +15628,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13765,6 +15644,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13776,11 +15657,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13789,6 +15673,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13800,11 +15686,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13813,6 +15702,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13866,11 +15757,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13879,6 +15773,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13890,11 +15786,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13903,6 +15802,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13973,11 +15874,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -13986,6 +15890,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -13997,11 +15903,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14010,6 +15919,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14021,11 +15932,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14034,6 +15948,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14045,11 +15961,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14058,6 +15977,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14069,11 +15990,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14082,6 +16006,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14107,11 +16033,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14120,6 +16049,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14131,11 +16062,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14144,6 +16078,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14210,11 +16146,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14223,6 +16162,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14234,11 +16175,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14247,6 +16191,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14258,11 +16204,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14271,6 +16220,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14282,11 +16233,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14295,6 +16249,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14349,11 +16305,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14362,6 +16321,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14373,11 +16334,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14386,6 +16350,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14452,11 +16418,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14465,6 +16434,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14476,11 +16447,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14489,6 +16463,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14500,11 +16476,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14513,6 +16492,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14524,11 +16505,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14537,6 +16521,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14565,11 +16551,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14578,6 +16567,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14589,11 +16580,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14602,6 +16596,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14626,11 +16622,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14639,6 +16638,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14650,11 +16651,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14663,6 +16667,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14674,11 +16680,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14687,6 +16696,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14698,11 +16709,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14711,6 +16725,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14753,11 +16769,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14766,6 +16785,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14777,11 +16798,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14790,6 +16814,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14856,11 +16882,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14869,6 +16898,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14880,11 +16911,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14893,6 +16927,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14904,11 +16940,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14917,6 +16956,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14928,11 +16969,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -14941,6 +16985,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -14987,11 +17033,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15000,6 +17049,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15011,11 +17062,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15024,6 +17078,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15094,11 +17150,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15107,6 +17166,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15118,11 +17179,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15131,6 +17195,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15142,11 +17208,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15155,6 +17224,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15166,11 +17237,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15179,6 +17253,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15190,11 +17266,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15203,6 +17282,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15214,11 +17295,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15227,6 +17311,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15260,11 +17346,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15273,6 +17362,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15284,11 +17375,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15297,6 +17391,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15312,11 +17408,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15325,6 +17424,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15336,11 +17437,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15349,6 +17453,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15360,11 +17466,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15373,6 +17482,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15384,11 +17495,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15397,6 +17511,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15439,11 +17555,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15452,6 +17571,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15463,11 +17584,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15476,6 +17600,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15501,6 +17627,8 @@ export interface operations {
               _subscriberId: string;
               /** @description The workflow */
               _templateId: string;
+              /** @description Archived in the subscriber's inbox */
+              archived: boolean;
               channel: string;
               /** @description Rendered */
               content: string;
@@ -15601,11 +17729,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15614,6 +17745,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15625,11 +17758,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15638,6 +17774,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15649,11 +17787,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15662,6 +17803,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15673,11 +17816,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15686,6 +17832,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15720,11 +17868,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15733,6 +17884,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15744,11 +17897,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15757,6 +17913,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15777,11 +17935,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15790,6 +17951,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15801,11 +17964,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15814,6 +17980,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15825,11 +17993,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15838,6 +18009,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15849,11 +18022,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15862,6 +18038,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15896,11 +18074,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15909,6 +18090,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15920,11 +18103,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -15933,6 +18119,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -15957,6 +18145,8 @@ export interface operations {
                 _subscriberId: string;
                 /** @description The workflow */
                 _templateId: string;
+                /** @description Archived in the subscriber's inbox */
+                archived: boolean;
                 channel: string;
                 /** @description Rendered */
                 content: string;
@@ -16057,11 +18247,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16070,6 +18263,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16081,11 +18276,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16094,6 +18292,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16105,11 +18305,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16118,6 +18321,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16129,11 +18334,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16142,6 +18350,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16181,11 +18391,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16194,6 +18407,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16205,11 +18420,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16218,6 +18436,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16242,6 +18462,8 @@ export interface operations {
                 _subscriberId: string;
                 /** @description The workflow */
                 _templateId: string;
+                /** @description Archived in the subscriber's inbox */
+                archived: boolean;
                 channel: string;
                 /** @description Rendered */
                 content: string;
@@ -16342,11 +18564,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16355,6 +18580,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16366,11 +18593,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16379,6 +18609,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16390,11 +18622,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16403,6 +18638,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16414,11 +18651,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16427,6 +18667,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16460,11 +18702,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16473,6 +18718,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16484,11 +18731,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16497,6 +18747,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16522,6 +18774,8 @@ export interface operations {
                 _subscriberId: string;
                 /** @description The workflow */
                 _templateId: string;
+                /** @description Archived in the subscriber's inbox */
+                archived: boolean;
                 channel: string;
                 /** @description Rendered */
                 content: string;
@@ -16630,11 +18884,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16643,6 +18900,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16654,11 +18913,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16667,6 +18929,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16678,11 +18942,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16691,6 +18958,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16702,11 +18971,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16715,6 +18987,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16745,11 +19019,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16758,6 +19035,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16769,11 +19048,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16782,6 +19064,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16803,11 +19087,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16816,6 +19103,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16827,11 +19116,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16840,6 +19132,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16851,11 +19145,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16864,6 +19161,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16875,11 +19174,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16888,6 +19190,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16930,11 +19234,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16943,6 +19250,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -16954,11 +19263,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -16967,6 +19279,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17037,11 +19351,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17050,6 +19367,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17061,11 +19380,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17074,6 +19396,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17085,11 +19409,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17098,6 +19425,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17109,11 +19438,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17122,6 +19454,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17133,11 +19467,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17146,6 +19483,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17157,11 +19496,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17170,6 +19512,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17201,11 +19545,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17214,6 +19561,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17225,11 +19574,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17238,6 +19590,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17286,11 +19640,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17299,6 +19656,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17310,11 +19669,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17323,6 +19685,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17334,11 +19698,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17347,6 +19714,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17358,11 +19727,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17371,6 +19743,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17416,11 +19790,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17429,6 +19806,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17440,11 +19819,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17453,6 +19835,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17558,11 +19942,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17571,6 +19958,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17582,11 +19971,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17595,6 +19987,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17606,11 +20000,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17619,6 +20016,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17630,11 +20029,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17643,6 +20045,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17654,11 +20058,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17667,6 +20074,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17678,11 +20087,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17691,6 +20103,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17721,11 +20135,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17734,6 +20151,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17745,11 +20164,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17758,6 +20180,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17887,11 +20311,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17900,6 +20327,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17911,11 +20340,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17924,6 +20356,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17935,11 +20369,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17948,6 +20385,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -17959,11 +20398,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -17972,6 +20414,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18019,11 +20463,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18032,6 +20479,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18043,11 +20492,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18056,6 +20508,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18109,11 +20563,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18122,6 +20579,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18133,11 +20592,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18146,6 +20608,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18157,11 +20621,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18170,6 +20637,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18181,11 +20650,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18194,6 +20666,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18205,11 +20679,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18218,6 +20695,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18229,11 +20708,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18242,6 +20724,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18298,11 +20782,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18311,6 +20798,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18322,11 +20811,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18335,6 +20827,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18373,11 +20867,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18386,6 +20883,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18397,11 +20896,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18410,6 +20912,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18421,11 +20925,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18434,6 +20941,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18445,11 +20954,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18458,6 +20970,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18469,11 +20983,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18482,6 +20999,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18511,11 +21030,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18524,6 +21046,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18535,11 +21059,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18548,6 +21075,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18591,11 +21120,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18604,6 +21136,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18615,11 +21149,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18628,6 +21165,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18639,11 +21178,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18652,6 +21194,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18687,11 +21231,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18700,6 +21247,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18711,11 +21260,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18724,6 +21276,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18751,11 +21305,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18764,6 +21321,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18775,11 +21334,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18788,6 +21350,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18799,11 +21363,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18812,6 +21379,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18823,11 +21392,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18836,6 +21408,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18847,11 +21421,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18860,6 +21437,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18885,11 +21464,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18898,6 +21480,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18909,11 +21493,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18922,6 +21509,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18957,11 +21546,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18970,6 +21562,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -18981,11 +21575,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -18994,6 +21591,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19005,11 +21604,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19018,6 +21620,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19029,11 +21633,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19042,6 +21649,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19070,11 +21679,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19083,6 +21695,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19094,11 +21708,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19107,6 +21724,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19122,11 +21741,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19135,6 +21757,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19146,11 +21770,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19159,6 +21786,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19170,11 +21799,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19183,6 +21815,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19194,11 +21828,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19207,6 +21844,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19218,11 +21857,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19231,6 +21873,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19268,11 +21912,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19281,6 +21928,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19292,11 +21941,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19305,6 +21957,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19344,11 +21998,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19357,6 +22014,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19368,11 +22027,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19381,6 +22043,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19392,11 +22056,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19405,6 +22072,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19416,11 +22085,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19429,6 +22101,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19440,11 +22114,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19453,6 +22130,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19464,11 +22143,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19477,6 +22159,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19517,11 +22201,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19530,6 +22217,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19541,11 +22230,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19554,6 +22246,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19584,11 +22278,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19597,6 +22294,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19608,11 +22307,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19621,6 +22323,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19632,11 +22336,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19645,6 +22352,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19656,11 +22365,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19669,6 +22381,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19680,11 +22394,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19693,6 +22410,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19720,11 +22439,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19733,6 +22455,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19744,11 +22468,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19757,6 +22484,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19789,11 +22518,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19802,6 +22534,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19813,11 +22547,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19826,6 +22563,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19837,11 +22576,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19850,6 +22592,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19861,11 +22605,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19874,6 +22621,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19914,11 +22663,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19927,6 +22679,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19938,11 +22692,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19951,6 +22708,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19970,11 +22729,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -19983,6 +22745,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -19994,11 +22758,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20007,6 +22774,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20018,11 +22787,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20031,6 +22803,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20042,11 +22816,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20055,6 +22832,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20066,11 +22845,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20079,6 +22861,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20090,11 +22874,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20103,6 +22890,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20124,11 +22913,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20137,6 +22929,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20148,11 +22942,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20161,6 +22958,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20185,11 +22984,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20198,6 +23000,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20209,11 +23013,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20222,6 +23029,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20233,11 +23042,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20246,6 +23058,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20271,11 +23085,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20284,6 +23101,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20295,11 +23114,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20308,6 +23130,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20332,11 +23156,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20345,6 +23172,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20356,11 +23185,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20369,6 +23201,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20380,11 +23214,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20393,6 +23230,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20404,11 +23243,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20417,6 +23259,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20456,11 +23300,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20469,6 +23316,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20480,11 +23329,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20493,6 +23345,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20518,6 +23372,8 @@ export interface operations {
               _subscriberId: string;
               /** @description The workflow */
               _templateId: string;
+              /** @description Archived in the subscriber's inbox */
+              archived: boolean;
               channel: string;
               /** @description Rendered */
               content: string;
@@ -20581,11 +23437,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20594,6 +23453,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20605,11 +23466,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20618,6 +23482,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20629,11 +23495,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20642,6 +23511,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20653,11 +23524,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20666,6 +23540,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20689,11 +23565,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20702,6 +23581,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20713,11 +23594,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20726,6 +23610,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20750,11 +23636,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20763,6 +23652,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20774,11 +23665,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20787,6 +23681,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20798,11 +23694,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20811,6 +23710,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20836,11 +23737,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20849,6 +23753,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20860,11 +23766,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20873,6 +23782,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20897,6 +23808,8 @@ export interface operations {
                 _subscriberId: string;
                 /** @description The workflow */
                 _templateId: string;
+                /** @description Archived in the subscriber's inbox */
+                archived: boolean;
                 channel: string;
                 /** @description Rendered */
                 content: string;
@@ -20960,11 +23873,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20973,6 +23889,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -20984,11 +23902,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -20997,6 +23918,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21008,11 +23931,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21021,6 +23947,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21048,11 +23976,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21061,6 +23992,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21072,11 +24005,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21085,6 +24021,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21109,6 +24047,8 @@ export interface operations {
                 _subscriberId: string;
                 /** @description The workflow */
                 _templateId: string;
+                /** @description Archived in the subscriber's inbox */
+                archived: boolean;
                 channel: string;
                 /** @description Rendered */
                 content: string;
@@ -21172,11 +24112,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21185,6 +24128,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21196,11 +24141,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21209,6 +24157,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21220,11 +24170,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21233,6 +24186,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21256,11 +24211,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21269,6 +24227,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21280,11 +24240,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21293,6 +24256,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21313,11 +24278,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21326,6 +24294,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21337,11 +24307,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21350,6 +24323,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21361,11 +24336,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21374,6 +24352,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21397,11 +24377,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21410,6 +24393,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21421,11 +24406,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21434,6 +24422,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21454,11 +24444,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21467,6 +24460,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21478,11 +24473,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21491,6 +24489,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21502,11 +24502,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21515,6 +24518,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21541,11 +24546,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21554,6 +24562,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21565,11 +24575,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21578,6 +24591,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21599,11 +24614,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21612,6 +24630,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21623,11 +24643,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21636,6 +24659,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21647,11 +24672,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21660,6 +24688,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21688,11 +24718,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21701,6 +24734,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21712,11 +24747,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21725,6 +24763,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21750,6 +24790,8 @@ export interface operations {
                 _subscriberId: string;
                 /** @description The workflow */
                 _templateId: string;
+                /** @description Archived in the subscriber's inbox */
+                archived: boolean;
                 channel: string;
                 /** @description Rendered */
                 content: string;
@@ -21821,11 +24863,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21834,6 +24879,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21845,11 +24892,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21858,6 +24908,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21869,11 +24921,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21882,6 +24937,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21908,11 +24965,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21921,6 +24981,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21932,11 +24994,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21945,6 +25010,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21966,11 +25033,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -21979,6 +25049,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -21990,11 +25062,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22003,6 +25078,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22014,11 +25091,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22027,6 +25107,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22053,11 +25135,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22066,6 +25151,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22077,11 +25164,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22090,6 +25180,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22111,11 +25203,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22124,6 +25219,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22135,11 +25232,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22148,6 +25248,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22159,11 +25261,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22172,6 +25277,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22188,11 +25295,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22201,6 +25311,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22212,11 +25324,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22225,6 +25340,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22249,11 +25366,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22262,6 +25382,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22273,11 +25395,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22286,6 +25411,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22302,11 +25429,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22315,6 +25445,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22326,11 +25458,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22339,6 +25474,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22387,11 +25524,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22400,6 +25540,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22411,11 +25553,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22424,6 +25569,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22454,11 +25601,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22467,6 +25617,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22478,11 +25630,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22491,6 +25646,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22592,11 +25749,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22605,6 +25765,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22616,11 +25778,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22629,6 +25794,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22640,11 +25807,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22653,6 +25823,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22675,11 +25847,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22688,6 +25863,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22699,11 +25876,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22712,6 +25892,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22841,11 +26023,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22854,6 +26039,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22865,11 +26052,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22878,6 +26068,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22889,11 +26081,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22902,6 +26097,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22937,11 +26134,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22950,6 +26150,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -22961,11 +26163,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -22974,6 +26179,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23023,11 +26230,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23036,6 +26246,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23047,11 +26259,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23060,6 +26275,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23071,11 +26288,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23084,6 +26304,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23095,11 +26317,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23108,6 +26333,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23142,11 +26369,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23155,6 +26385,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23166,11 +26398,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23179,6 +26414,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23214,11 +26451,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23227,6 +26467,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23238,11 +26480,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23251,6 +26496,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23262,11 +26509,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23275,6 +26525,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23301,11 +26553,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23314,6 +26569,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23325,11 +26582,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23338,6 +26598,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23360,11 +26622,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23373,6 +26638,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23384,11 +26651,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23397,6 +26667,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23408,11 +26680,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23421,6 +26696,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23450,11 +26727,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23463,6 +26743,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23474,11 +26756,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23487,6 +26772,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23630,11 +26917,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23643,6 +26933,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23654,11 +26946,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23667,6 +26962,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23678,11 +26975,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23691,6 +26991,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23802,11 +27104,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23815,6 +27120,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23826,11 +27133,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23839,6 +27149,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -23980,11 +27292,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -23993,6 +27308,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24004,11 +27321,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24017,6 +27337,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24028,11 +27350,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24041,6 +27366,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24052,11 +27379,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24065,6 +27395,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24076,11 +27408,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24089,6 +27424,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24111,11 +27448,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24124,6 +27464,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24135,11 +27477,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24148,6 +27493,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24285,11 +27632,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24298,6 +27648,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24309,11 +27661,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24322,6 +27677,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24333,11 +27690,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24346,6 +27706,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24357,11 +27719,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24370,6 +27735,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24483,11 +27850,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24496,6 +27866,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24507,11 +27879,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24520,6 +27895,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24657,11 +28034,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24670,6 +28050,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24681,11 +28063,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24694,6 +28079,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24705,11 +28092,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24718,6 +28108,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24729,11 +28121,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24742,6 +28137,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24753,11 +28150,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24766,6 +28166,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24791,11 +28193,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24804,6 +28209,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24815,11 +28222,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24828,6 +28238,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24848,11 +28260,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24861,6 +28276,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24872,11 +28289,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24885,6 +28305,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24896,11 +28318,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24909,6 +28334,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24920,11 +28347,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24933,6 +28363,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24966,11 +28398,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -24979,6 +28414,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -24990,11 +28427,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25003,6 +28443,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25140,11 +28582,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25153,6 +28598,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25164,11 +28611,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25177,6 +28627,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25188,11 +28640,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25201,6 +28656,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25212,11 +28669,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25225,6 +28685,1328 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Search subscribers, a page at a time by cursor (newest first by default)
+   * @description Novu's /v2 search (what @novu/api's `subscribers.search` calls). Each filter narrows: `email`, `phone` and `name` ("firstName lastName") contain the text, in any case; `subscriberId` is exact. A page goes `after` or `before` a subscriber named by its `_id` (a page's `next` and `previous`).
+   */
+  searchSubscribers: {
+    parameters: {
+      query?: {
+        /**
+         * @description The page after this one of the subscribers (its _id: a page's `next`); not with before
+         * @example 65f1c0ffee0123456789abcd
+         */
+        after?: string;
+        /**
+         * @description The page before this one of the subscribers (a page's `previous`)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        before?: string;
+        /** @description Page size, 1–100; default 10 */
+        limit?: number;
+        /** @description What the subscribers are ordered by (then by _id); default `_id` */
+        orderBy?: "_id" | "createdAt" | "updatedAt";
+        /** @description Default DESC */
+        orderDirection?: "ASC" | "DESC";
+        /** @description The page starts at the cursor's own item rather than after it */
+        includeCursor?: boolean;
+        /** @description Only those whose email contains it (any case) */
+        email?: string;
+        /** @description Only those whose phone contains it */
+        phone?: string;
+        /** @description Only the one with this subscriberId */
+        subscriberId?: string;
+        /** @description Only those whose "firstName lastName" contains it (any case) */
+        name?: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description One page, the cursors on either side, and how many match */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                /** @description The environment */
+                _environmentId: string;
+                /** @description Our id for the subscriber (not your subscriberId) */
+                _id: string;
+                /** @description The organization */
+                _organizationId: string;
+                avatar: string;
+                /** @description Delivery credentials, one entry per provider */
+                channels: {
+                    /** @description The integration they are bound to, or empty */
+                    _integrationId: string;
+                    /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
+                    credentials: {
+                      /** @description Push device tokens, each masked as `********` */
+                      deviceTokens: string[];
+                      /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
+                      webhookUrl: string;
+                    };
+                    /** @description The integration named when they were set, or empty */
+                    integrationIdentifier: string;
+                    /** @description The provider the credentials are for */
+                    providerId: string;
+                  }[];
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Your own data about the subscriber */
+                data: {
+                  [key: string]: unknown;
+                };
+                /** @description Always false: a deleted subscriber is gone */
+                deleted: boolean;
+                email: string;
+                firstName: string;
+                isOnline: boolean;
+                lastName: string;
+                /** @description When the online status was last set; empty until then */
+                lastOnlineAt: string;
+                locale: string;
+                phone: string;
+                /** @description Your id for the subscriber, unique in the environment */
+                subscriberId: string;
+                /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+                timezone: string;
+                /** Format: date-time */
+                updatedAt: string;
+              }[];
+            /** @description The cursor of the next page (`after`), null after the last subscribers */
+            next: string | null;
+            /** @description The cursor of the previous page (`before`), null before the first subscribers */
+            previous: string | null;
+            /** @description How many subscribers match, counted up to 50,000 */
+            totalCount: number;
+            /** @description More than 50,000 match (totalCount stops there) */
+            totalCountCapped: boolean;
+          };
+        };
+      };
+      /** @description A query value out of range, after and before together, or a cursor that names no subscriber of the environment */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Create a subscriber (or update the one with its subscriberId)
+   * @description Novu's /v2 create (@novu/api's `subscribers.create`): as POST /v1/subscribers, an upsert by subscriberId, unless `failIfExists=true`: then a subscriberId the environment has is a 409 whose body carries that subscriber beside the error (as @novu/api reads it), and nothing changes.
+   */
+  createSubscriberV2: {
+    parameters: {
+      query?: {
+        /** @description true: a subscriberId the environment has already is a 409 (which names it), not an update */
+        failIfExists?: boolean;
+      };
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          avatar?: string | null;
+          channels?: {
+              credentials: {
+                deviceTokens?: string[];
+                /** @description An http(s) URL */
+                webhookUrl?: string;
+              };
+              integrationIdentifier?: string;
+              /** @description The provider's id (`slack`, `discord`, `msteams`, `mattermost`, `fcm`...) */
+              providerId: string;
+            }[];
+          data?: {
+            [key: string]: unknown;
+          } | null;
+          email?: string | null;
+          firstName?: string | null;
+          lastName?: string | null;
+          locale?: string | null;
+          phone?: string | null;
+          /** @description Your id for the subscriber: 1–128 characters, no control characters */
+          subscriberId: string;
+          timezone?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The subscriber as stored */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** Subscriber */
+            data: {
+              /** @description The environment */
+              _environmentId: string;
+              /** @description Our id for the subscriber (not your subscriberId) */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              avatar: string;
+              /** @description Delivery credentials, one entry per provider */
+              channels: {
+                  /** @description The integration they are bound to, or empty */
+                  _integrationId: string;
+                  /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
+                  credentials: {
+                    /** @description Push device tokens, each masked as `********` */
+                    deviceTokens: string[];
+                    /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
+                    webhookUrl: string;
+                  };
+                  /** @description The integration named when they were set, or empty */
+                  integrationIdentifier: string;
+                  /** @description The provider the credentials are for */
+                  providerId: string;
+                }[];
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Your own data about the subscriber */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description Always false: a deleted subscriber is gone */
+              deleted: boolean;
+              email: string;
+              firstName: string;
+              isOnline: boolean;
+              lastName: string;
+              /** @description When the online status was last set; empty until then */
+              lastOnlineAt: string;
+              locale: string;
+              phone: string;
+              /** @description Your id for the subscriber, unique in the environment */
+              subscriberId: string;
+              /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+              timezone: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid body: subscriberId empty, over 128 characters or with control characters; email, locale or data invalid */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The subscriber exists (failIfExists), or the Idempotency-Key is in use */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The environment */
+            _environmentId: string;
+            /** @description Our id for the subscriber (not your subscriberId) */
+            _id: string;
+            /** @description The organization */
+            _organizationId: string;
+            avatar: string;
+            /** @description Delivery credentials, one entry per provider */
+            channels: {
+                /** @description The integration they are bound to, or empty */
+                _integrationId: string;
+                /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
+                credentials: {
+                  /** @description Push device tokens, each masked as `********` */
+                  deviceTokens: string[];
+                  /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
+                  webhookUrl: string;
+                };
+                /** @description The integration named when they were set, or empty */
+                integrationIdentifier: string;
+                /** @description The provider the credentials are for */
+                providerId: string;
+              }[];
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Your own data about the subscriber */
+            data: {
+              [key: string]: unknown;
+            };
+            /** @description Always false: a deleted subscriber is gone */
+            deleted: boolean;
+            email: string;
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            firstName: string;
+            isOnline: boolean;
+            lastName: string;
+            /** @description When the online status was last set; empty until then */
+            lastOnlineAt: string;
+            locale: string;
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            phone: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** @description Your id for the subscriber, unique in the environment */
+            subscriberId: string;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+            timezone: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Get a subscriber by your subscriberId
+   * @description Novu's /v2 read (@novu/api's `subscribers.retrieve`): the subscriber as GET /v1 shows it.
+   */
+  getSubscriberV2: {
+    parameters: {
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The subscriber */
+      200: {
+        content: {
+          "application/json": {
+            /** Subscriber */
+            data: {
+              /** @description The environment */
+              _environmentId: string;
+              /** @description Our id for the subscriber (not your subscriberId) */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              avatar: string;
+              /** @description Delivery credentials, one entry per provider */
+              channels: {
+                  /** @description The integration they are bound to, or empty */
+                  _integrationId: string;
+                  /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
+                  credentials: {
+                    /** @description Push device tokens, each masked as `********` */
+                    deviceTokens: string[];
+                    /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
+                    webhookUrl: string;
+                  };
+                  /** @description The integration named when they were set, or empty */
+                  integrationIdentifier: string;
+                  /** @description The provider the credentials are for */
+                  providerId: string;
+                }[];
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Your own data about the subscriber */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description Always false: a deleted subscriber is gone */
+              deleted: boolean;
+              email: string;
+              firstName: string;
+              isOnline: boolean;
+              lastName: string;
+              /** @description When the online status was last set; empty until then */
+              lastOnlineAt: string;
+              locale: string;
+              phone: string;
+              /** @description Your id for the subscriber, unique in the environment */
+              subscriberId: string;
+              /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+              timezone: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description The subscriberId is over 128 characters or has control characters */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such subscriber in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Delete a subscriber
+   * @description Novu's /v2 delete (@novu/api's `subscribers.delete`), as DELETE /v1/subscribers/{subscriberId}: the subscriber goes with its preferences, topic subscriptions and messages, and what has not run for it is canceled.
+   */
+  deleteSubscriberV2: {
+    parameters: {
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The subscriber is deleted */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @enum {boolean} */
+              acknowledged: true;
+              /** @enum {string} */
+              status: "deleted";
+            };
+          };
+        };
+      };
+      /** @description The subscriberId is over 128 characters or has control characters */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such subscriber in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Update a subscriber (the fields sent; the others keep their values)
+   * @description Novu's /v2 update (@novu/api's `subscribers.patch`), as PUT /v1/subscribers/{subscriberId}: `null` or an empty string clears a field.
+   */
+  patchSubscriber: {
+    parameters: {
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          avatar?: string | null;
+          channels?: {
+              credentials: {
+                deviceTokens?: string[];
+                /** @description An http(s) URL */
+                webhookUrl?: string;
+              };
+              integrationIdentifier?: string;
+              /** @description The provider's id (`slack`, `discord`, `msteams`, `mattermost`, `fcm`...) */
+              providerId: string;
+            }[];
+          data?: {
+            [key: string]: unknown;
+          } | null;
+          email?: string | null;
+          firstName?: string | null;
+          lastName?: string | null;
+          locale?: string | null;
+          phone?: string | null;
+          timezone?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The subscriber as stored after the update */
+      200: {
+        content: {
+          "application/json": {
+            /** Subscriber */
+            data: {
+              /** @description The environment */
+              _environmentId: string;
+              /** @description Our id for the subscriber (not your subscriberId) */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              avatar: string;
+              /** @description Delivery credentials, one entry per provider */
+              channels: {
+                  /** @description The integration they are bound to, or empty */
+                  _integrationId: string;
+                  /** @description Sealed at rest and masked in every answer; sent back masked, a credential keeps its stored value */
+                  credentials: {
+                    /** @description Push device tokens, each masked as `********` */
+                    deviceTokens: string[];
+                    /** @description The chat webhook, masked: its scheme, host and port, then `/********` (the path is the secret); empty when unset */
+                    webhookUrl: string;
+                  };
+                  /** @description The integration named when they were set, or empty */
+                  integrationIdentifier: string;
+                  /** @description The provider the credentials are for */
+                  providerId: string;
+                }[];
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Your own data about the subscriber */
+              data: {
+                [key: string]: unknown;
+              };
+              /** @description Always false: a deleted subscriber is gone */
+              deleted: boolean;
+              email: string;
+              firstName: string;
+              isOnline: boolean;
+              lastName: string;
+              /** @description When the online status was last set; empty until then */
+              lastOnlineAt: string;
+              locale: string;
+              phone: string;
+              /** @description Your id for the subscriber, unique in the environment */
+              subscriberId: string;
+              /** @description An IANA timezone (`Europe/Paris`); the subscriber's schedule is read on its clocks. Empty: UTC */
+              timezone: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid body (an email that is not one, a locale that is not a language tag, data over 64 KiB...) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such subscriber in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25277,11 +30059,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25290,6 +30075,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25301,11 +30088,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25314,6 +30104,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25422,11 +30214,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25435,6 +30230,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25446,11 +30243,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25459,6 +30259,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25470,11 +30272,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25483,6 +30288,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25494,11 +30301,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25507,6 +30317,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25541,11 +30353,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25554,6 +30369,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25565,11 +30382,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25578,6 +30398,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25593,11 +30415,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25606,6 +30431,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25617,11 +30444,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25630,6 +30460,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25641,11 +30473,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25654,6 +30489,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25690,11 +30527,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25703,6 +30543,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25714,11 +30556,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25727,6 +30572,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25830,11 +30677,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25843,6 +30693,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25854,11 +30706,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25867,6 +30722,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25878,11 +30735,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25891,6 +30751,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25902,11 +30764,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25915,6 +30780,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25951,11 +30818,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25964,6 +30834,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -25975,11 +30847,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -25988,6 +30863,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26091,11 +30968,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26104,6 +30984,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26115,11 +30997,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26128,6 +31013,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26139,11 +31026,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26152,6 +31042,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26163,11 +31055,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26176,6 +31071,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26210,11 +31107,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26223,6 +31123,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26234,11 +31136,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26247,6 +31152,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26350,11 +31257,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26363,6 +31273,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26374,11 +31286,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26387,6 +31302,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26398,11 +31315,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26411,6 +31331,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26445,11 +31367,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26458,6 +31383,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26469,11 +31396,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26482,6 +31412,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26585,11 +31517,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26598,6 +31533,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26609,11 +31546,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26622,6 +31562,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26633,11 +31575,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26646,6 +31591,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26691,11 +31638,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26704,6 +31654,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26715,11 +31667,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26728,6 +31683,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26831,11 +31788,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26844,6 +31804,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26855,11 +31817,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26868,6 +31833,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26879,11 +31846,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26892,6 +31862,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26903,11 +31875,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26916,6 +31891,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26950,11 +31927,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26963,6 +31943,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -26974,11 +31956,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -26987,6 +31972,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27090,11 +32077,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27103,6 +32093,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27114,11 +32106,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27127,6 +32122,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27138,11 +32135,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27151,6 +32151,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27185,11 +32187,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27198,6 +32203,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27209,11 +32216,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27222,6 +32232,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27325,11 +32337,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27338,6 +32353,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27349,11 +32366,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27362,6 +32382,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27373,11 +32395,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27386,6 +32411,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27420,11 +32447,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27433,6 +32463,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27444,11 +32476,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27457,6 +32492,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27560,11 +32597,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27573,6 +32613,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27584,11 +32626,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27597,6 +32642,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27608,11 +32655,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27621,6 +32671,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27663,11 +32715,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27676,6 +32731,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27687,11 +32744,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27700,6 +32760,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27715,11 +32777,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27728,6 +32793,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27739,11 +32806,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27752,6 +32822,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27763,11 +32835,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27776,6 +32851,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27787,11 +32864,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27800,6 +32880,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27834,11 +32916,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27847,6 +32932,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27858,11 +32945,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27871,6 +32961,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27897,11 +32989,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27910,6 +33005,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27921,11 +33018,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27934,6 +33034,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27945,11 +33047,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27958,6 +33063,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -27969,11 +33076,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -27982,6 +33092,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28024,11 +33136,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28037,6 +33152,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28048,11 +33165,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28061,6 +33181,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28076,11 +33198,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28089,6 +33214,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28100,11 +33227,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28113,6 +33243,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28124,11 +33256,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28137,6 +33272,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28148,11 +33285,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28161,6 +33301,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28203,11 +33345,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28216,6 +33361,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28227,11 +33374,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28240,6 +33390,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28255,11 +33407,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28268,6 +33423,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28279,11 +33436,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28292,6 +33452,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28303,11 +33465,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28316,6 +33481,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28327,11 +33494,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28340,6 +33510,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28382,11 +33554,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28395,6 +33570,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28406,11 +33583,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28419,6 +33599,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28434,11 +33616,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28447,6 +33632,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28458,11 +33645,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28471,6 +33661,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28482,11 +33674,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28495,6 +33690,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28506,11 +33703,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28519,6 +33719,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28560,11 +33762,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28573,6 +33778,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28584,11 +33791,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28597,6 +33807,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28612,11 +33824,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28625,6 +33840,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28636,11 +33853,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28649,6 +33869,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28660,11 +33882,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28673,6 +33898,8 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
@@ -28684,11 +33911,14 @@ export interface operations {
             error: string;
             /** @description On 5xx: the id of the log line that describes it */
             errorId?: string;
-            /** @description Each invalid field (validation errors only) */
             errors?: {
                 field: string;
                 message: string;
-              }[];
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
             /** @description One human sentence saying what went wrong */
             message: string;
             /** @description The request path */
@@ -28697,6 +33927,3942 @@ export interface operations {
             statusCode: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * A subscriber's global preference and its preference for each active workflow
+   * @description Novu's /v2 read (@novu/api's `subscribers.preferences.list`): the preferences the inbox and the /v1 routes read, each with the channels it can turn off (those its workflows use), the global one with its schedule when one is set. `criticality`: `nonCritical` (the default), `critical` or `all`.
+   */
+  getSubscriberPreferencesV2: {
+    parameters: {
+      query?: {
+        /** @description Which workflows: `nonCritical` (the default), `critical`, or `all` */
+        criticality?: "critical" | "nonCritical" | "all";
+        /** @description Accepted and not used: Tidings has no contexts */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The global preference and the workflows' */
+      200: {
+        content: {
+          "application/json": {
+            /** SubscriberPreferences */
+            data: {
+              global: {
+                /** @description The channels the preference can turn off, each on or off */
+                channels: {
+                  chat?: boolean;
+                  email?: boolean;
+                  in_app?: boolean;
+                  push?: boolean;
+                  sms?: boolean;
+                };
+                enabled: boolean;
+                /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+                schedule?: {
+                  /** @description Whether the schedule holds steps outside its hours back */
+                  isEnabled: boolean;
+                  weeklySchedule?: {
+                    friday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    monday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    saturday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    sunday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    thursday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    tuesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    wednesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                  };
+                };
+              };
+              /** @description One per active workflow of the criticality asked for, oldest first */
+              workflows: ({
+                  /** @description The channels the preference can turn off, each on or off */
+                  channels: {
+                    chat?: boolean;
+                    email?: boolean;
+                    in_app?: boolean;
+                    push?: boolean;
+                    sms?: boolean;
+                  };
+                  enabled: boolean;
+                  /** @description What decided each channel shown */
+                  overrides: ({
+                      /** @enum {string} */
+                      channel: "email" | "sms" | "in_app" | "chat" | "push";
+                      /**
+                       * @description `subscriber`: its own choice; `template`: the workflow's preference settings
+                       * @enum {string}
+                       */
+                      source: "subscriber" | "template";
+                    })[];
+                  workflow: {
+                    identifier: string;
+                    name: string;
+                    /** @description `<identifier>_wf_<_id>`, as Novu's dashboard names it */
+                    slug: string;
+                  };
+                })[];
+            };
+          };
+        };
+      };
+      /** @description A criticality that is not one */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such subscriber */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Change a subscriber's global preference (channels, schedule) or one workflow's
+   * @description Novu's /v2 change (@novu/api's `subscribers.preferences.update`): with `workflowId`, that workflow's channels; without, the global channels and the weekly schedule (`isEnabled` always, the hours when sent, as the inbox sets them). A critical workflow cannot be turned off. Answers every preference, as the read does.
+   */
+  updateSubscriberPreferencesV2: {
+    parameters: {
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The channels the preference can turn off, each on or off */
+          channels?: {
+            chat?: boolean;
+            email?: boolean;
+            in_app?: boolean;
+            push?: boolean;
+            sms?: boolean;
+          };
+          /** @description Accepted and not used: Tidings has no contexts */
+          context?: Record<string, never>;
+          /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+          schedule?: {
+            /** @description Whether the schedule holds steps outside its hours back */
+            isEnabled: boolean;
+            weeklySchedule?: {
+              friday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              monday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              saturday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              sunday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              thursday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              tuesday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+              wednesday?: {
+                hours?: {
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    end: string;
+                    /** @description A 12-hour clock time: `09:00 AM` */
+                    start: string;
+                  }[];
+                isEnabled: boolean;
+              };
+            };
+          };
+          /** @description The workflow (its _id or identifier) whose preference changes; absent: the global one */
+          workflowId?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The preferences after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** SubscriberPreferences */
+            data: {
+              global: {
+                /** @description The channels the preference can turn off, each on or off */
+                channels: {
+                  chat?: boolean;
+                  email?: boolean;
+                  in_app?: boolean;
+                  push?: boolean;
+                  sms?: boolean;
+                };
+                enabled: boolean;
+                /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+                schedule?: {
+                  /** @description Whether the schedule holds steps outside its hours back */
+                  isEnabled: boolean;
+                  weeklySchedule?: {
+                    friday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    monday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    saturday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    sunday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    thursday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    tuesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    wednesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                  };
+                };
+              };
+              /** @description One per active workflow of the criticality asked for, oldest first */
+              workflows: ({
+                  /** @description The channels the preference can turn off, each on or off */
+                  channels: {
+                    chat?: boolean;
+                    email?: boolean;
+                    in_app?: boolean;
+                    push?: boolean;
+                    sms?: boolean;
+                  };
+                  enabled: boolean;
+                  /** @description What decided each channel shown */
+                  overrides: ({
+                      /** @enum {string} */
+                      channel: "email" | "sms" | "in_app" | "chat" | "push";
+                      /**
+                       * @description `subscriber`: its own choice; `template`: the workflow's preference settings
+                       * @enum {string}
+                       */
+                      source: "subscriber" | "template";
+                    })[];
+                  workflow: {
+                    identifier: string;
+                    name: string;
+                    /** @description `<identifier>_wf_<_id>`, as Novu's dashboard names it */
+                    slug: string;
+                  };
+                })[];
+            };
+          };
+        };
+      };
+      /** @description An invalid schedule, a schedule sent with a workflowId, or a critical workflow turned off */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such subscriber, or no such live workflow in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Change a subscriber's preference for up to 100 workflows at once
+   * @description Novu's /v2 bulk change (@novu/api's `subscribers.preferences.bulkUpdate`): the inbox's bulk change for the subscriber named, in one transaction. Any unknown workflow is a 404 naming it and nothing is written; a workflow named twice takes the last item.
+   */
+  bulkUpdateSubscriberPreferencesV2: {
+    parameters: {
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Accepted and not used: Tidings has no contexts */
+          context?: Record<string, never>;
+          preferences: {
+              /** @description The channels the preference can turn off, each on or off */
+              channels: {
+                chat?: boolean;
+                email?: boolean;
+                in_app?: boolean;
+                push?: boolean;
+                sms?: boolean;
+              };
+              /** @description The workflow's _id or identifier */
+              workflowId: string;
+            }[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Each workflow's preference after the change */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description The channels the preference can turn off, each on or off */
+                channels: {
+                  chat?: boolean;
+                  email?: boolean;
+                  in_app?: boolean;
+                  push?: boolean;
+                  sms?: boolean;
+                };
+                enabled: boolean;
+                /** @enum {string} */
+                level: "global" | "template";
+                /** @description The hours of each day (on the subscriber's timezone) when steps other than in-app may be delivered */
+                schedule?: {
+                  /** @description Whether the schedule holds steps outside its hours back */
+                  isEnabled: boolean;
+                  weeklySchedule?: {
+                    friday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    monday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    saturday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    sunday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    thursday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    tuesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                    wednesday?: {
+                      hours?: {
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          end: string;
+                          /** @description A 12-hour clock time: `09:00 AM` */
+                          start: string;
+                        }[];
+                      isEnabled: boolean;
+                    };
+                  };
+                };
+                workflow?: {
+                  /** @description A critical workflow is always delivered */
+                  critical: boolean;
+                  /** @description The workflow's _id */
+                  id: string;
+                  /** @description Its trigger identifier */
+                  identifier: string;
+                  name: string;
+                  /** @enum {string} */
+                  severity: "high" | "medium" | "low" | "none";
+                  tags: string[];
+                };
+              })[];
+          };
+        };
+      };
+      /** @description No preferences, more than 100, or a critical workflow turned off */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such subscriber, or a workflow the environment does not have */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * A subscriber's topic subscriptions, a page at a time by cursor (newest first by default)
+   * @description Novu's /v2 list (@novu/api's `subscribers.topics.list`): each subscription with its topic and its preferences; `key` narrows to the subscription to that topic.
+   */
+  listSubscriberSubscriptionsV2: {
+    parameters: {
+      query?: {
+        /**
+         * @description The page after this one of the subscriptions (its _id: a page's `next`); not with before
+         * @example 65f1c0ffee0123456789abcd
+         */
+        after?: string;
+        /**
+         * @description The page before this one of the subscriptions (a page's `previous`)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        before?: string;
+        /** @description Page size, 1–100; default 10 */
+        limit?: number;
+        /** @description What the subscriptions are ordered by (then by _id); default `_id` */
+        orderBy?: "_id" | "createdAt";
+        /** @description Default DESC */
+        orderDirection?: "ASC" | "DESC";
+        /** @description The page starts at the cursor's own item rather than after it */
+        includeCursor?: boolean;
+        /** @description Only the subscription to this topic */
+        key?: string;
+        /** @description Accepted and not used: Tidings has no contexts */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description Your id for the subscriber
+         * @example user-123
+         */
+        subscriberId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description One page, the cursors on either side, and how many match */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description The subscription's id */
+                _id: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Unique in its topic; Novu's default is `tk_<topicKey>:si_<subscriberId>` */
+                identifier: string;
+                /** @description Empty when it has none */
+                name: string;
+                /** @description The subscription's own preference per workflow, which a trigger to the topic honours */
+                preferences: ({
+                    /** @description Ours: the channels the subscription lets through (a channel turned off here is skipped) */
+                    channels: {
+                      chat: boolean;
+                      email: boolean;
+                      in_app: boolean;
+                      push: boolean;
+                      sms: boolean;
+                    };
+                    /** @description The JSON Logic rule, when one is set */
+                    condition?: unknown;
+                    enabled: boolean;
+                    /** @description The subscription's identifier */
+                    subscriptionId: string;
+                    workflow: {
+                      /** @description A critical workflow is always delivered */
+                      critical: boolean;
+                      /** @description The workflow's _id */
+                      id: string;
+                      /** @description Its trigger identifier */
+                      identifier: string;
+                      name: string;
+                      /** @enum {string} */
+                      severity: "high" | "medium" | "low" | "none";
+                      tags: string[];
+                    };
+                  })[];
+                subscriber: {
+                  /** @description Our id for the subscriber */
+                  _id: string;
+                  avatar: string;
+                  email: string;
+                  firstName: string;
+                  lastName: string;
+                  subscriberId: string;
+                } | null;
+                /** TopicV2 */
+                topic: {
+                  /** @description The topic's id */
+                  _id: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** @description Your own data about the topic */
+                  data: {
+                    [key: string]: unknown;
+                  };
+                  key: string;
+                  /** @description Empty when it was made without one */
+                  name: string;
+                  /** Format: date-time */
+                  updatedAt: string;
+                };
+                /**
+                 * Format: date-time
+                 * @description When its name or preferences last changed
+                 */
+                updatedAt: string;
+              })[];
+            /** @description The cursor of the next page (`after`), null after the last subscriptions */
+            next: string | null;
+            /** @description The cursor of the previous page (`before`), null before the first subscriptions */
+            previous: string | null;
+            /** @description How many subscriptions match, counted up to 50,000 */
+            totalCount: number;
+            /** @description More than 50,000 match (totalCount stops there) */
+            totalCountCapped: boolean;
+          };
+        };
+      };
+      /** @description A query value out of range, or a cursor that names no subscription of the environment */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such subscriber in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * List topics, a page at a time by cursor (newest first by default)
+   * @description Novu's /v2 list (@novu/api's `topics.list`): `key` is exact, `name` is contained (any case); a page goes `after` or `before` a topic named by its `_id` (a page's `next` and `previous`).
+   */
+  listTopicsV2: {
+    parameters: {
+      query?: {
+        /**
+         * @description The page after this one of the topics (its _id: a page's `next`); not with before
+         * @example 65f1c0ffee0123456789abcd
+         */
+        after?: string;
+        /**
+         * @description The page before this one of the topics (a page's `previous`)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        before?: string;
+        /** @description Page size, 1–100; default 10 */
+        limit?: number;
+        /** @description What the topics are ordered by (then by _id); default `_id` */
+        orderBy?: "_id" | "createdAt" | "updatedAt";
+        /** @description Default DESC */
+        orderDirection?: "ASC" | "DESC";
+        /** @description The page starts at the cursor's own item rather than after it */
+        includeCursor?: boolean;
+        /** @description Only the topic with this key */
+        key?: string;
+        /** @description Only topics whose name contains it (any case) */
+        name?: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description One page, the cursors on either side, and how many match */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                /** @description The topic's id */
+                _id: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Your own data about the topic */
+                data: {
+                  [key: string]: unknown;
+                };
+                key: string;
+                /** @description Empty when it was made without one */
+                name: string;
+                /** Format: date-time */
+                updatedAt: string;
+              }[];
+            /** @description The cursor of the next page (`after`), null after the last topics */
+            next: string | null;
+            /** @description The cursor of the previous page (`before`), null before the first topics */
+            previous: string | null;
+            /** @description How many topics match, counted up to 50,000 */
+            totalCount: number;
+            /** @description More than 50,000 match (totalCount stops there) */
+            totalCountCapped: boolean;
+          };
+        };
+      };
+      /** @description A query value out of range, after and before together, or a cursor that names no topic of the environment */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Create a topic, or update the one with its key
+   * @description Novu's /v2 create (@novu/api's `topics.create`): 201 with the topic made; for a key the environment has, 200 with that topic, its name and data set to those sent; with `failIfExists=true` a 409 instead, whose body carries the topic beside the error (as @novu/api reads it).
+   */
+  upsertTopic: {
+    parameters: {
+      query?: {
+        /** @description true: a key the environment has already is a 409 (which names the topic) */
+        failIfExists?: boolean;
+      };
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          data?: {
+            [key: string]: unknown;
+          } | null;
+          /** @description The topic's key: 1–100 letters, digits or the characters _ : . - */
+          key: string;
+          /** @description 1–200 characters after trimming */
+          name?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The topic existed: as it is now */
+      200: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** TopicV2 */
+            data: {
+              /** @description The topic's id */
+              _id: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Your own data about the topic */
+              data: {
+                [key: string]: unknown;
+              };
+              key: string;
+              /** @description Empty when it was made without one */
+              name: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description The topic made */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** TopicV2 */
+            data: {
+              /** @description The topic's id */
+              _id: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Your own data about the topic */
+              data: {
+                [key: string]: unknown;
+              };
+              key: string;
+              /** @description Empty when it was made without one */
+              name: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description A key that is not 1–100 letters, digits or _ : . -, or a name that is empty or over 200 characters */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The topic exists (failIfExists), or the Idempotency-Key is in use */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The topic's id */
+            _id: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Your own data about the topic */
+            data: {
+              [key: string]: unknown;
+            };
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            key: string;
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description Empty when it was made without one */
+            name: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Get a topic by its key
+   * @description Novu's /v2 read (@novu/api's `topics.get`).
+   */
+  getTopicV2: {
+    parameters: {
+      path: {
+        /**
+         * @description The topic's key: 1–100 letters, digits or the characters _ : . -
+         * @example team:engineering
+         */
+        topicKey: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The topic */
+      200: {
+        content: {
+          "application/json": {
+            /** TopicV2 */
+            data: {
+              /** @description The topic's id */
+              _id: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Your own data about the topic */
+              data: {
+                [key: string]: unknown;
+              };
+              key: string;
+              /** @description Empty when it was made without one */
+              name: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description A key that is not one */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such topic in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Delete a topic with its subscriptions
+   * @description Novu's /v2 delete (@novu/api's `topics.delete`): the topic goes with its subscriptions and their preferences (DELETE /v1/topics/{topicKey} refuses while it has subscribers).
+   */
+  deleteTopicV2: {
+    parameters: {
+      path: {
+        /**
+         * @description The topic's key: 1–100 letters, digits or the characters _ : . -
+         * @example team:engineering
+         */
+        topicKey: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The topic is deleted */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @enum {boolean} */
+              acknowledged: true;
+            };
+          };
+        };
+      };
+      /** @description A key that is not one */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such topic in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Change a topic's name and/or data
+   * @description Novu's /v2 update (@novu/api's `topics.update`): `data` replaces what the topic had.
+   */
+  updateTopicV2: {
+    parameters: {
+      path: {
+        /**
+         * @description The topic's key: 1–100 letters, digits or the characters _ : . -
+         * @example team:engineering
+         */
+        topicKey: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          data?: {
+            [key: string]: unknown;
+          } | null;
+          /** @description 1–200 characters after trimming */
+          name?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The topic after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** TopicV2 */
+            data: {
+              /** @description The topic's id */
+              _id: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Your own data about the topic */
+              data: {
+                [key: string]: unknown;
+              };
+              key: string;
+              /** @description Empty when it was made without one */
+              name: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description A name that is empty or over 200 characters */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such topic in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * A topic's subscriptions, a page at a time by cursor (newest first by default)
+   * @description Novu's /v2 list (@novu/api's `topics.subscriptions.list`): each subscription with its subscriber and its preferences; `subscriberId` narrows to that subscriber's.
+   */
+  listTopicSubscriptionsV2: {
+    parameters: {
+      query?: {
+        /**
+         * @description The page after this one of the subscriptions (its _id: a page's `next`); not with before
+         * @example 65f1c0ffee0123456789abcd
+         */
+        after?: string;
+        /**
+         * @description The page before this one of the subscriptions (a page's `previous`)
+         * @example 65f1c0ffee0123456789abcd
+         */
+        before?: string;
+        /** @description Page size, 1–100; default 10 */
+        limit?: number;
+        /** @description What the subscriptions are ordered by (then by _id); default `_id` */
+        orderBy?: "_id" | "createdAt";
+        /** @description Default DESC */
+        orderDirection?: "ASC" | "DESC";
+        /** @description The page starts at the cursor's own item rather than after it */
+        includeCursor?: boolean;
+        /** @description Only this subscriber's */
+        subscriberId?: string;
+        /** @description Accepted and not used: Tidings has no contexts */
+        contextKeys?: string | string[];
+      };
+      path: {
+        /**
+         * @description The topic's key: 1–100 letters, digits or the characters _ : . -
+         * @example team:engineering
+         */
+        topicKey: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description One page, the cursors on either side, and how many match */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description The subscription's id */
+                _id: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Unique in its topic; Novu's default is `tk_<topicKey>:si_<subscriberId>` */
+                identifier: string;
+                /** @description Empty when it has none */
+                name: string;
+                /** @description The subscription's own preference per workflow, which a trigger to the topic honours */
+                preferences: ({
+                    /** @description Ours: the channels the subscription lets through (a channel turned off here is skipped) */
+                    channels: {
+                      chat: boolean;
+                      email: boolean;
+                      in_app: boolean;
+                      push: boolean;
+                      sms: boolean;
+                    };
+                    /** @description The JSON Logic rule, when one is set */
+                    condition?: unknown;
+                    enabled: boolean;
+                    /** @description The subscription's identifier */
+                    subscriptionId: string;
+                    workflow: {
+                      /** @description A critical workflow is always delivered */
+                      critical: boolean;
+                      /** @description The workflow's _id */
+                      id: string;
+                      /** @description Its trigger identifier */
+                      identifier: string;
+                      name: string;
+                      /** @enum {string} */
+                      severity: "high" | "medium" | "low" | "none";
+                      tags: string[];
+                    };
+                  })[];
+                subscriber: {
+                  /** @description Our id for the subscriber */
+                  _id: string;
+                  avatar: string;
+                  email: string;
+                  firstName: string;
+                  lastName: string;
+                  subscriberId: string;
+                } | null;
+                /** TopicV2 */
+                topic: {
+                  /** @description The topic's id */
+                  _id: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** @description Your own data about the topic */
+                  data: {
+                    [key: string]: unknown;
+                  };
+                  key: string;
+                  /** @description Empty when it was made without one */
+                  name: string;
+                  /** Format: date-time */
+                  updatedAt: string;
+                };
+                /**
+                 * Format: date-time
+                 * @description When its name or preferences last changed
+                 */
+                updatedAt: string;
+              })[];
+            /** @description The cursor of the next page (`after`), null after the last subscriptions */
+            next: string | null;
+            /** @description The cursor of the previous page (`before`), null before the first subscriptions */
+            previous: string | null;
+            /** @description How many subscriptions match, counted up to 50,000 */
+            totalCount: number;
+            /** @description More than 50,000 match (totalCount stops there) */
+            totalCountCapped: boolean;
+          };
+        };
+      };
+      /** @description A query value out of range, or a cursor that names no subscription of the environment */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such topic in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Subscribe up to 100 subscribers to a topic, with their preferences
+   * @description Novu's /v2 subscribe (@novu/api's `topics.subscriptions.create`): the topic is made (named `name`, or `Autogenerated-<key>`) when the environment has none. Each item (`subscriptions`: a subscriberId, or `{subscriberId, identifier, name?}`; or the older `subscriberIds`) subscribes its subscriber as the inbox does, with the `preferences` given (which a trigger to the topic honours), and stands alone: one the environment has no subscriber for, or whose identifier clashes, is listed in `errors`. When every item fails, the first failure is the answer.
+   */
+  createTopicSubscriptionsV2: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+      path: {
+        /**
+         * @description The topic's key: 1–100 letters, digits or the characters _ : . -
+         * @example team:engineering
+         */
+        topicKey: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Accepted and not used: Tidings has no contexts */
+          context?: Record<string, never>;
+          /** @description The name of the topic, when this call creates it */
+          name?: string;
+          preferences?: (string | {
+              /** @description A JSON Logic rule over `{payload}` (null removes it) */
+              condition?: unknown;
+              enabled?: boolean;
+              workflowId: string;
+            } | {
+              /** @description A JSON Logic rule over `{payload}` (null removes it) */
+              condition?: unknown;
+              enabled?: boolean;
+              filter: {
+                tags?: string[];
+                workflowIds?: string[];
+              };
+            })[];
+          /** @description Deprecated by Novu for `subscriptions` */
+          subscriberIds?: string[];
+          subscriptions?: (string | {
+              identifier: string;
+              name?: string;
+              /** @description A subscriberId */
+              subscriberId: string;
+            })[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The subscriptions made (or that were), and those refused */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            data: ({
+                /** @description The subscription's id */
+                _id: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Unique in its topic; Novu's default is `tk_<topicKey>:si_<subscriberId>` */
+                identifier: string;
+                /** @description Empty when it has none */
+                name: string;
+                /** @description The subscription's own preference per workflow, which a trigger to the topic honours */
+                preferences: ({
+                    /** @description Ours: the channels the subscription lets through (a channel turned off here is skipped) */
+                    channels: {
+                      chat: boolean;
+                      email: boolean;
+                      in_app: boolean;
+                      push: boolean;
+                      sms: boolean;
+                    };
+                    /** @description The JSON Logic rule, when one is set */
+                    condition?: unknown;
+                    enabled: boolean;
+                    /** @description The subscription's identifier */
+                    subscriptionId: string;
+                    workflow: {
+                      /** @description A critical workflow is always delivered */
+                      critical: boolean;
+                      /** @description The workflow's _id */
+                      id: string;
+                      /** @description Its trigger identifier */
+                      identifier: string;
+                      name: string;
+                      /** @enum {string} */
+                      severity: "high" | "medium" | "low" | "none";
+                      tags: string[];
+                    };
+                  })[];
+                subscriber: {
+                  /** @description Our id for the subscriber */
+                  _id: string;
+                  avatar: string;
+                  email: string;
+                  firstName: string;
+                  lastName: string;
+                  subscriberId: string;
+                } | null;
+                /** TopicV2 */
+                topic: {
+                  /** @description The topic's id */
+                  _id: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** @description Your own data about the topic */
+                  data: {
+                    [key: string]: unknown;
+                  };
+                  key: string;
+                  /** @description Empty when it was made without one */
+                  name: string;
+                  /** Format: date-time */
+                  updatedAt: string;
+                };
+                /**
+                 * Format: date-time
+                 * @description When its name or preferences last changed
+                 */
+                updatedAt: string;
+              })[];
+            /** @description The items refused, each with why */
+            errors: {
+                code: string;
+                message: string;
+                subscriberId: string;
+              }[];
+            meta: {
+              failed: number;
+              successful: number;
+              totalCount: number;
+            };
+          };
+        };
+      };
+      /** @description No items or more than 100, an identifier that is not one, or a bad condition in the preferences */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Every subscriber named is unknown, or the preferences name a workflow the environment does not have */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Every item clashed with a subscription the topic has; or the Idempotency-Key is in use */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * End up to 100 of a topic's subscriptions
+   * @description Novu's /v2 unsubscribe (@novu/api's `topics.subscriptions.delete`): each item names a subscription by `identifier`, or a subscriber (its subscription to the topic); those found end with their preferences and are answered as they were; the others are listed in `errors`. When none is found, a 404.
+   */
+  deleteTopicSubscriptionsV2: {
+    parameters: {
+      path: {
+        /**
+         * @description The topic's key: 1–100 letters, digits or the characters _ : . -
+         * @example team:engineering
+         */
+        topicKey: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          subscriberIds?: string[];
+          subscriptions?: (string | {
+              identifier?: string;
+              /** @description A subscriberId */
+              subscriberId?: string;
+            })[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The subscriptions ended, and the items that named none */
+      200: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description The subscription's id */
+                _id: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Unique in its topic; Novu's default is `tk_<topicKey>:si_<subscriberId>` */
+                identifier: string;
+                /** @description Empty when it has none */
+                name: string;
+                /** @description The subscription's own preference per workflow, which a trigger to the topic honours */
+                preferences: ({
+                    /** @description Ours: the channels the subscription lets through (a channel turned off here is skipped) */
+                    channels: {
+                      chat: boolean;
+                      email: boolean;
+                      in_app: boolean;
+                      push: boolean;
+                      sms: boolean;
+                    };
+                    /** @description The JSON Logic rule, when one is set */
+                    condition?: unknown;
+                    enabled: boolean;
+                    /** @description The subscription's identifier */
+                    subscriptionId: string;
+                    workflow: {
+                      /** @description A critical workflow is always delivered */
+                      critical: boolean;
+                      /** @description The workflow's _id */
+                      id: string;
+                      /** @description Its trigger identifier */
+                      identifier: string;
+                      name: string;
+                      /** @enum {string} */
+                      severity: "high" | "medium" | "low" | "none";
+                      tags: string[];
+                    };
+                  })[];
+                subscriber: {
+                  /** @description Our id for the subscriber */
+                  _id: string;
+                  avatar: string;
+                  email: string;
+                  firstName: string;
+                  lastName: string;
+                  subscriberId: string;
+                } | null;
+                /** TopicV2 */
+                topic: {
+                  /** @description The topic's id */
+                  _id: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** @description Your own data about the topic */
+                  data: {
+                    [key: string]: unknown;
+                  };
+                  key: string;
+                  /** @description Empty when it was made without one */
+                  name: string;
+                  /** Format: date-time */
+                  updatedAt: string;
+                };
+                /**
+                 * Format: date-time
+                 * @description When its name or preferences last changed
+                 */
+                updatedAt: string;
+              })[];
+            /** @description The items refused, each with why */
+            errors: {
+                code: string;
+                message: string;
+                subscriberId: string;
+              }[];
+            meta: {
+              failed: number;
+              successful: number;
+              totalCount: number;
+            };
+          };
+        };
+      };
+      /** @description No items, or more than 100 */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such topic, or no item names a subscription it has */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * One of a topic's subscriptions, by identifier (or id), with its preferences
+   * @description Novu's /v2 read (@novu/api's `topics.subscriptions.getSubscription`), as the inbox shows it.
+   */
+  getTopicSubscriptionV2: {
+    parameters: {
+      path: {
+        /**
+         * @description The topic's key: 1–100 letters, digits or the characters _ : . -
+         * @example team:engineering
+         */
+        topicKey: string;
+        /** @description The subscription's identifier (or id) */
+        identifier: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The subscription */
+      200: {
+        content: {
+          "application/json": {
+            /** InboxTopicSubscription */
+            data: {
+              /** @description The subscription's id */
+              id: string;
+              /** @description Unique in its topic; Novu's default is `tk_<topicKey>:si_<subscriberId>` */
+              identifier: string;
+              name?: string;
+              preferences: ({
+                  /** @description Ours: the channels the subscription lets through (a channel turned off here is skipped) */
+                  channels: {
+                    chat: boolean;
+                    email: boolean;
+                    in_app: boolean;
+                    push: boolean;
+                    sms: boolean;
+                  };
+                  /** @description The JSON Logic rule, when one is set */
+                  condition?: unknown;
+                  enabled: boolean;
+                  /** @description The subscription's identifier */
+                  subscriptionId: string;
+                  workflow: {
+                    /** @description A critical workflow is always delivered */
+                    critical: boolean;
+                    /** @description The workflow's _id */
+                    id: string;
+                    /** @description Its trigger identifier */
+                    identifier: string;
+                    name: string;
+                    /** @enum {string} */
+                    severity: "high" | "medium" | "low" | "none";
+                    tags: string[];
+                  };
+                })[];
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such topic, or it has no such subscription */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Rename a subscription and/or replace its preferences
+   * @description Novu's /v2 change (@novu/api's `topics.subscriptions.update`): the `preferences` sent replace those the subscription had, as the inbox replaces them.
+   */
+  updateTopicSubscriptionV2: {
+    parameters: {
+      path: {
+        /**
+         * @description The topic's key: 1–100 letters, digits or the characters _ : . -
+         * @example team:engineering
+         */
+        topicKey: string;
+        /** @description The subscription's identifier (or id) */
+        identifier: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          preferences?: (string | {
+              /** @description A JSON Logic rule over `{payload}` (null removes it) */
+              condition?: unknown;
+              enabled?: boolean;
+              workflowId: string;
+            } | {
+              /** @description A JSON Logic rule over `{payload}` (null removes it) */
+              condition?: unknown;
+              enabled?: boolean;
+              filter: {
+                tags?: string[];
+                workflowIds?: string[];
+              };
+            })[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The subscription after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** TopicSubscriptionV2 */
+            data: {
+              /** @description The subscription's id */
+              _id: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Unique in its topic; Novu's default is `tk_<topicKey>:si_<subscriberId>` */
+              identifier: string;
+              /** @description Empty when it has none */
+              name: string;
+              /** @description The subscription's own preference per workflow, which a trigger to the topic honours */
+              preferences: ({
+                  /** @description Ours: the channels the subscription lets through (a channel turned off here is skipped) */
+                  channels: {
+                    chat: boolean;
+                    email: boolean;
+                    in_app: boolean;
+                    push: boolean;
+                    sms: boolean;
+                  };
+                  /** @description The JSON Logic rule, when one is set */
+                  condition?: unknown;
+                  enabled: boolean;
+                  /** @description The subscription's identifier */
+                  subscriptionId: string;
+                  workflow: {
+                    /** @description A critical workflow is always delivered */
+                    critical: boolean;
+                    /** @description The workflow's _id */
+                    id: string;
+                    /** @description Its trigger identifier */
+                    identifier: string;
+                    name: string;
+                    /** @enum {string} */
+                    severity: "high" | "medium" | "low" | "none";
+                    tags: string[];
+                  };
+                })[];
+              subscriber: {
+                /** @description Our id for the subscriber */
+                _id: string;
+                avatar: string;
+                email: string;
+                firstName: string;
+                lastName: string;
+                subscriberId: string;
+              } | null;
+              /** TopicV2 */
+              topic: {
+                /** @description The topic's id */
+                _id: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Your own data about the topic */
+                data: {
+                  [key: string]: unknown;
+                };
+                key: string;
+                /** @description Empty when it was made without one */
+                name: string;
+                /** Format: date-time */
+                updatedAt: string;
+              };
+              /**
+               * Format: date-time
+               * @description When its name or preferences last changed
+               */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description A name that is empty or over 200 characters, a bad condition, or a critical workflow turned off */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such topic or subscription, or a workflow the environment does not have */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
           };
         };
       };
