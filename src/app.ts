@@ -47,10 +47,10 @@ import { registerRateLimit } from "./ops/rate-limit.ts";
 import { docsCsp, registerSecurity } from "./ops/security.ts";
 import { LocalBuckets } from "./ops/token-bucket.ts";
 import type { Store } from "./store/store.ts";
-import { subscriberRoutes } from "./subscribers/routes.ts";
+import { subscriberRoutes, subscriberV2Routes } from "./subscribers/routes.ts";
 import { environmentRoutes } from "./tenancy/routes.ts";
 import { findKeyOwner } from "./tenancy/service.ts";
-import { topicRoutes } from "./topics/routes.ts";
+import { topicRoutes, topicV2Routes } from "./topics/routes.ts";
 import { InboxRealtime, type RealtimeCluster, widgetRoutes } from "./widgets/routes.ts";
 import { workerRegistry } from "./worker.ts";
 import { workflowRoutes, workflowV2Routes } from "./workflows/routes.ts";
@@ -391,6 +391,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
       requireApiKey(v2);
       await v2.register(workflowV2Routes, { preview: (template, data) => previewStep(template, data) });
       await v2.register(environmentV2Routes, { references: workflowGroupReferences });
+      await v2.register(subscriberV2Routes, {
+        erasure: engineSubscriberErasure,
+        outbound: integrations.outbound,
+      });
+      await v2.register(topicV2Routes);
       await v2.register(subscriberNotificationRoutes, {
         onChange: onInboxChange,
         maxSnoozeDurationHours: config.inboxMaxSnoozeDurationHours,

@@ -75,7 +75,7 @@ forEachBackend<ManualClock>(
       for (const [path, body] of cases) {
         const transactionId = hexId();
         const res = await api.post(path, { ...body, transactionId });
-        assertErrorBody(res, 422, { path, message });
+        assertErrorBody(res, 422, { path, message, fields: ["to"] });
         assert.equal(res.headers["retry-after"], undefined, "no retry can make it fit");
         assert.equal(await written(api, transactionId), 0);
       }

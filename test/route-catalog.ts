@@ -172,7 +172,7 @@ const INTEGRATION_ROUTES: CatalogRoute[] = [
     method: "POST",
     path: "/v1/integrations/:integrationId/set-primary",
     url: (f) => `/v1/integrations/${f.integrationId}/set-primary`,
-    ok: 201,
+    ok: 200,
     resourceUrls: integrationUrls("/set-primary"),
     noIdempotencyKey: "it sets a state (the channel's primary): repeating it changes nothing more",
   },
@@ -380,6 +380,114 @@ const ENVIRONMENT_ROUTES: CatalogRoute[] = [
   },
 ];
 
+/** A subscriber route of Novu's /v2 (@novu/api 3), over the fixtures' subscriber. */
+const subscriberV2Route = (
+  method: CatalogRoute["method"],
+  suffix: string,
+  ok: number,
+  extra: Partial<Pick<CatalogRoute, "body" | "noIdempotencyKey">> = {},
+): CatalogRoute => ({
+  method,
+  path: `/v2/subscribers/:subscriberId${suffix}`,
+  url: (f) => `/v2/subscribers/${f.subscriberId}${suffix}`,
+  ...extra,
+  ok,
+  resourceUrls: (f) => [
+    {
+      url: `/v2/subscribers/${f.subscriberId}${suffix}`,
+      notFound: new RegExp(`^Subscriber ${f.subscriberId} was not found$`),
+    },
+  ],
+});
+
+/** The default identifier of the fixtures' subscriber's subscription to the fixtures' topic. */
+const fixtureSubscription = (f: Fixtures) => `tk_${f.topicKey}:si_${f.subscriberId}`;
+
+/** A topic route of Novu's /v2, over the fixtures' topic (which holds the fixtures' subscriber). */
+const topicV2Route = (
+  method: CatalogRoute["method"],
+  suffix: string,
+  ok: number,
+  extra: Partial<Pick<CatalogRoute, "body" | "noIdempotencyKey">> = {},
+): CatalogRoute => {
+  const urlOf = (f: Fixtures) =>
+    `/v2/topics/${f.topicKey}${suffix.replace(":identifier", encodeURIComponent(fixtureSubscription(f)))}`;
+  return {
+    method,
+    path: `/v2/topics/:topicKey${suffix}`,
+    url: urlOf,
+    ...extra,
+    ok,
+    resourceUrls: (f) => [{ url: urlOf(f), notFound: new RegExp(`^Topic ${f.topicKey} was not found$`) }],
+  };
+};
+
+const SETS_FIELDS = "it sets the fields sent: repeating it changes nothing more";
+
+/** Novu's /v2 subscribers, topics and their subscriptions and preferences (what @novu/api 3 calls). */
+const V2_ROUTES: CatalogRoute[] = [
+  { method: "GET", path: "/v2/subscribers", url: () => "/v2/subscribers?limit=10&name=Fixture", ok: 200 },
+  {
+    // Not scoped: a subscriberId the key's environment does not have is created there.
+    method: "POST",
+    path: "/v2/subscribers",
+    url: () => "/v2/subscribers",
+    body: () => ({ subscriberId: hexId(), firstName: "Catalog" }),
+    ok: 201,
+  },
+  subscriberV2Route("GET", "", 200),
+  subscriberV2Route("PATCH", "", 200, {
+    body: () => ({ lastName: uniqueName("Catalog") }),
+    noIdempotencyKey: SETS_FIELDS,
+  }),
+  subscriberV2Route("DELETE", "", 200),
+  subscriberV2Route("GET", "/preferences", 200),
+  subscriberV2Route("PATCH", "/preferences", 200, {
+    body: () => ({ channels: { email: counter++ % 2 === 0 } }),
+    noIdempotencyKey: SETS_A_STATE,
+  }),
+  subscriberV2Route("PATCH", "/preferences/bulk", 200, {
+    body: (f) => ({ preferences: [{ workflowId: f.workflowId, channels: { email: counter++ % 2 === 0 } }] }),
+    noIdempotencyKey: SETS_A_STATE,
+  }),
+  subscriberV2Route("GET", "/subscriptions", 200),
+  { method: "GET", path: "/v2/topics", url: () => "/v2/topics?limit=10&orderDirection=ASC", ok: 200 },
+  {
+    // Not scoped: a key the key's environment has no topic for makes one there.
+    method: "POST",
+    path: "/v2/topics",
+    url: () => "/v2/topics",
+    body: () => ({ key: hexId(), name: "Catalog topic", data: { n: counter++ } }),
+    ok: 201,
+  },
+  topicV2Route("GET", "", 200),
+  topicV2Route("PATCH", "", 200, {
+    body: () => ({ name: uniqueName("Catalog rename") }),
+    noIdempotencyKey: SETS_FIELDS,
+  }),
+  topicV2Route("DELETE", "", 200),
+  topicV2Route("GET", "/subscriptions", 200),
+  {
+    ...topicV2Route("POST", "/subscriptions", 201, {
+      // The name is the topic's when this makes it (the fixtures' exists): each body its own.
+      body: (f) => ({ subscriptions: [f.subscriberId], name: uniqueName("Catalog topic") }),
+    }),
+    // Another environment has no such subscriber: nothing is made there, the topic neither.
+    resourceUrls: (f) => [
+      {
+        url: `/v2/topics/${f.topicKey}/subscriptions`,
+        notFound: new RegExp(`^Subscriber ${f.subscriberId} was not found$`),
+      },
+    ],
+  },
+  topicV2Route("DELETE", "/subscriptions", 200, { body: (f) => ({ subscriptions: [f.subscriberId] }) }),
+  topicV2Route("GET", "/subscriptions/:identifier", 200),
+  topicV2Route("PATCH", "/subscriptions/:identifier", 200, {
+    body: () => ({ name: uniqueName("Catalog subscription") }),
+    noIdempotencyKey: SETS_FIELDS,
+  }),
+];
+
 /**
  * Every /v1 and /v2 route, with a valid call. The shared auth and tenancy cases run for each of these, and a
  * test fails when the OpenAPI document lists a /v1 or /v2 route that is missing here: a new route
@@ -584,37 +692,23 @@ export const ROUTES: CatalogRoute[] = [
     method: "POST",
     path: "/v1/events/trigger",
     url: () => "/v1/events/trigger",
-    body: (f) => ({
-      name: f.inAppIdentifier,
-      to: f.subscriberId,
-      payload: { n: counter++ },
-      transactionId: hexId(),
-    }),
+    // Without a transactionId: the Idempotency-Key then makes it (the trigger's own retry key).
+    body: (f) => ({ name: f.inAppIdentifier, to: f.subscriberId, payload: { n: counter++ } }),
     ok: 201,
-    noIdempotencyKey:
-      "the transactionId is the trigger's own idempotency key: a repeated one returns the first ack",
   },
   {
     method: "POST",
     path: "/v1/events/trigger/bulk",
     url: () => "/v1/events/trigger/bulk",
-    body: (f) => ({
-      events: [
-        { name: f.inAppIdentifier, to: f.subscriberId, payload: { n: counter++ }, transactionId: hexId() },
-      ],
-    }),
+    body: (f) => ({ events: [{ name: f.inAppIdentifier, to: f.subscriberId, payload: { n: counter++ } }] }),
     ok: 201,
-    noIdempotencyKey:
-      "the transactionId is the trigger's own idempotency key: a repeated one returns the first ack",
   },
   {
     method: "POST",
     path: "/v1/events/trigger/broadcast",
     url: () => "/v1/events/trigger/broadcast",
-    body: (f) => ({ name: f.inAppIdentifier, payload: { n: counter++ }, transactionId: hexId() }),
+    body: (f) => ({ name: f.inAppIdentifier, payload: { n: counter++ } }),
     ok: 201,
-    noIdempotencyKey:
-      "the transactionId is the trigger's own idempotency key: a repeated one returns the first ack",
   },
   {
     // Not scoped: canceling a transaction the environment does not have answers `{data:false}`.
@@ -673,7 +767,7 @@ export const ROUTES: CatalogRoute[] = [
     method: "DELETE",
     path: "/v1/messages/transaction/:transactionId",
     url: (f) => `/v1/messages/transaction/${f.transactionId}`,
-    ok: 200,
+    ok: 204,
     resourceUrls: (f) => [
       {
         url: `/v1/messages/transaction/${f.transactionId}`,
@@ -709,6 +803,7 @@ export const ROUTES: CatalogRoute[] = [
   ...SUBSCRIBER_NOTIFICATION_ROUTES,
   ...WORKFLOW_V2_ROUTES,
   ...ENVIRONMENT_ROUTES,
+  ...V2_ROUTES,
 ];
 
 /**

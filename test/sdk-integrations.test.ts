@@ -78,7 +78,7 @@ forEachBackend("@novu/node SDK: integrations and delivery", (ctx) => {
     assert.equal((await novu.integrations.getActive()).data.data.length, 1);
 
     const primary = await novu.integrations.setIntegrationAsPrimary(integration._id);
-    assert.equal(primary.status, 201);
+    assert.equal(primary.status, 200);
     assert.equal(primary.data.data.primary, true);
 
     const status = await novu.integrations.getWebhookProviderStatus(EmailProviderIdEnum.CustomSMTP);

@@ -968,7 +968,7 @@ forEachBackend<ManualClock>(
       assert.equal((await novu.subscribers.getUnseenCount(subscriberId, false)).data.data.count, 2);
 
       const byTx = await novu.messages.deleteByTransactionId("inbox-1");
-      assert.equal(byTx.status, 200);
+      assert.equal(byTx.status, 204);
       assert.deepEqual(contents(await feedOf(novu, subscriberId, 1)), ["Hi Reader, n0"]);
       assert.equal((await failure(novu.messages.deleteByTransactionId("inbox-1"))).status, 404);
       assert.equal((await novu.messages.list()).data.totalCount, 2);

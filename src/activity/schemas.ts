@@ -49,8 +49,16 @@ export const Job = Type.Object(
     status: Type.String({
       description: "pending, queued, running, completed, failed, delayed, canceled, merged or skipped",
     }),
-    step: Step,
-    digest: FreeObject(),
+    step: Type.Omit(Step, ["_parentId"], { description: "The step as the run took it" }),
+    digest: Type.Optional(
+      FreeObject(
+        "A digest job's: the step's timing (type, amount, unit, digestKey, backoff...) and its window; other jobs have none",
+      ),
+    ),
+    providerId: Type.String({
+      description:
+        "`nodemailer` for email, `novu` otherwise (each message of a chat step names its provider)",
+    }),
     runAt: Type.String({ description: "When a delayed job is due; empty otherwise" }),
     attempts: Type.Integer(),
     executionDetails: Type.Array(ExecutionDetail),
@@ -69,7 +77,9 @@ export const Notification = Type.Object(
     _subscriberId: ObjectIdString("The subscriber's _id"),
     transactionId: Type.String(),
     payload: FreeObject(),
-    to: Type.Unknown(),
+    to: FreeObject(
+      "Whom it went to, as the trigger named them: `{subscriberId, ...}`, or the topic or broadcast it came through",
+    ),
     channels: Type.Array(Type.String()),
     template: Type.Object(
       { _id: Type.String(), name: Type.String(), triggers: Type.Array(Trigger) },

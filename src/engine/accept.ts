@@ -88,6 +88,29 @@ export interface TriggerAck {
   transactionId: string;
 }
 
+export interface AcceptOptions {
+  /** Every subscriber of the environment, not `to`. */
+  broadcast?: boolean;
+  /**
+   * The hash of the request that carried an Idempotency-Key (contract part 8), kept with the
+   * trigger: a repeat of its transactionId by another request is a 422, not its acknowledgement.
+   */
+  idempotencyHash?: string | undefined;
+}
+
+/** The acknowledgement, and whether it is the first one again (the transactionId was seen). */
+export interface Accepted {
+  ack: TriggerAck;
+  repeat: boolean;
+}
+
+/** The 422 of a key used again with another request (as src/idempotency answers it). */
+const keyReused = () =>
+  unprocessable(
+    "This Idempotency-Key was already used for a different request; send a new key with a new request",
+    "idempotency-key",
+  );
+
 /** At most this many direct recipients are resolved in the request; more go to a fan-out job. */
 export const INLINE_RECIPIENTS = 20;
 
@@ -218,6 +241,7 @@ async function workflowOf(deps: Deps, who: Tenant | KeyClaim, name: string) {
     if ((error as { statusCode?: number }).statusCode !== 404) throw error;
     throw unprocessable(
       `workflow_not_found: no workflow of this environment has the trigger identifier ${mention(name, "given in name")}`,
+      "name",
     );
   }
 }
@@ -235,15 +259,17 @@ export async function acceptTrigger(
   deps: EngineDeps,
   who: Tenant | KeyClaim,
   request: TriggerRequest,
-  options: { broadcast?: boolean } = {},
-): Promise<TriggerAck> {
+  options: AcceptOptions = {},
+): Promise<Accepted> {
   const { workflow, tenant } = await workflowOf(deps, who, request.name);
   const transactionId = request.transactionId ?? randomUUID();
   const status = statusOf(workflow);
   // A workflow without (active) steps has nothing to show; an inactive one is recorded, unrun, so
   // that the activity shows the trigger and why nothing was sent.
   if (status !== "processed" && status !== "trigger_not_active")
-    return { acknowledged: true, status, transactionId };
+    return { ack: { acknowledged: true, status, transactionId }, repeat: false };
+  const retryCheck =
+    options.idempotencyHash === undefined ? {} : { idempotencyHash: options.idempotencyHash };
 
   // At least one: the trigger's schema says so (src/events/schemas.ts).
   const recipients = options.broadcast ? [] : [request.to ?? []].flat();
@@ -274,6 +300,7 @@ export async function acceptTrigger(
         if (!topic)
           throw unprocessable(
             `Topic ${mention(recipient.topicKey, "with this key")} does not exist in this environment`,
+            "to",
           );
         topics.push(topic);
       }
@@ -311,8 +338,9 @@ export async function acceptTrigger(
                   plan,
                   recipients: sealRecipients(deps, triggerId, recipients),
                   broadcast: options.broadcast === true,
+                  ...retryCheck,
                 }
-              : {},
+              : retryCheck,
             createdAt: isoNow(deps.clock),
           }),
         async (db) =>
@@ -339,15 +367,30 @@ export async function acceptTrigger(
       // A retry of an accepted trigger gets its first acknowledgement, whatever the quotas say now.
       if (error instanceof QuotaExceeded && request.transactionId !== undefined) {
         const first = await engine.findTriggerByTransaction(deps.db, tenant.environmentId, transactionId);
-        if (first) return { acknowledged: true as const, status: first.status, transactionId, repeat: true };
+        if (first) return repeatOf(first);
       }
       if (!(error instanceof RepeatedTrigger)) throw error;
       // Rolled back; the first acknowledgement is committed (the insert found it).
       const first = await engine.findTriggerByTransaction(deps.db, tenant.environmentId, transactionId);
-      return { acknowledged: true as const, status: first?.status ?? status, transactionId, repeat: true };
+      return first ? repeatOf(first) : { acknowledged: true as const, status, transactionId, repeat: true };
     });
   if (!ack.repeat) deps.queue.wake();
-  return { acknowledged: true, status: ack.status, transactionId: ack.transactionId };
+  return {
+    ack: { acknowledged: true, status: ack.status, transactionId: ack.transactionId },
+    repeat: ack.repeat,
+  };
+
+  /** The first acknowledgement of this transactionId; a 422 when an Idempotency-Key's request differs. */
+  function repeatOf(first: engine.TriggerRecord) {
+    const stored = first.request.idempotencyHash;
+    if (
+      options.idempotencyHash !== undefined &&
+      typeof stored === "string" &&
+      stored !== options.idempotencyHash
+    )
+      throw keyReused();
+    return { acknowledged: true as const, status: first.status, transactionId, repeat: true };
+  }
 }
 
 /**

@@ -23,7 +23,10 @@ export class QuotaExceeded extends ApiError {
   override name = "QuotaExceeded";
 }
 
-const tooLarge = (message: string) => new QuotaExceeded(422, `quota_exceeded: ${message}`);
+const tooLarge = (message: string) =>
+  new QuotaExceeded(422, `quota_exceeded: ${message}`, [
+    { field: "to", message: `quota_exceeded: ${message}` },
+  ]);
 const tooMany = (message: string, retryAfterS: number) =>
   new QuotaExceeded(429, `quota_exceeded: ${message}`, undefined, { "retry-after": String(retryAfterS) });
 

@@ -1,6 +1,13 @@
 import { engineDepsOf } from "../engine/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import type { RoutePlugin } from "../http/types.ts";
+import {
+  IDEMPOTENCY_HEADER,
+  REPLAY_HEADER,
+  replayable,
+  requestKeyOf,
+  TriggerIdempotencyKeyHeaders,
+} from "../idempotency/idempotency.ts";
 import { BroadcastBody, TriggerResponse } from "./schemas.ts";
 import { broadcast } from "./service.ts";
 
@@ -14,13 +21,15 @@ export const broadcastEventRoute: RoutePlugin = async (app) => {
         summary: "Trigger a workflow for every subscriber of the environment",
         description:
           "Acknowledged at once; the fan-out runs in the worker, a batch of subscribers at a time.",
+        headers: TriggerIdempotencyKeyHeaders,
         body: BroadcastBody,
         response: {
-          201: described(TriggerResponse, "The broadcast is stored"),
+          201: replayable(described(TriggerResponse, "The broadcast is stored")),
           ...errorResponsesOf({
             400: "Invalid body",
             422:
-              "No workflow has this trigger identifier, or the environment has more subscribers than the quotas " +
+              "This Idempotency-Key was used for a different request, no workflow has this trigger identifier, " +
+              "or the environment has more subscribers than the quotas " +
               "let one trigger reach",
             429:
               "Too many requests, or the environment is past a quota (its recipients this minute, or its jobs " +
@@ -30,8 +39,15 @@ export const broadcastEventRoute: RoutePlugin = async (app) => {
       },
     },
     async (request, reply) => {
-      const ack = await broadcast(engineDepsOf(app), request.tenant, request.body);
-      return reply.code(201).send({ data: ack });
+      const accepted = await broadcast(
+        engineDepsOf(app),
+        request.tenant,
+        request.body,
+        requestKeyOf(request),
+      );
+      if (accepted.repeat && request.headers[IDEMPOTENCY_HEADER] !== undefined)
+        reply.header(REPLAY_HEADER, "true");
+      return reply.code(201).send({ data: accepted.ack });
     },
   );
 };

@@ -150,7 +150,11 @@ export const BulkTriggerResponse = Type.Object(
       Type.Union([
         TriggerAck,
         Type.Object(
-          { acknowledged: Type.Literal(false), error: Type.Array(Type.String()) },
+          {
+            acknowledged: Type.Literal(false),
+            status: Type.Literal("error", { description: "Novu's status for a refused event" }),
+            error: Type.Array(Type.String()),
+          },
           { additionalProperties: false },
         ),
       ]),

@@ -5,7 +5,7 @@ import { isDatabaseUnavailable } from "../store/store.ts";
 import { describeValidation } from "./validation.ts";
 
 /** The request path without its query string: what the error body's `path` shows. */
-export function pathOf(request: FastifyRequest): string {
+export function pathOf(request: Pick<FastifyRequest, "raw" | "url">): string {
   const url = request.raw.url ?? request.url;
   const q = url.indexOf("?");
   return q === -1 ? url : url.slice(0, q);
@@ -27,7 +27,9 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: F
     if (error.headers) reply.headers(error.headers);
     return reply
       .code(error.statusCode)
-      .send(errorBody(error.statusCode, error.message, path, { errors: error.errors }));
+      .send(
+        errorBody(error.statusCode, error.message, path, { errors: error.errors, details: error.details }),
+      );
   }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {

@@ -61,3 +61,44 @@ export const Page = <T extends TSchema>(
     },
     { title, additionalProperties: false },
   );
+
+/** The query of a /v2 list paged by cursor (src/store/cursor-page.ts), as Novu's /v2 lists take it. */
+export const cursorQueryFields = <const K extends string>(things: string, orderBy: readonly K[]) => ({
+  after: Type.Optional(
+    ObjectIdString(`The page after this one of the ${things} (its _id: a page's \`next\`); not with before`),
+  ),
+  before: Type.Optional(ObjectIdString(`The page before this one of the ${things} (a page's \`previous\`)`)),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, description: "Page size, 1–100; default 10" }),
+  ),
+  orderBy: Type.Optional(
+    Type.Unsafe<K>({
+      type: "string",
+      enum: [...orderBy],
+      description: `What the ${things} are ordered by (then by _id); default \`${orderBy[0]}\``,
+    }),
+  ),
+  orderDirection: Type.Optional(
+    Type.Unsafe<"ASC" | "DESC">({ type: "string", enum: ["ASC", "DESC"], description: "Default DESC" }),
+  ),
+  includeCursor: Type.Optional(
+    Type.Boolean({ description: "The page starts at the cursor's own item rather than after it" }),
+  ),
+});
+
+/** A page of a /v2 list paged by cursor. */
+export const CursorPageOf = <T extends TSchema>(title: string, item: T, things: string) =>
+  Type.Object(
+    {
+      data: Type.Array(item),
+      next: Type.Union([Type.String(), Type.Null()], {
+        description: `The cursor of the next page (\`after\`), null after the last ${things}`,
+      }),
+      previous: Type.Union([Type.String(), Type.Null()], {
+        description: `The cursor of the previous page (\`before\`), null before the first ${things}`,
+      }),
+      totalCount: Type.Integer({ description: `How many ${things} match, counted up to 50,000` }),
+      totalCountCapped: Type.Boolean({ description: "More than 50,000 match (totalCount stops there)" }),
+    },
+    { title, additionalProperties: false },
+  );

@@ -44,7 +44,11 @@ forEachBackend("Idempotency-Key on POST and PATCH", (ctx) => {
       else assert.match(String(again.headers["content-type"]), /^application\/json/);
       assert.equal(again.body, first.body);
       const other = await send(route.body?.(f) ?? { other: true });
-      assertErrorBody(other, 422, { path: route.url(f), message: /Idempotency-Key/ });
+      assertErrorBody(other, 422, {
+        path: route.url(f),
+        message: /Idempotency-Key/,
+        fields: ["idempotency-key"],
+      });
     });
   }
 

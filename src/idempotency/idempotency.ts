@@ -36,6 +36,33 @@ export const IdempotencyKeyHeaders = Type.Object({
   ),
 });
 
+/**
+ * The header as the trigger routes declare it: there the key stands for the transactionId of each
+ * event that has none, so the trigger's own record (unique per transactionId, written in the
+ * trigger's one transaction) is what makes a retry safe (docs/engine.md, "Triggering").
+ */
+export const TriggerIdempotencyKeyHeaders = Type.Object({
+  [IDEMPOTENCY_HEADER]: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_KEY_LENGTH,
+      description:
+        "Makes a retry safe (@novu/api sends one on every call): an event without a transactionId takes one made " +
+        "from this key, so a request repeated with the same key gets the first acknowledgement again, with " +
+        "`Idempotency-Replay: true`, and runs nothing twice. The same key with a different request: 422.",
+    }),
+  ),
+});
+
+/** The request's Idempotency-Key and the hash that tells another request under it; undefined without a key. */
+export function requestKeyOf(
+  request: Pick<FastifyRequest, "headers" | "method" | "body" | "raw" | "url">,
+): { key: string; requestHash: string } | undefined {
+  const header = request.headers[IDEMPOTENCY_HEADER];
+  if (typeof header !== "string") return undefined;
+  return { key: header, requestHash: hashRequest(request.method, pathOf(request), request.body) };
+}
+
 /** A success response that a retry with the same key replays: OpenAPI shows the replay header. */
 export const replayable = <T extends TSchema>(schema: T): T => ({
   ...schema,
@@ -98,13 +125,15 @@ export async function idempotent<T>(
   db: Kysely<Database>,
   request: FastifyRequest,
   reply: FastifyReply,
-  statusCode: number,
+  status: number | ((result: T) => number),
   write: (db: Kysely<Database>) => Promise<T>,
 ): Promise<T | undefined> {
+  const statusOf = (result: T) => (typeof status === "number" ? status : status(result));
   const header = request.headers[IDEMPOTENCY_HEADER];
   if (typeof header !== "string") {
-    reply.code(statusCode);
-    return write(db);
+    const result = await write(db);
+    reply.code(statusOf(result));
+    return result;
   }
   // The app's clock: a key's 24 hours are business time, which tests move on by hand.
   const now = new Date(request.server.clock.now());
@@ -133,6 +162,7 @@ export async function idempotent<T>(
     if (existing.requestHash !== claim.requestHash) {
       throw unprocessable(
         "This Idempotency-Key was already used for a different request; send a new key with a new request",
+        IDEMPOTENCY_HEADER,
       );
     }
     if (existing.statusCode === keys.IN_FLIGHT) throw inFlight();
@@ -142,9 +172,11 @@ export async function idempotent<T>(
   if (!claimed) throw inFlight();
 
   let body: string;
+  let statusCode = 0;
   try {
     body = await db.transaction().execute(async (tx) => {
       const result = await write(tx);
+      statusCode = statusOf(result);
       // The route's response schema serialises it: what is stored is exactly what is sent.
       reply.code(statusCode);
       // Our serialisers are JSON ones: they return text, never a Buffer.

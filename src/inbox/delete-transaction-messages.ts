@@ -1,7 +1,7 @@
-import { described, errorResponsesOf } from "../http/schema-helpers.ts";
+import { errorResponsesOf, NoContent } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import type { InboxRouteOptions } from "./options.ts";
-import { Deleted, deletedBody, TransactionParams } from "./schemas.ts";
+import { TransactionMessagesQuery, TransactionParams } from "./schemas.ts";
 import { announceInboxChanges, deleteTransactionMessages } from "./service.ts";
 
 export const deleteTransactionMessagesRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
@@ -11,22 +11,25 @@ export const deleteTransactionMessagesRoute: RoutePluginWith<InboxRouteOptions> 
       schema: {
         operationId: "deleteMessagesByTransaction",
         tags: ["Messages"],
-        summary: "Delete every message of a trigger",
+        summary: "Delete every message of a trigger (of one channel, with `channel`)",
+        description: "204, as Novu answers it (what @novu/api's `messages.deleteByTransactionId` reads).",
         params: TransactionParams,
+        querystring: TransactionMessagesQuery,
         response: {
-          200: described(Deleted, "Deleted"),
+          204: NoContent("Deleted"),
           ...errorResponsesOf({ 400: "Invalid transactionId", 404: "No messages of that transaction" }),
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const deleted = await deleteTransactionMessages(
         depsOf(app),
         request.tenant,
         request.params.transactionId,
+        request.query.channel,
       );
       announceInboxChanges(options.onChange, deleted);
-      return deletedBody;
+      return reply.code(204).send(null);
     },
   );
 };

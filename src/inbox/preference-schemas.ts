@@ -1,6 +1,15 @@
 import { type Static, Type } from "typebox";
 import { TOPIC_KEY_PATTERN } from "../http/validation.ts";
 import { ScheduleSchema } from "../subscribers/schemas.ts";
+import {
+  Condition,
+  InboxWorkflow,
+  PreferenceFilter,
+  SubscriptionPreferenceSchema,
+  SubscriptionSchema,
+} from "../topics/schemas.ts";
+
+export { InboxWorkflow, SubscriptionPreferenceSchema, SubscriptionSchema };
 
 // Novu's current inbox (@novu/js) reading and changing preferences and topic subscriptions: what it
 // sends and what it reads back (docs/engine.md, "Subscribers, topics and preferences").
@@ -19,23 +28,6 @@ export const InboxChannels = Type.Object(channelFields, {
   additionalProperties: false,
   description: "The channels the preference can turn off, each on or off",
 });
-
-const Severity = Type.Unsafe<"high" | "medium" | "low" | "none">({
-  type: "string",
-  enum: ["high", "medium", "low", "none"],
-});
-
-export const InboxWorkflow = Type.Object(
-  {
-    id: Type.String({ description: "The workflow's _id" }),
-    identifier: Type.String({ description: "Its trigger identifier" }),
-    name: Type.String(),
-    critical: Type.Boolean({ description: "A critical workflow is always delivered" }),
-    tags: Type.Array(Type.String()),
-    severity: Severity,
-  },
-  { additionalProperties: false },
-);
 
 export const InboxPreference = Type.Object(
   {
@@ -76,11 +68,6 @@ export const UpdateInboxWorkflowBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** JSON Logic over `{payload}`; null removes the condition. */
-const Condition = Type.Optional(
-  Type.Unsafe<unknown>({ description: "A JSON Logic rule over `{payload}` (null removes it)" }),
-);
-
 export const BulkPreferenceItem = Type.Object(
   {
     workflowId: Type.String({
@@ -115,66 +102,6 @@ export const WorkflowParams = Type.Object({
 });
 
 // ---------------------------------------------------------------- topic subscriptions
-
-export const SubscriptionPreferenceSchema = Type.Object(
-  {
-    subscriptionId: Type.String({ description: "The subscription's identifier" }),
-    workflow: InboxWorkflow,
-    enabled: Type.Boolean(),
-    condition: Type.Optional(Type.Unsafe<unknown>({ description: "The JSON Logic rule, when one is set" })),
-    channels: Type.Object(
-      {
-        email: Type.Boolean(),
-        sms: Type.Boolean(),
-        in_app: Type.Boolean(),
-        chat: Type.Boolean(),
-        push: Type.Boolean(),
-      },
-      {
-        additionalProperties: false,
-        description:
-          "Ours: the channels the subscription lets through (a channel turned off here is skipped)",
-      },
-    ),
-  },
-  { title: "InboxSubscriptionPreference", additionalProperties: false },
-);
-
-export const SubscriptionSchema = Type.Object(
-  {
-    id: Type.String({ description: "The subscription's id" }),
-    identifier: Type.String({
-      description: "Unique in its topic; Novu's default is `tk_<topicKey>:si_<subscriberId>`",
-    }),
-    name: Type.Optional(Type.String()),
-    preferences: Type.Array(SubscriptionPreferenceSchema),
-  },
-  { title: "InboxTopicSubscription", additionalProperties: false },
-);
-
-const PreferenceFilter = Type.Union([
-  Type.String({ minLength: 1, maxLength: 200, description: "A workflow's _id or identifier" }),
-  Type.Object(
-    { workflowId: Type.String({ minLength: 1, maxLength: 200 }), enabled: Bool(), condition: Condition },
-    { additionalProperties: false },
-  ),
-  Type.Object(
-    {
-      filter: Type.Object(
-        {
-          workflowIds: Type.Optional(
-            Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 }),
-          ),
-          tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 50 })),
-        },
-        { additionalProperties: false },
-      ),
-      enabled: Bool(),
-      condition: Condition,
-    },
-    { additionalProperties: false },
-  ),
-]);
 
 export const TopicParams = Type.Object({
   topicKey: Type.String({ pattern: TOPIC_KEY_PATTERN, description: "The topic's key" }),
@@ -237,5 +164,110 @@ export const UpdateSubscriptionPreferenceBody = Type.Object(
 
 export const Unsubscribed = Type.Object(
   { data: Type.Object({ success: Type.Literal(true) }, { additionalProperties: false }) },
+  { additionalProperties: false },
+);
+
+// ---------------------------------------------------------------- /v2 (@novu/api 3, with the API key)
+
+const Source = Type.Unsafe<"subscriber" | "template">({
+  type: "string",
+  enum: ["subscriber", "template"],
+  description: "`subscriber`: its own choice; `template`: the workflow's preference settings",
+});
+
+export const SubscriberPreferencesV2 = Type.Object(
+  {
+    global: Type.Object(
+      { enabled: Type.Boolean(), channels: InboxChannels, schedule: Type.Optional(ScheduleSchema) },
+      { additionalProperties: false },
+    ),
+    workflows: Type.Array(
+      Type.Object(
+        {
+          enabled: Type.Boolean(),
+          channels: InboxChannels,
+          overrides: Type.Array(
+            Type.Object(
+              {
+                channel: Type.Unsafe<"email" | "sms" | "in_app" | "chat" | "push">({
+                  type: "string",
+                  enum: ["email", "sms", "in_app", "chat", "push"],
+                }),
+                source: Source,
+              },
+              { additionalProperties: false },
+            ),
+            { description: "What decided each channel shown" },
+          ),
+          workflow: Type.Object(
+            {
+              slug: Type.String({ description: "`<identifier>_wf_<_id>`, as Novu's dashboard names it" }),
+              identifier: Type.String(),
+              name: Type.String(),
+            },
+            { additionalProperties: false },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { description: "One per active workflow of the criticality asked for, oldest first" },
+    ),
+  },
+  { title: "SubscriberPreferences", additionalProperties: false },
+);
+
+export const SubscriberPreferencesQuery = Type.Object({
+  criticality: InboxPreferencesQuery.properties.criticality,
+  contextKeys: Type.Optional(
+    Type.Union(
+      [Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 50 })],
+      {
+        description: "Accepted and not used: Tidings has no contexts",
+      },
+    ),
+  ),
+});
+
+const Context = Type.Optional(
+  Type.Unsafe<Record<string, unknown>>({
+    type: "object",
+    description: "Accepted and not used: Tidings has no contexts",
+  }),
+);
+
+export const UpdateSubscriberPreferencesBody = Type.Object(
+  {
+    channels: Type.Optional(InboxChannels),
+    workflowId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: "The workflow (its _id or identifier) whose preference changes; absent: the global one",
+      }),
+    ),
+    schedule: Type.Optional(ScheduleSchema),
+    context: Context,
+  },
+  { additionalProperties: false },
+);
+
+export const BulkSubscriberPreferencesBody = Type.Object(
+  {
+    preferences: Type.Array(
+      Type.Object(
+        {
+          channels: InboxChannels,
+          workflowId: Type.String({
+            minLength: 1,
+            maxLength: 200,
+            description: "The workflow's _id or identifier",
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 100 },
+    ),
+    context: Context,
+  },
   { additionalProperties: false },
 );

@@ -7,14 +7,11 @@ import {
   updateInboxGlobalPreference,
   updateInboxWorkflowPreference,
 } from "../subscribers/service.ts";
+import { presentSubscriptionPreference } from "../topics/presenter.ts";
 import { bulkUpdateInboxPreferences } from "../topics/service.ts";
 import type { Channel } from "../workflows/domain.ts";
 import { CHANNELS } from "../workflows/domain.ts";
-import {
-  presentGlobal,
-  presentSubscriptionPreference,
-  presentWorkflowPreference,
-} from "./preference-presenter.ts";
+import { presentGlobal, presentWorkflowPreference } from "./preference-presenter.ts";
 import {
   BulkPreferencesBody,
   InboxPreference,

@@ -31,6 +31,7 @@ export function presentMessage(message: Message, subscriber?: Subscriber) {
     status: message.status,
     seen: message.seen,
     read: message.read,
+    archived: message.archived,
     lastSeenDate: message.lastSeenDate ?? "",
     lastReadDate: message.lastReadDate ?? "",
     deleted: false,

@@ -1,6 +1,7 @@
 import type { RoutePluginWith } from "../http/types.ts";
 import { bulkNotificationsRoute } from "./bulk-notifications.ts";
 import { bulkSubscriberNotificationsRoute } from "./bulk-subscriber-notifications.ts";
+import { bulkUpdateSubscriberPreferencesRoute } from "./bulk-update-subscriber-preferences.ts";
 import { countNotificationsRoute } from "./count-notifications.ts";
 import { countSubscriberNotificationsRoute } from "./count-subscriber-notifications.ts";
 import { createSessionRoute } from "./create-session.ts";
@@ -9,6 +10,7 @@ import { deleteNotificationRoute } from "./delete-notification.ts";
 import { deleteSubscriberNotificationRoute } from "./delete-subscriber-notification.ts";
 import { deleteTransactionMessagesRoute } from "./delete-transaction-messages.ts";
 import { getSubscriberFeedRoute } from "./get-subscriber-feed.ts";
+import { getSubscriberPreferencesRoute } from "./get-subscriber-preferences.ts";
 import { getUnseenCountRoute } from "./get-unseen-count.ts";
 import { listMessagesRoute } from "./list-messages.ts";
 import { listNotificationsRoute } from "./list-notifications.ts";
@@ -27,6 +29,7 @@ import { snoozeSubscriberNotificationRoute } from "./snooze-subscriber-notificat
 import { subscriberNotificationActionRoute } from "./subscriber-notification-action.ts";
 import { topicSubscriptionsRoute } from "./topic-subscriptions.ts";
 import { updateMessageActionRoute } from "./update-message-action.ts";
+import { updateSubscriberPreferencesRoute } from "./update-subscriber-preferences.ts";
 
 /**
  * The subscriber's in-app feed and what the API key side of Novu's inbox does with it, and the
@@ -46,7 +49,8 @@ export const inboxRoutes: RoutePluginWith<InboxRouteOptions> = async (app, optio
 
 /**
  * The API key's mirror of Novu's current inbox, under /v2 as @novu/api 3 calls it (docs/engine.md,
- * "The inbox"): the session's routes over notifications, for the subscriber the path names.
+ * "The inbox"): the session's routes over notifications and preferences, for the subscriber the
+ * path names.
  */
 export const subscriberNotificationRoutes: RoutePluginWith<SnoozingRouteOptions> = async (app, given) => {
   // Without the plugin's own registration options (its prefix), which the routes must not take again.
@@ -61,6 +65,10 @@ export const subscriberNotificationRoutes: RoutePluginWith<SnoozingRouteOptions>
   await app.register(subscriberNotificationActionRoute, options);
   await app.register(deleteSubscriberNotificationRoute, options);
   await app.register(bulkSubscriberNotificationsRoute, options);
+  // The preferences the inbox reads and changes, for the subscriber named.
+  await app.register(getSubscriberPreferencesRoute);
+  await app.register(updateSubscriberPreferencesRoute);
+  await app.register(bulkUpdateSubscriberPreferencesRoute);
 };
 
 /**

@@ -42,6 +42,7 @@ export const Message = Type.Object(
     status: Type.String(),
     seen: Type.Boolean(),
     read: Type.Boolean(),
+    archived: Type.Boolean({ description: "Archived in the subscriber's inbox" }),
     lastSeenDate: Type.String({ description: "When it was last marked seen; empty until then" }),
     lastReadDate: Type.String({ description: "When it was last marked read; empty until then" }),
     deleted: Type.Boolean(),
@@ -139,6 +140,16 @@ export const ActionBody = Type.Object(
 export const MessageParams = Type.Object({ messageId: ObjectIdString("The message") });
 export const TransactionParams = Type.Object({
   transactionId: Type.String({ minLength: 1, maxLength: 255 }),
+});
+
+export const TransactionMessagesQuery = Type.Object({
+  channel: Type.Optional(
+    Type.Unsafe<"in_app" | "email" | "sms" | "chat" | "push">({
+      type: "string",
+      enum: ["in_app", "email", "sms", "chat", "push"],
+      description: "Only the messages of this channel",
+    }),
+  ),
 });
 
 export const ListMessagesQuery = Type.Object({

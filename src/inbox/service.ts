@@ -249,8 +249,17 @@ export async function deleteSubscriberMessages(
   });
 }
 
-export async function deleteTransactionMessages(deps: Deps, tenant: Tenant, transactionId: string) {
-  const deleted = await messages.deleteMessages(deps.db, tenant.environmentId, { transactionId });
+/** Every message of a trigger (of one channel, when `channel` names one); 404 when there is none. */
+export async function deleteTransactionMessages(
+  deps: Deps,
+  tenant: Tenant,
+  transactionId: string,
+  channel?: Channel,
+) {
+  const deleted = await messages.deleteMessages(deps.db, tenant.environmentId, {
+    transactionId,
+    ...(channel === undefined ? {} : { channel }),
+  });
   if (deleted.length === 0)
     throw notFound(
       `No messages of transaction ${mention(transactionId, "with this transactionId")} were found`,

@@ -2,6 +2,7 @@ import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { described, Envelope, errorResponsesOf, NoContent } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
+import { presentSubscription, presentSubscriptionPreference } from "../topics/presenter.ts";
 import {
   changeSubscriptionPreference,
   getOwnSubscription,
@@ -12,7 +13,6 @@ import {
   updateOwnSubscription,
 } from "../topics/service.ts";
 import { CHANNELS, type Channel } from "../workflows/domain.ts";
-import { presentSubscription, presentSubscriptionPreference } from "./preference-presenter.ts";
 import {
   CreateSubscriptionBody,
   SubscriptionParams,

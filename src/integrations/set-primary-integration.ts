@@ -17,10 +17,11 @@ export const setPrimaryIntegrationRoute: RoutePluginWith<{ tools: IntegrationToo
         summary: "Make an email integration the one its channel delivers through",
         description:
           "The integration becomes active and primary; the channel's other integrations stop being primary. " +
-          "Without a primary, email goes through the newest active email integration.",
+          "Without a primary, email goes through the newest active email integration. 200, as Novu's current " +
+          "API answers (@novu/api's `integrations.setAsPrimary` takes no other status).",
         params: IntegrationIdParams,
         response: {
-          201: described(Envelope(IntegrationResource), "The integration, now primary"),
+          200: described(Envelope(IntegrationResource), "The integration, now primary"),
           ...errorResponsesOf({
             400: "The id is malformed, or the integration is not an email integration",
             404: "No such integration in the environment",
@@ -35,7 +36,7 @@ export const setPrimaryIntegrationRoute: RoutePluginWith<{ tools: IntegrationToo
         request.params.integrationId,
         tools,
       );
-      return reply.code(201).send({ data: presentIntegration(integration) });
+      return reply.code(200).send({ data: presentIntegration(integration) });
     },
   );
 };

@@ -156,6 +156,8 @@ export interface TopicsTable {
   name: string;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Migration 0016: the topic's own data, JSON text. */
+  data: ColumnType<string, string | undefined, string>;
 }
 
 /** Topic membership; the primary key (topic_id, subscriber_ref) is the fan-out's keyset. */
@@ -170,6 +172,8 @@ export interface TopicSubscribersTable {
   id: ColumnType<string, string | undefined, string>;
   identifier: ColumnType<string, string | undefined, string>;
   name: ColumnType<string, string | undefined, string>;
+  /** Migration 0016: when its name or preferences last changed; NULL until then. */
+  updated_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
 }
 
 /** Migration 0012: a topic subscription's preference for one workflow. */

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import { type CursorRequest, cursorPage } from "../store/cursor-page.ts";
 import { listSlots, runPrepared, runPreparedRows, slot } from "../store/prepared.ts";
 import type { Database, SubscriberPreferencesTable, SubscribersTable } from "../store/schema.ts";
 import {
@@ -274,6 +275,23 @@ export async function findSubscriberById(db: Db, environmentId: string, id: stri
   return row ? toSubscriber(row) : undefined;
 }
 
+/** The environment's subscribers among our ids `ids` (those that exist), by id. */
+export async function findSubscribersByIds(db: Db, environmentId: string, ids: readonly string[]) {
+  const found = new Map<string, Subscriber>();
+  const CHUNK = 500;
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += CHUNK) {
+    const rows = await db
+      .selectFrom("subscribers")
+      .selectAll()
+      .where("environment_id", "=", environmentId)
+      .where("id", "in", unique.slice(i, i + CHUNK))
+      .execute();
+    for (const row of rows) found.set(row.id, toSubscriber(row));
+  }
+  return found;
+}
+
 /** Up to `limit` of the environment's subscriber ids after `after`, in id order (keyset pages). */
 export async function pageSubscriberIds(db: Db, environmentId: string, after: string, limit: number) {
   const rows = await db
@@ -345,6 +363,102 @@ export async function listSubscribers(
     countRows(base),
   ]);
   return { totalCount, subscribers: rows.map(toSubscriber) };
+}
+
+/** What a /v2 search keeps: each filter set narrows (Novu's ListSubscribers). */
+export interface SubscriberFilters {
+  /** Contained in the email, in any case. */
+  email?: string | undefined;
+  /** Contained in the phone number. */
+  phone?: string | undefined;
+  /** The subscriberId, exactly. */
+  subscriberId?: string | undefined;
+  /** Contained in "firstName lastName", in any case. */
+  name?: string | undefined;
+}
+
+export type SubscriberOrder = "_id" | "createdAt" | "updatedAt";
+
+// `_id` is creation order, as Novu's ObjectIds are: ours are random within their second, so the
+// creation time orders them (then the id, within a millisecond).
+const ORDER_COLUMN: Record<SubscriberOrder, "created_at" | "updated_at"> = {
+  _id: "created_at",
+  createdAt: "created_at",
+  updatedAt: "updated_at",
+};
+
+/** A LIKE pattern matching `text` anywhere, literally (`%`, `_` and `\\` escaped), lower-cased. */
+const containing = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * One /v2 page of the environment's subscribers (src/store/cursor-page.ts), filtered. A cursor names
+ * a subscriber by its `_id`; `cursorExists` says whether the environment has it.
+ */
+export async function searchSubscribers(
+  db: Db,
+  environmentId: string,
+  filters: SubscriberFilters,
+  order: SubscriberOrder,
+  request: CursorRequest,
+) {
+  const lower = sql.raw(dialectOf(db) === "sqlite" ? "unicode_lower" : "lower");
+  let query = db.selectFrom("subscribers").selectAll().where("environment_id", "=", environmentId);
+  if (filters.subscriberId !== undefined) query = query.where("subscriber_id", "=", filters.subscriberId);
+  if (filters.email !== undefined && filters.email !== "")
+    query = query.where(sql<boolean>`${lower}(email) like ${containing(filters.email)} escape '\\'`);
+  if (filters.phone !== undefined && filters.phone !== "")
+    query = query.where(sql<boolean>`${lower}(phone) like ${containing(filters.phone)} escape '\\'`);
+  if (filters.name !== undefined && filters.name.trim() !== "")
+    query = query.where(
+      sql<boolean>`${lower}(trim(first_name || ' ' || last_name)) like ${containing(filters.name.trim())} escape '\\'`,
+    );
+  const column = ORDER_COLUMN[order];
+  const page = await cursorPage(
+    db,
+    query,
+    { table: "subscribers", sort: column, id: "id", sortRef: column, idRef: "id" },
+    request,
+    (row) => row.id,
+  );
+  return { ...page, rows: page.rows.map(toSubscriber) };
+}
+
+/** Whether the environment has a subscriber with our id `id` (a /v2 page's cursor). */
+export async function subscriberIdExists(db: Db, environmentId: string, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("subscribers")
+    .select("id")
+    .where("environment_id", "=", environmentId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Creates the subscriber unless the environment has one with its subscriberId: the new one, or
+ * undefined (the unique index decides, so two concurrent creates make one).
+ */
+export async function insertSubscriber(
+  db: Db,
+  tenant: { organizationId: string; environmentId: string },
+  entry: NewSubscriber,
+  now: string,
+): Promise<Subscriber | undefined> {
+  const row = await db
+    .insertInto("subscribers")
+    .values({
+      id: entry.id,
+      organization_id: tenant.organizationId,
+      environment_id: tenant.environmentId,
+      subscriber_id: entry.subscriberId,
+      ...profileColumns(entry.profile),
+      created_at: now,
+      updated_at: now,
+    } as never)
+    .onConflict((conflict) => conflict.columns(["environment_id", "subscriber_id"]).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toSubscriber(row as Row) : undefined;
 }
 
 /** Sets the profile fields present in `profile`; undefined when there is no such subscriber. */

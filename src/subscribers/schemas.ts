@@ -1,5 +1,13 @@
 import { type Static, Type } from "typebox";
-import { described, FreeObject, ObjectIdString, Page } from "../http/schema-helpers.ts";
+import { ErrorBodyWith } from "../errors.ts";
+import {
+  CursorPageOf,
+  cursorQueryFields,
+  described,
+  FreeObject,
+  ObjectIdString,
+  Page,
+} from "../http/schema-helpers.ts";
 import { SUBSCRIBER_ID_PATTERN } from "../http/validation.ts";
 import { Trigger } from "../workflows/schemas.ts";
 
@@ -362,3 +370,35 @@ export const ListSubscribersQuery = Type.Object({
     }),
   ),
 });
+
+// ---------------------------------------------------------------- /v2 (Novu's current API, @novu/api 3)
+
+export const SubscriberSearchQuery = Type.Object({
+  ...cursorQueryFields("subscribers", ["_id", "createdAt", "updatedAt"]),
+  email: Type.Optional(
+    Type.String({ maxLength: 320, description: "Only those whose email contains it (any case)" }),
+  ),
+  phone: Type.Optional(Type.String({ maxLength: 100, description: "Only those whose phone contains it" })),
+  subscriberId: Type.Optional(
+    Type.String({ maxLength: 1000, description: "Only the one with this subscriberId" }),
+  ),
+  name: Type.Optional(
+    Type.String({
+      maxLength: 2001,
+      description: 'Only those whose "firstName lastName" contains it (any case)',
+    }),
+  ),
+});
+
+export const SubscriberCursorPage = CursorPageOf("SubscriberCursorPage", Subscriber, "subscribers");
+
+export const CreateSubscriberQuery = Type.Object({
+  failIfExists: Type.Optional(
+    Type.Boolean({
+      description:
+        "true: a subscriberId the environment has already is a 409 (which names it), not an update",
+    }),
+  ),
+});
+
+export const SubscriberExists = ErrorBodyWith("SubscriberExists", Subscriber.properties);

@@ -25,6 +25,7 @@ import {
   throwIfAny,
 } from "./input.ts";
 import { allChannels, presentGlobalPreference } from "./presenter.ts";
+import type { SubscriberFilters, SubscriberOrder } from "./repository.ts";
 import * as subscribers from "./repository.ts";
 import { isWithinSchedule, readSchedule, type Schedule } from "./schedule.ts";
 import type {
@@ -272,6 +273,72 @@ export async function listSubscribers(
     input.search?.trim(),
   );
   return { page, pageSize: limit, totalCount, hasMore: (page + 1) * limit < totalCount, data };
+}
+
+/**
+ * Novu's /v2 create: the subscriber made, or (as the upsert) the one with this subscriberId
+ * updated with the fields sent; with `failIfExists`, an existing one is left as it is and
+ * answered with `created: false` (the caller's 409). Two concurrent creates make one subscriber.
+ */
+export async function createSubscriber(
+  deps: Deps,
+  tenant: Tenant,
+  input: CreateSubscriberInput,
+  options: { failIfExists?: boolean | undefined },
+  outbound?: OutboundPolicy,
+): Promise<{ subscriber: Subscriber; created: boolean }> {
+  if (!options.failIfExists) return upsertRecipient(deps, tenant, input, outbound);
+  const errors: FieldError[] = [];
+  const entry = readEntry(input, "", errors, outbound);
+  throwIfAny(errors);
+  return inTransaction(deps, async (d) => {
+    const inserted = await subscribers.insertSubscriber(
+      d.db,
+      tenant,
+      { id: newObjectId(d.clock.now()), subscriberId: entry.subscriberId, profile: entry.profile },
+      isoNow(d.clock),
+    );
+    if (!inserted)
+      return { subscriber: await requireSubscriber(d, tenant, entry.subscriberId), created: false };
+    return { subscriber: await writeChannelInputs(d, inserted, entry.channels, "replace"), created: true };
+  });
+}
+
+export interface SubscriberSearch extends SubscriberFilters {
+  after?: string | undefined;
+  before?: string | undefined;
+  limit?: number | undefined;
+  orderBy?: SubscriberOrder | undefined;
+  orderDirection?: "ASC" | "DESC" | undefined;
+  includeCursor?: boolean | undefined;
+}
+
+/**
+ * Novu's /v2 search: the environment's subscribers the filters keep (each narrows: email, phone
+ * and name contain the text, in any case; subscriberId is exact), a page of `limit` (10) at a time,
+ * newest first by default, after or before a subscriber named by its `_id`.
+ */
+export async function searchSubscribers(deps: Deps, tenant: Tenant, input: SubscriberSearch) {
+  if (input.after !== undefined && input.before !== undefined)
+    throw invalidField("before", "must not be sent with after: a page goes one way from one subscriber");
+  for (const field of ["after", "before"] as const) {
+    const id = input[field];
+    if (id !== undefined && !(await subscribers.subscriberIdExists(deps.db, tenant.environmentId, id)))
+      throw invalidField(field, "names no subscriber of this environment (a subscriber's _id)");
+  }
+  return subscribers.searchSubscribers(
+    deps.db,
+    tenant.environmentId,
+    { email: input.email, phone: input.phone, subscriberId: input.subscriberId, name: input.name },
+    input.orderBy ?? "_id",
+    {
+      after: input.after,
+      before: input.before,
+      limit: input.limit ?? DEFAULT_PAGE_SIZE,
+      direction: input.orderDirection === "ASC" ? "asc" : "desc",
+      includeCursor: input.includeCursor,
+    },
+  );
 }
 
 /** A partial update: the fields sent change, the others keep their values. */
@@ -680,6 +747,8 @@ export interface InboxWorkflowPreference {
   workflow: WorkflowSummary;
   enabled: boolean;
   channels: Partial<Record<Channel, boolean>>;
+  /** What decided each channel shown: the subscriber's own choice, or the workflow's settings. */
+  overrides: { channel: Channel; source: "subscriber" | "template" }[];
 }
 
 function inboxGlobal(
@@ -706,7 +775,14 @@ function inboxWorkflow(
   });
   const channels: Partial<Record<Channel, boolean>> = {};
   for (const channel of workflow.channels) channels[channel] = effective.channels[channel];
-  return { workflow, enabled: effective.enabled, channels };
+  const overrides = workflow.channels.map((channel) => ({
+    channel,
+    source:
+      !workflow.critical && preference?.channels[channel] !== undefined
+        ? ("subscriber" as const)
+        : ("template" as const),
+  }));
+  return { workflow, enabled: effective.enabled, channels, overrides };
 }
 
 const channelsUsed = (workflows: readonly WorkflowSummary[]) => [
@@ -889,6 +965,15 @@ export function getSubscriberByRef(
   subscriberRef: string,
 ): Promise<Subscriber | undefined> {
   return subscribers.findSubscriberById(deps.db, tenant.environmentId, subscriberRef);
+}
+
+/** The subscribers with our ids `subscriberRefs` (those that still exist), by id: one read for a page of them. */
+export function getSubscribersByRefs(
+  deps: Deps,
+  tenant: Tenant,
+  subscriberRefs: readonly string[],
+): Promise<Map<string, Subscriber>> {
+  return subscribers.findSubscribersByIds(deps.db, tenant.environmentId, subscriberRefs);
 }
 
 /**

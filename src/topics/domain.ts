@@ -12,6 +12,8 @@ export interface Topic {
   /** The customer's key for the topic: unique in the environment, `[A-Za-z0-9_:.-]{1,100}`. */
   key: string;
   name: string;
+  /** The customer's own data about the topic (Novu's /v2 topics); `{}` when none. */
+  data: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
 }
@@ -42,6 +44,8 @@ export interface TopicSubscription {
   subscriberRef: string;
   subscriberId: string;
   createdAt: string;
+  /** When its name or preferences last changed; its createdAt until then. */
+  updatedAt: string;
 }
 
 /**

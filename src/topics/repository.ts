@@ -1,4 +1,5 @@
-import type { Kysely, Selectable } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
+import { type CursorRequest, cursorPage } from "../store/cursor-page.ts";
 import type { Database, TopicsTable } from "../store/schema.ts";
 import {
   countRows,
@@ -27,6 +28,7 @@ function toTopic(row: Selectable<TopicsTable>): Topic {
     environmentId: row.environment_id,
     key: row.key,
     name: row.name,
+    data: readJson<Record<string, unknown>>(row.data),
     createdAt: readTimestamp(row.created_at),
     updatedAt: readTimestamp(row.updated_at),
   };
@@ -42,6 +44,7 @@ export async function insertTopic(db: Db, topic: Omit<Topic, "createdAt" | "upda
       environment_id: topic.environmentId,
       key: topic.key,
       name: topic.name,
+      data: writeJson(topic.data),
       created_at: now,
       updated_at: now,
     })
@@ -114,6 +117,57 @@ export async function renameTopic(db: Db, environmentId: string, key: string, na
     .returningAll()
     .executeTakeFirst();
   return row ? toTopic(row) : undefined;
+}
+
+/** Sets the topic's name and/or data; undefined when the environment has no such topic. */
+export async function updateTopic(
+  db: Db,
+  environmentId: string,
+  key: string,
+  change: { name?: string | undefined; data?: Record<string, unknown> | undefined },
+  now: string,
+) {
+  const row = await db
+    .updateTable("topics")
+    .set({
+      ...(change.name === undefined ? {} : { name: change.name }),
+      ...(change.data === undefined ? {} : { data: writeJson(change.data) }),
+      updated_at: now,
+    })
+    .where("environment_id", "=", environmentId)
+    .where("key", "=", key)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toTopic(row) : undefined;
+}
+
+export type TopicOrder = "_id" | "createdAt" | "updatedAt";
+
+/** One /v2 page of the environment's topics (src/store/cursor-page.ts); `key` exact, `name` contained (any case). */
+export async function pageTopics(
+  db: Db,
+  environmentId: string,
+  filters: { key?: string | undefined; name?: string | undefined },
+  order: TopicOrder,
+  request: CursorRequest,
+) {
+  let query = db.selectFrom("topics").selectAll().where("environment_id", "=", environmentId);
+  if (filters.key !== undefined) query = query.where("key", "=", filters.key);
+  if (filters.name !== undefined && filters.name !== "") {
+    const lower = sql.raw(dialectOf(db) === "sqlite" ? "unicode_lower" : "lower");
+    const pattern = `%${filters.name.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where(sql<boolean>`${lower}(name) like ${pattern} escape '\\'`);
+  }
+  // `_id` is creation order (ours are random within their second).
+  const column = order === "updatedAt" ? "updated_at" : "created_at";
+  const page = await cursorPage(
+    db,
+    query,
+    { table: "topics", sort: column, id: "id", sortRef: column, idRef: "id" },
+    request,
+    (row) => row.id,
+  );
+  return { ...page, rows: page.rows.map(toTopic) };
 }
 
 export async function deleteTopic(db: Db, id: string): Promise<void> {
@@ -222,6 +276,7 @@ function toSubscription(topic: Topic, row: MembershipRow): TopicSubscription {
     subscriberRef: row.subscriber_ref,
     subscriberId: row.subscriber_id,
     createdAt: readTimestamp(row.created_at),
+    updatedAt: readTimestamp(row.updated_at ?? row.created_at),
   };
 }
 
@@ -247,14 +302,9 @@ export async function findSubscriptionByName(db: Db, topic: Topic, identifierOrI
   return row ? toSubscription(topic, row) : undefined;
 }
 
-/** The subscriber's subscriptions, in any topic of the environment, with this identifier or id. */
-export async function findSubscriberSubscriptions(
-  db: Db,
-  environmentId: string,
-  subscriberRef: string,
-  identifierOrId: string,
-): Promise<TopicSubscription[]> {
-  const rows = await db
+/** Subscriptions with their topic, as the joined query reads them. */
+function subscriptionsQuery(db: Db, environmentId: string) {
+  return db
     .selectFrom("topic_subscribers as s")
     .innerJoin("topics as t", "t.id", "s.topic_id")
     .selectAll("s")
@@ -262,28 +312,90 @@ export async function findSubscriberSubscriptions(
       "t.organization_id as topic_organization_id",
       "t.key as topic_key",
       "t.name as topic_name",
+      "t.data as topic_data",
       "t.created_at as topic_created_at",
       "t.updated_at as topic_updated_at",
     ])
-    .where("s.environment_id", "=", environmentId)
+    .where("s.environment_id", "=", environmentId);
+}
+
+type JoinedRow = MembershipRow & {
+  topic_organization_id: string;
+  topic_key: string;
+  topic_name: string;
+  topic_data: string;
+  topic_created_at: string | Date;
+  topic_updated_at: string | Date;
+};
+
+const joinedSubscription = (row: JoinedRow) =>
+  toSubscription(
+    {
+      id: row.topic_id,
+      organizationId: row.topic_organization_id,
+      environmentId: row.environment_id,
+      key: row.topic_key,
+      name: row.topic_name,
+      data: readJson<Record<string, unknown>>(row.topic_data),
+      createdAt: readTimestamp(row.topic_created_at),
+      updatedAt: readTimestamp(row.topic_updated_at),
+    },
+    row,
+  );
+
+/** The subscriber's subscriptions, in any topic of the environment, with this identifier or id. */
+export async function findSubscriberSubscriptions(
+  db: Db,
+  environmentId: string,
+  subscriberRef: string,
+  identifierOrId: string,
+): Promise<TopicSubscription[]> {
+  const rows = await subscriptionsQuery(db, environmentId)
     .where("s.subscriber_ref", "=", subscriberRef)
     .where((eb) => eb.or([eb("s.identifier", "=", identifierOrId), eb("s.id", "=", identifierOrId)]))
     .orderBy("s.topic_id")
     .execute();
-  return rows.map((row) =>
-    toSubscription(
-      {
-        id: row.topic_id,
-        organizationId: row.topic_organization_id,
-        environmentId: row.environment_id,
-        key: row.topic_key,
-        name: row.topic_name,
-        createdAt: readTimestamp(row.topic_created_at),
-        updatedAt: readTimestamp(row.topic_updated_at),
-      },
-      row,
-    ),
+  return rows.map(joinedSubscription);
+}
+
+/**
+ * One /v2 page of subscriptions (src/store/cursor-page.ts), oldest or newest first, those of one
+ * topic or of one subscriber (or both), a cursor naming a subscription by its id.
+ */
+export async function pageSubscriptions(
+  db: Db,
+  environmentId: string,
+  filters: { topicId?: string | undefined; subscriberRef?: string | undefined },
+  request: CursorRequest,
+) {
+  let query = subscriptionsQuery(db, environmentId);
+  if (filters.topicId !== undefined) query = query.where("s.topic_id", "=", filters.topicId);
+  if (filters.subscriberRef !== undefined)
+    query = query.where("s.subscriber_ref", "=", filters.subscriberRef);
+  const page = await cursorPage(
+    db,
+    query,
+    { table: "topic_subscribers", sort: "created_at", id: "id", sortRef: "s.created_at", idRef: "s.id" },
+    request,
+    (row) => row.id,
   );
+  return { ...page, rows: page.rows.map((row) => joinedSubscription(row as JoinedRow)) };
+}
+
+/** Whether the environment has a subscription with this id (a /v2 page's cursor). */
+export async function subscriptionIdExists(db: Db, environmentId: string, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("topic_subscribers")
+    .select("id")
+    .where("environment_id", "=", environmentId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Whether the environment has a topic with this id (a /v2 page's cursor). */
+export async function topicIdExists(db: Db, environmentId: string, id: string): Promise<boolean> {
+  return topicExists(db, environmentId, id);
 }
 
 /**
@@ -314,12 +426,28 @@ export async function insertSubscription(
   return row ? toSubscription(topic, row) : undefined;
 }
 
-export async function renameSubscription(db: Db, topicId: string, subscriberRef: string, name: string) {
+export async function renameSubscription(
+  db: Db,
+  topicId: string,
+  subscriberRef: string,
+  name: string,
+  now: string,
+) {
   await db
     .updateTable("topic_subscribers")
-    .set({ name })
+    .set({ name, updated_at: now })
     .where("topic_id", "=", topicId)
     .where("subscriber_ref", "=", subscriberRef)
+    .execute();
+}
+
+/** Records that the subscription changed (its preferences). */
+export async function touchSubscription(db: Db, subscription: TopicSubscription, now: string) {
+  await db
+    .updateTable("topic_subscribers")
+    .set({ updated_at: now })
+    .where("topic_id", "=", subscription.topic.id)
+    .where("subscriber_ref", "=", subscription.subscriberRef)
     .execute();
 }
 

@@ -3,8 +3,10 @@ import { type Deps, inTransaction } from "../deps.ts";
 import { badRequest, conflict, type FieldError, invalidField, mention, notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import { displayName } from "../names.ts";
+import type { Subscriber } from "../subscribers/domain.ts";
 import {
   findSubscriberRefs,
+  getSubscribersByRefs,
   type InboxWorkflowPreference,
   subscriberLabel,
   subscriberNotFound,
@@ -51,6 +53,7 @@ export async function createTopic(deps: Deps, tenant: Tenant, input: CreateTopic
       environmentId: tenant.environmentId,
       key: input.key,
       name,
+      data: {},
     },
     isoNow(deps.clock),
   );
@@ -147,6 +150,7 @@ async function findOrCreateTopic(deps: Deps, tenant: Tenant, key: string, name: 
       environmentId: tenant.environmentId,
       key,
       name,
+      data: {},
     },
     isoNow(deps.clock),
   );
@@ -528,14 +532,17 @@ export async function updateOwnSubscription(
   const subscription = await inTransaction(deps, async (d) => {
     const found = await ownSubscription(d, tenant, self, topicKey, identifier);
     if (!found) throw subscriptionNotFound(identifier);
-    if (name !== undefined) await topics.renameSubscription(d.db, found.topic.id, found.subscriberRef, name);
+    const now = isoNow(d.clock);
+    if (name !== undefined)
+      await topics.renameSubscription(d.db, found.topic.id, found.subscriberRef, name, now);
     if (resolved) {
-      const now = isoNow(d.clock);
       await topics.clearSubscriptionPreferences(d.db, found);
       for (const { preference } of resolved)
         await topics.saveSubscriptionPreference(d.db, found, preference, now);
+      await topics.touchSubscription(d.db, found, now);
     }
-    return name === undefined ? found : { ...found, name };
+    if (name === undefined && !resolved) return found;
+    return { ...found, ...(name === undefined ? {} : { name }), updatedAt: now };
   });
   return preferencesOf(deps, tenant, subscription);
 }
@@ -635,7 +642,8 @@ export async function changeSubscriptionPreferences(
             : current?.condition;
       if (condition !== undefined && condition !== null) next.condition = condition;
       await topics.saveSubscriptionPreference(d.db, subscription, next, now);
-      out.push({ subscription, workflow, preference: next });
+      await topics.touchSubscription(d.db, subscription, now);
+      out.push({ subscription: { ...subscription, updatedAt: now }, workflow, preference: next });
     }
     return out;
   });
@@ -783,4 +791,395 @@ export async function subscriptionPreferenceForStep(
   );
   if (!found) return undefined;
   return { enabled: subscriptionLetsThrough(found, payload), channels: found.channels };
+}
+
+// ---------------------------------------------------------------- Novu's /v2 (@novu/api 3, with the API key)
+
+export interface TopicUpsert {
+  key: string;
+  name?: string | undefined;
+  data?: Record<string, unknown> | null | undefined;
+}
+
+/**
+ * Novu's /v2 create: the topic made (named as sent, or with no name), or, for a key the
+ * environment has, that topic with the name and data sent; with `failIfExists` an existing one is
+ * left as it is and answered with `created: false` (the caller's 409).
+ */
+export async function upsertTopic(
+  deps: Deps,
+  tenant: Tenant,
+  input: TopicUpsert,
+  options: { failIfExists?: boolean | undefined } = {},
+): Promise<{ topic: Topic; created: boolean }> {
+  const name = input.name === undefined ? undefined : topicName(input.name);
+  const data = input.data === undefined ? undefined : (input.data ?? {});
+  return inTransaction(deps, async (d) => {
+    const now = isoNow(d.clock);
+    const inserted = await topics.insertTopic(
+      d.db,
+      {
+        id: newObjectId(d.clock.now()),
+        organizationId: tenant.organizationId,
+        environmentId: tenant.environmentId,
+        key: input.key,
+        name: name ?? "",
+        data: data ?? {},
+      },
+      now,
+    );
+    if (inserted) return { topic: inserted, created: true };
+    const existing = await requireTopic(d, tenant, input.key, "update");
+    if (options.failIfExists || (name === undefined && data === undefined))
+      return { topic: existing, created: false };
+    const updated = await topics.updateTopic(d.db, tenant.environmentId, input.key, { name, data }, now);
+    return { topic: updated ?? existing, created: false };
+  });
+}
+
+/** The topic, by key; 404 when the environment has none. */
+export function getTopicByKey(deps: Deps, tenant: Tenant, key: string): Promise<Topic> {
+  return requireTopic(deps, tenant, key);
+}
+
+/** Novu's /v2 update: the name and/or data sent. */
+export async function updateTopic(
+  deps: Deps,
+  tenant: Tenant,
+  key: string,
+  input: { name?: string | undefined; data?: Record<string, unknown> | null | undefined },
+): Promise<Topic> {
+  const name = input.name === undefined ? undefined : topicName(input.name);
+  const data = input.data === undefined ? undefined : (input.data ?? {});
+  if (name === undefined && data === undefined) return requireTopic(deps, tenant, key);
+  const updated = await topics.updateTopic(
+    deps.db,
+    tenant.environmentId,
+    key,
+    { name, data },
+    isoNow(deps.clock),
+  );
+  if (!updated) throw topicNotFound(key);
+  return updated;
+}
+
+/** Novu's /v2 delete: the topic goes with its subscriptions and their preferences (/v1 refuses while it has any). */
+export async function deleteTopicWithSubscriptions(deps: Deps, tenant: Tenant, key: string): Promise<void> {
+  await inTransaction(deps, async (d) => {
+    const topic = await requireTopic(d, tenant, key, "update");
+    await topics.deleteTopic(d.db, topic.id);
+  });
+}
+
+export interface CursorInput {
+  after?: string | undefined;
+  before?: string | undefined;
+  limit?: number | undefined;
+  orderDirection?: "ASC" | "DESC" | undefined;
+  includeCursor?: boolean | undefined;
+}
+
+const cursorOf = (input: CursorInput) => ({
+  after: input.after,
+  before: input.before,
+  limit: input.limit ?? 10,
+  direction: input.orderDirection === "ASC" ? ("asc" as const) : ("desc" as const),
+  includeCursor: input.includeCursor,
+});
+
+/** A page's cursor must name a row of the environment: a 400 naming the field otherwise. */
+async function checkCursor(
+  input: CursorInput,
+  exists: (id: string) => Promise<boolean>,
+  what: string,
+): Promise<void> {
+  if (input.after !== undefined && input.before !== undefined)
+    throw invalidField("before", "must not be sent with after: a page goes one way from one item");
+  for (const field of ["after", "before"] as const) {
+    const id = input[field];
+    if (id !== undefined && !(await exists(id)))
+      throw invalidField(field, `names no ${what} of this environment (its _id)`);
+  }
+}
+
+/** Novu's /v2 list: the environment's topics, a page at a time by cursor; `key` exact, `name` contained. */
+export async function pageTopics(
+  deps: Deps,
+  tenant: Tenant,
+  input: CursorInput & {
+    orderBy?: topics.TopicOrder | undefined;
+    key?: string | undefined;
+    name?: string | undefined;
+  },
+) {
+  await checkCursor(input, (id) => topics.topicIdExists(deps.db, tenant.environmentId, id), "topic");
+  return topics.pageTopics(
+    deps.db,
+    tenant.environmentId,
+    { key: input.key, name: input.name },
+    input.orderBy ?? "_id",
+    cursorOf(input),
+  );
+}
+
+/** A subscription as /v2 shows it: with its preferences and its subscriber. */
+export interface SubscriptionWithSubscriber extends SubscriptionView {
+  subscriber: Subscriber | undefined;
+}
+
+async function withSubscribers(
+  deps: Deps,
+  tenant: Tenant,
+  subscriptions: readonly TopicSubscription[],
+): Promise<SubscriptionWithSubscriber[]> {
+  const profiles = await getSubscribersByRefs(
+    deps,
+    tenant,
+    subscriptions.map((s) => s.subscriberRef),
+  );
+  const out: SubscriptionWithSubscriber[] = [];
+  for (const subscription of subscriptions)
+    out.push({
+      ...(await preferencesOf(deps, tenant, subscription)),
+      subscriber: profiles.get(subscription.subscriberRef),
+    });
+  return out;
+}
+
+/**
+ * Novu's /v2 lists of subscriptions, a page at a time by cursor (newest first by default): a
+ * topic's (404 without the topic), narrowed to one subscriber, or a subscriber's (404 without the
+ * subscriber), narrowed to one topic. A filter that names nothing finds nothing.
+ */
+export async function pageSubscriptions(
+  deps: Deps,
+  tenant: Tenant,
+  input: CursorInput & { topicKey?: string | undefined; subscriberId?: string | undefined },
+  scope: "topic" | "subscriber",
+) {
+  await checkCursor(
+    input,
+    (id) => topics.subscriptionIdExists(deps.db, tenant.environmentId, id),
+    "subscription",
+  );
+  const topic =
+    input.topicKey === undefined
+      ? undefined
+      : await topics.findTopic(deps.db, tenant.environmentId, input.topicKey);
+  if (scope === "topic" && !topic) throw topicNotFound(input.topicKey ?? "");
+  const ref =
+    input.subscriberId === undefined
+      ? undefined
+      : (await findSubscriberRefs(deps, tenant, [input.subscriberId])).get(input.subscriberId);
+  if (scope === "subscriber" && !ref) throw subscriberNotFound(input.subscriberId ?? "");
+  const empty = { rows: [], next: null, previous: null, totalCount: 0, totalCountCapped: false };
+  if ((input.topicKey !== undefined && !topic) || (input.subscriberId !== undefined && !ref)) return empty;
+  const page = await topics.pageSubscriptions(
+    deps.db,
+    tenant.environmentId,
+    { topicId: topic?.id, subscriberRef: ref },
+    cursorOf(input),
+  );
+  return { ...page, rows: await withSubscribers(deps, tenant, page.rows) };
+}
+
+/** One subscription to make: the subscriber, and optionally its identifier and name. */
+export interface SubscriptionItem {
+  subscriberId: string;
+  identifier?: string | undefined;
+  name?: string | undefined;
+}
+
+/** Why an item of a /v2 subscription call was refused. */
+export interface ItemFailure {
+  subscriberId: string;
+  code: string;
+  message: string;
+}
+
+const failureCode = (error: unknown) => {
+  const status = (error as { statusCode?: number }).statusCode;
+  return status === 404 ? "NOT_FOUND" : status === 409 ? "CONFLICT" : "INVALID";
+};
+
+/**
+ * Novu's /v2 subscribe (the topic made, named `topicName` or `Autogenerated-<key>`, when the
+ * environment has none): each item subscribes its subscriber as the inbox subscribes it, with the
+ * preferences given, and stands alone; a subscriber the environment does not have, or a clash of
+ * identifiers, is a failure of that item. When every item fails, the first failure is the 4xx.
+ */
+export async function createSubscriptions(
+  deps: Deps,
+  tenant: Tenant,
+  topicKey: string,
+  input: {
+    items: readonly SubscriptionItem[];
+    field: string;
+    topicName?: string | undefined;
+    preferences?: readonly PreferenceFilterInput[] | undefined;
+  },
+): Promise<{ created: SubscriptionWithSubscriber[]; failed: ItemFailure[] }> {
+  if (input.items.length === 0) throw invalidField(input.field, "must name at least one subscriber");
+  if (input.items.length > 100) throw invalidField(input.field, "must name at most 100 subscribers");
+  // Preferences that name an unknown workflow, or a bad condition, make the whole request wrong.
+  if (input.preferences) await resolvePreferenceFilters(deps, tenant, input.preferences, "preferences");
+  const refs = await findSubscriberRefs(
+    deps,
+    tenant,
+    input.items.map((item) => item.subscriberId),
+  );
+  const made: TopicSubscription[] = [];
+  const failed: (ItemFailure & { index: number; error: ApiErrorLike })[] = [];
+  for (const [index, item] of input.items.entries()) {
+    const subscriberRef = refs.get(item.subscriberId);
+    if (!subscriberRef) {
+      const error = subscriberNotFound(item.subscriberId);
+      failed.push({
+        index,
+        error,
+        subscriberId: item.subscriberId,
+        code: "SUBSCRIBER_NOT_FOUND",
+        message: error.message,
+      });
+      continue;
+    }
+    try {
+      const { view } = await subscribe(
+        deps,
+        tenant,
+        { subscriberRef, subscriberId: item.subscriberId },
+        topicKey,
+        {
+          identifier: item.identifier,
+          name: item.name,
+          topicName: input.topicName,
+          preferences: input.preferences,
+        },
+      );
+      made.push(view.subscription);
+    } catch (error) {
+      const status = (error as { statusCode?: number }).statusCode;
+      if (status === undefined || status >= 500) throw error;
+      failed.push({
+        index,
+        error: error as ApiErrorLike,
+        subscriberId: item.subscriberId,
+        code: failureCode(error),
+        message: (error as Error).message,
+      });
+    }
+  }
+  const first = failed[0];
+  if (made.length === 0 && first) throw allFailed(first, input.field);
+  return {
+    created: await withSubscribers(deps, tenant, made),
+    failed: failed.map(({ subscriberId, code, message }) => ({ subscriberId, code, message })),
+  };
+}
+
+type ApiErrorLike = Error & { statusCode: number };
+
+/** Every item refused: the first one's refusal, naming its item. */
+function allFailed(first: { index: number; error: ApiErrorLike }, field: string) {
+  const message = first.error.message;
+  if (first.error.statusCode === 404) return notFound(message);
+  if (first.error.statusCode === 409) return conflict(message);
+  return badRequest(`${field}[${first.index}]: ${message}`, [{ field: `${field}[${first.index}]`, message }]);
+}
+
+/**
+ * Novu's /v2 unsubscribe: each item names a subscription by identifier (or id), or a subscriber
+ * (its one subscription to the topic), or both (which must agree); those found end, with their
+ * preferences, and are answered as they were. An item that names none is a failure; when every
+ * item fails, the first failure is the 404.
+ */
+export async function deleteSubscriptions(
+  deps: Deps,
+  tenant: Tenant,
+  topicKey: string,
+  input: {
+    items: readonly { subscriberId?: string | undefined; identifier?: string | undefined }[];
+    field: string;
+  },
+): Promise<{ deleted: SubscriptionWithSubscriber[]; failed: ItemFailure[] }> {
+  if (input.items.length === 0) throw invalidField(input.field, "must name at least one subscription");
+  if (input.items.length > 100) throw invalidField(input.field, "must name at most 100 subscriptions");
+  const topic = await requireTopic(deps, tenant, topicKey);
+  const refs = await findSubscriberRefs(
+    deps,
+    tenant,
+    input.items.flatMap((item) => (item.subscriberId === undefined ? [] : [item.subscriberId])),
+  );
+  const found: TopicSubscription[] = [];
+  const failed: ItemFailure[] = [];
+  for (const item of input.items) {
+    const ref = item.subscriberId === undefined ? undefined : refs.get(item.subscriberId);
+    const subscription =
+      item.identifier !== undefined
+        ? await topics.findSubscriptionByName(deps.db, topic, item.identifier)
+        : ref !== undefined
+          ? await topics.findSubscription(deps.db, topic, ref)
+          : undefined;
+    if (!subscription || (item.subscriberId !== undefined && subscription.subscriberRef !== ref)) {
+      const named = item.identifier ?? item.subscriberId ?? "";
+      failed.push({
+        subscriberId: item.subscriberId ?? "",
+        code: "SUBSCRIPTION_NOT_FOUND",
+        message: `Topic ${topicKey} has no subscription ${mention(named, "as named")}`,
+      });
+      continue;
+    }
+    if (!found.some((s) => s.id === subscription.id)) found.push(subscription);
+  }
+  const first = failed[0];
+  if (found.length === 0 && first) throw notFound(first.message);
+  const deleted = await withSubscribers(deps, tenant, found);
+  await inTransaction(deps, async (d) => {
+    await topics.removeMembers(
+      d.db,
+      topic.id,
+      found.map((s) => s.subscriberRef),
+    );
+  });
+  return { deleted, failed };
+}
+
+/** Whose is the topic's subscription with this identifier (or id): 404 when the topic has none such. */
+async function ownerOf(
+  deps: Deps,
+  tenant: Tenant,
+  topicKey: string,
+  identifier: string,
+): Promise<SubscriberSelf> {
+  const topic = await requireTopic(deps, tenant, topicKey);
+  const found = await topics.findSubscriptionByName(deps.db, topic, identifier);
+  if (!found) throw subscriptionNotFound(identifier);
+  return { subscriberRef: found.subscriberRef, subscriberId: found.subscriberId };
+}
+
+/** Novu's /v2 read of one subscription, by identifier (or id), with its preferences. */
+export async function getSubscription(
+  deps: Deps,
+  tenant: Tenant,
+  topicKey: string,
+  identifier: string,
+): Promise<SubscriptionView> {
+  const self = await ownerOf(deps, tenant, topicKey, identifier);
+  const view = await getOwnSubscription(deps, tenant, self, topicKey, identifier);
+  if (!view) throw subscriptionNotFound(identifier);
+  return view;
+}
+
+/** Novu's /v2 change of one subscription: its name, and/or its preferences replaced by those sent. */
+export async function updateSubscription(
+  deps: Deps,
+  tenant: Tenant,
+  topicKey: string,
+  identifier: string,
+  input: { name?: string | undefined; preferences?: readonly PreferenceFilterInput[] | undefined },
+): Promise<SubscriptionWithSubscriber> {
+  const self = await ownerOf(deps, tenant, topicKey, identifier);
+  const view = await updateOwnSubscription(deps, tenant, self, topicKey, identifier, input);
+  const [profile] = [...(await getSubscribersByRefs(deps, tenant, [self.subscriberRef])).values()];
+  return { ...view, subscriber: profile };
 }
