@@ -65,7 +65,7 @@ const sqlite: Backend = {
 
 /**
  * What a migrated test database holds depends on our migrations and on graphile-worker's: their
- * digest names the template, so a changed migration makes a new one (and the old is dropped).
+ * digest names the template, so a changed migration makes a new one.
  */
 function templateName(): string {
   const root = path.resolve(import.meta.dirname, "..");
@@ -90,18 +90,25 @@ let templateReady: Promise<string> | undefined;
  */
 function template(url: string): Promise<string> {
   templateReady ??= (async () => {
-    const name = templateName();
+    const digest = templateName();
     const admin = postgres(url, { max: 1, onnotice: () => {} });
     try {
       await admin`select pg_advisory_lock(hashtext('tidings:test-template'))`;
-      const [found] = await admin`select 1 from pg_database where datname = ${name}`;
-      if (found) return name;
+      // Named `<digest>_<seconds since the epoch when made>`.
+      const [found] = await admin<{ datname: string }[]>`
+        select datname from pg_database where datname ~ ${`^${digest}_[0-9]+$`}`;
+      if (found) return found.datname;
+      // Other checkouts (other branches, other migrations) may share this server and be using
+      // theirs: only templates made more than a day ago are dropped.
+      const dayAgo = Math.floor(Date.now() / 1000) - 86_400;
       for (const old of await admin<{ datname: string }[]>`
         select datname from pg_database where datname like ${`${TEMPLATE_PREFIX}%`}`) {
-        await admin.unsafe(`drop database if exists "${old.datname}" with (force)`);
+        const madeAt = Number(/_(\d+)$/.exec(old.datname)?.[1] ?? 0);
+        if (madeAt < dayAgo) await admin.unsafe(`drop database if exists "${old.datname}" with (force)`);
       }
+      const name = `${digest}_${Math.floor(Date.now() / 1000)}`;
       // Built under another name and renamed once complete, so a template is never half-made.
-      const building = `${name}_building`;
+      const building = `${digest}_building`;
       await admin.unsafe(`drop database if exists "${building}" with (force)`);
       await admin.unsafe(`create database "${building}"`);
       const buildingUrl = databaseUrlFor(url, building);
