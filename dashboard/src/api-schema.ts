@@ -100,7 +100,7 @@ export interface paths {
   "/v1/events/trigger/bulk": {
     /**
      * Trigger up to 100 workflows at once
-     * @description Each event is accepted or refused on its own, in order, whole: a refused event gets `acknowledged: false` and its errors, and the others still run. An event past one of the environment's quotas is refused so (`quota_exceeded: ...`); when one was refused for now, the answer carries `Retry-After`.
+     * @description Each event is accepted or refused on its own, in order, whole: a refused event gets `acknowledged: false` and its errors, and the others still run. The environment's quotas hold the call together: when its events would pass the subscribers the environment may reach this minute, or the jobs it may have waiting or running, the call is a 429 with `Retry-After` and none of them is accepted; an event that would reach more subscribers than one trigger may is refused on its own (`quota_exceeded: ...`).
      */
     post: operations["bulkTriggerEvents"];
   };
@@ -1934,7 +1934,7 @@ export interface operations {
   };
   /**
    * Trigger up to 100 workflows at once
-   * @description Each event is accepted or refused on its own, in order, whole: a refused event gets `acknowledged: false` and its errors, and the others still run. An event past one of the environment's quotas is refused so (`quota_exceeded: ...`); when one was refused for now, the answer carries `Retry-After`.
+   * @description Each event is accepted or refused on its own, in order, whole: a refused event gets `acknowledged: false` and its errors, and the others still run. The environment's quotas hold the call together: when its events would pass the subscribers the environment may reach this minute, or the jobs it may have waiting or running, the call is a 429 with `Retry-After` and none of them is accepted; an event that would reach more subscribers than one trigger may is refused on its own (`quota_exceeded: ...`).
    */
   bulkTriggerEvents: {
     requestBody: {
@@ -2060,7 +2060,31 @@ export interface operations {
           };
         };
       };
-      /** @description Too many requests for the environment (with `Retry-After`) */
+      /** @description The events together would reach more subscribers than the environment may reach in a minute, or make more jobs than it may have (`quota_exceeded: ...`): send fewer per call; nothing was written */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests, or the events together would pass a quota (the environment's recipients this minute, or its jobs waiting or running): none was accepted; `Retry-After` says when to try again */
       429: {
         content: {
           "application/json": {

@@ -1,8 +1,8 @@
 import type { KeyClaim } from "../auth/key-claim.ts";
 import { type Deps, onConnection } from "../deps.ts";
 import type { EngineDeps, Recipient, TriggerAck } from "../engine/service.ts";
-import { acceptTrigger, cancelTrigger } from "../engine/service.ts";
-import { ApiError, badRequest, type FieldError } from "../errors.ts";
+import { acceptBulk, acceptTrigger, cancelTrigger } from "../engine/service.ts";
+import { badRequest, type FieldError } from "../errors.ts";
 import { compileBodyCheck, type Problems } from "../http/validation.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import {
@@ -64,33 +64,33 @@ const refusal = (message: string, errors: readonly FieldError[] = []): BulkResul
 });
 
 /**
- * Up to 100 triggers, each accepted or refused on its own, whole (a refusal carries its messages):
- * an event past a quota is refused and the others stand. `retryAfter`: the longest Retry-After of
- * the events a quota refused for now (429), in seconds.
+ * Up to 100 triggers, each accepted or refused on its own, whole (a refusal carries its messages),
+ * but held to the environment's quotas together: a call whose events would pass the recipients of
+ * the minute or the jobs the environment may have is refused whole (429 with Retry-After; 422 when
+ * the call alone is more than a quota allows), and none of its events is accepted.
  */
 export async function bulkTrigger(
   deps: EngineDeps,
   tenant: Tenant,
   events: readonly unknown[],
-): Promise<{ results: BulkResult[]; retryAfter?: number }> {
-  const results: BulkResult[] = [];
-  let retryAfter: number | undefined;
+): Promise<BulkResult[]> {
+  const results: (BulkResult | undefined)[] = [];
+  const valid: TriggerBodyValue[] = [];
   for (const event of events) {
     const problems = eventProblems(event);
-    if (problems) {
-      results.push(refusal(problems.message, problems.errors));
-      continue;
-    }
-    try {
-      results.push(await acceptTrigger(deps, tenant, event as TriggerBodyValue));
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
-      results.push(refusal(error.message, error.errors));
-      const wait = Number(error.headers?.["retry-after"]);
-      if (error.statusCode === 429 && wait > 0) retryAfter = Math.max(retryAfter ?? 0, wait);
+    if (problems) results.push(refusal(problems.message, problems.errors));
+    else {
+      results.push(undefined);
+      valid.push(event as TriggerBodyValue);
     }
   }
-  return retryAfter === undefined ? { results } : { results, retryAfter };
+  const outcomes = (await acceptBulk(deps, tenant, valid)).values();
+  return results.map((result) => {
+    if (result) return result;
+    const outcome = outcomes.next().value;
+    if (!outcome) throw new Error("a bulk event has no outcome");
+    return "ack" in outcome ? outcome.ack : refusal(outcome.refused.message, outcome.refused.errors);
+  });
 }
 
 export function cancel(deps: Deps, tenant: Tenant, transactionId: string): Promise<boolean> {
