@@ -165,8 +165,9 @@ export async function spendRecipients(
  * The quotas' part of a bulk call, which they take whole or not at all: the events' recipients are
  * counted into the minute together, in one statement, before any is accepted, and their jobs
  * checked together; past either, the call is refused (429, or 422 when it alone is more than a
- * quota allows) and no event is accepted. What an event then refused for a reason of its own had
- * counted stays counted to the end of the minute: the count errs on the side of the quota.
+ * quota allows) and no event is accepted. An event then refused at its turn for a reason the count
+ * could not foresee (its topic deleted meanwhile) stays counted to the end of the minute: the count
+ * errs on the side of the quota.
  */
 export async function spendBulk(
   deps: Deps,
