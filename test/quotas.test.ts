@@ -123,6 +123,26 @@ forEachBackend<ManualClock>(
       assert.equal(await written(api, transactionId), 1);
     });
 
+    test("a broadcast past the minute's quota: a 429 with Retry-After, nothing written", async () => {
+      nextMinute(ctx.clock);
+      const { api, name } = await setup();
+      const three = await subscribers(api, 3);
+      for (let i = 0; i < 3; i++) assert.equal((await trigger(api, { name, to: three })).statusCode, 201);
+      // 9 of 10 reached: the broadcast's 3 would pass.
+      const transactionId = hexId();
+      const refused = await api.post("/v1/events/trigger/broadcast", { name, transactionId });
+      assertErrorBody(refused, 429, {
+        path: "/v1/events/trigger/broadcast",
+        message:
+          /^quota_exceeded: .*this trigger's 3 would pass the 10 a minute allows \(QUOTA_RECIPIENTS_PER_MINUTE\); retry in 60 s$/,
+      });
+      assert.equal(refused.headers["retry-after"], "60");
+      assert.equal(await written(api, transactionId), 0);
+      nextMinute(ctx.clock);
+      const accepted = await api.post("/v1/events/trigger/broadcast", { name, transactionId });
+      assert.equal(accepted.statusCode, 201, accepted.body);
+    });
+
     test("a retry of an accepted trigger (its transactionId) gets its acknowledgement, even past the quota", async () => {
       nextMinute(ctx.clock);
       const { api, name } = await setup();
