@@ -1,4 +1,5 @@
 import { type InboxFigures, inboxLines } from "./inbox.ts";
+import { type RenderFigures, renderLines } from "./render.ts";
 import type { BackendName } from "./seed.ts";
 import type { Measurement } from "./stats.ts";
 
@@ -103,6 +104,8 @@ export interface Report {
   engine: Engine;
   /** Novu's current inbox (bench/inbox.ts), per backend. */
   inbox?: InboxFigures[];
+  /** /health during runaway template renders (bench/render.ts), per backend. */
+  render?: RenderFigures[];
   totalSeconds: number;
   targets?: Target[];
 }
@@ -115,7 +118,12 @@ const ms = (value: number | undefined) => (value === undefined ? "" : value.toFi
 export const halfRateP99 = (row: Row) =>
   row.halfRate ? Math.max(row.halfRate.p99, row.halfRate.autocannonP99) : undefined;
 
-export function targets(rows: Row[], engine: Engine = {}, inbox: InboxFigures[] = []): Target[] {
+export function targets(
+  rows: Row[],
+  engine: Engine = {},
+  inbox: InboxFigures[] = [],
+  render: RenderFigures[] = [],
+): Target[] {
   const find = (scenario: string, backend: BackendName) =>
     rows.find((r) => r.scenario === scenario && r.backend === backend);
   const out: Target[] = [];
@@ -234,6 +242,16 @@ export function targets(rows: Row[], engine: Engine = {}, inbox: InboxFigures[] 
       });
     }
   }
+  for (const f of render) {
+    out.push({
+      name: `${f.backend}: /health p99 ≤ 100 ms during runaway template renders, every one stopped by a limit`,
+      measured:
+        `p99 ${ms(f.during.p99)} ms (p50 ${ms(f.during.p50)}, max ${ms(f.during.max)}; idle p99 ${ms(f.idle.p99)}; ` +
+        `the event loop's delay p99 ${ms(f.duringLoop.p99)}, max ${ms(f.duringLoop.max)} ms) over ` +
+        `${num(f.during.probes)} probes; ${f.stoppedByLimit} of ${f.triggers} stopped by a limit${f.during.failed ? `; ${f.during.failed} probes failed` : ""}`,
+      pass: f.during.p99 <= 100 && f.during.failed === 0 && f.stoppedByLimit === f.triggers,
+    });
+  }
   const services = rows.filter((r) => r.service);
   if (services.length > 0) {
     const worst = services.reduce((a, b) =>
@@ -350,7 +368,10 @@ function engineTables(engine: Engine): string[] {
 }
 
 export function printReport(report: Report, json: boolean): void {
-  const withTargets = { ...report, targets: targets(report.rows, report.engine, report.inbox) };
+  const withTargets = {
+    ...report,
+    targets: targets(report.rows, report.engine, report.inbox, report.render),
+  };
   if (json) {
     process.stdout.write(`${JSON.stringify(withTargets, null, 2)}\n`);
     return;
@@ -430,6 +451,7 @@ export function printReport(report: Report, json: boolean): void {
   const engineLines = engineTables(report.engine);
   if (engineLines.length > 0) out.push(...engineLines, "");
   if (report.inbox && report.inbox.length > 0) out.push(...inboxLines(report.inbox), "");
+  if (report.render && report.render.length > 0) out.push(...renderLines(report.render), "");
   for (const target of withTargets.targets)
     out.push(`${target.pass ? "PASS" : "FAIL"}  ${target.name}: ${target.measured}`);
   for (const r of report.rows)

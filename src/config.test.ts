@@ -99,8 +99,8 @@ describe("configuration: METRICS_TOKEN and METRICS_PUBLIC", () => {
 describe("configuration: quotas", () => {
   test("on by default; 0 turns one off; what is set otherwise", () => {
     assert.deepEqual(loadConfig({}).quotas, {
-      recipientsPerTrigger: 100_000,
-      recipientsPerMinute: 100_000,
+      recipientsPerTrigger: 10_000,
+      recipientsPerMinute: 20_000,
       pendingJobs: 1_000_000,
     });
     assert.deepEqual(

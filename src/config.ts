@@ -191,8 +191,8 @@ export function loadConfig(env: Env = process.env): Config {
     );
   }
   const quotas = Object.freeze({
-    recipientsPerTrigger: integer(env, "QUOTA_RECIPIENTS_PER_TRIGGER", 100_000, 0, 100_000_000),
-    recipientsPerMinute: integer(env, "QUOTA_RECIPIENTS_PER_MINUTE", 100_000, 0, 100_000_000),
+    recipientsPerTrigger: integer(env, "QUOTA_RECIPIENTS_PER_TRIGGER", 10_000, 0, 100_000_000),
+    recipientsPerMinute: integer(env, "QUOTA_RECIPIENTS_PER_MINUTE", 20_000, 0, 100_000_000),
     pendingJobs: integer(env, "QUOTA_PENDING_JOBS", 1_000_000, 0, 1_000_000_000),
   });
   if (

@@ -143,11 +143,17 @@ function databaseUrlFor(server: string, database: string): string {
 export async function migratedPostgresDatabase(
   server: string,
 ): Promise<{ databaseUrl: string; drop(): Promise<void> }> {
-  const from = await template(server);
   const name = `tidings_test_${process.pid}_${randomBytes(4).toString("hex")}`;
   const admin = postgres(server, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(`create database "${name}" template "${from}"`);
+    await admin
+      .unsafe(`create database "${name}" template "${await template(server)}"`)
+      .catch(async (error) => {
+        // Another checkout's run dropped it (an older one did so at once): made again, once.
+        if (!/template database .* does not exist/.test(String(error?.message))) throw error;
+        templateReady = undefined;
+        await admin.unsafe(`create database "${name}" template "${await template(server)}"`);
+      });
   } finally {
     await admin.end();
   }

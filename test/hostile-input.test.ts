@@ -4,16 +4,38 @@
 // queries, wrong methods and content types, header garbage), in process through app.inject; then
 // raw bytes over a real socket for what inject cannot send (invalid UTF-8, broken HTTP). Zero 5xx,
 // the process keeps answering, and every error is the contract's one body with nothing internal in it.
+// Then (issue 23) one generated attack for 20 of those requests on the limits a hostile tenant meets
+// (test/fuzz-limits.ts): runaway and oversized templates, oversized payloads, webhooks and SMTP hosts
+// at internal addresses (a listener of ours there must get nothing), the integration's mask sent with
+// a new server, inbox sessions without a valid HMAC, and triggers past the quotas; every answer keeps
+// the invariants above and those of its attack, and the run as a whole keeps its own (nothing stored
+// over the render cap, no secret in an answer or a log line, the quotas held).
 import assert from "node:assert/strict";
 import net from "node:net";
 import { test } from "node:test";
 import fc from "fast-check";
 import type { InjectOptions } from "fastify";
+import { ManualClock } from "../src/clock.ts";
+import { loadConfig } from "../src/config.ts";
 import type { App } from "../src/http/types.ts";
+import { createLogger } from "../src/ops/logging.ts";
 import { errorBodyProblem, leaksInternals } from "./error-body.ts";
+import {
+  attack,
+  exchangeProblem,
+  LIMITS,
+  LIMITS_ENV,
+  makeLimitFixtures,
+  minuteCount,
+  notificationsOf,
+  runAttack,
+  runProblems,
+  startInternalListener,
+} from "./fuzz-limits.ts";
 import { forEachBackend } from "./harness.ts";
 import { appWith } from "./ops-helpers.ts";
 import { OBJECT_ID_SOURCE } from "./patterns.ts";
+import { drain } from "./queue-helpers.ts";
 import { type CatalogRoute, type Fixtures, makeFixtures, ROUTES } from "./route-catalog.ts";
 
 /** encodeURIComponent that takes lone surrogates too (as U+FFFD), as a client library would. */
@@ -23,6 +45,8 @@ const encode = (s: string) =>
   );
 
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 2_000);
+/** Attacks on the limits: one for 20 requests (each is one or two requests, some of them renders). */
+const ATTACKS = Math.max(100, Math.round(REQUESTS / 20));
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 
 const HOSTILE_IDS = [
@@ -79,6 +103,13 @@ const UNICODE_TRICKS = [
   "${jndi:ldap://x}",
   "{{7*7}}",
   "%s%s%s%n",
+  // Templates that loop without end, and addresses inside (test/fuzz-limits.ts sends them where they matter).
+  "{{#each @root.a}}{{#each @root.a}}{{#each @root.a}}{{#each @root.a}}x{{/each}}{{/each}}{{/each}}{{/each}}",
+  "{{#a}}{{#../a}}{{#../../a}}{{json @root}}{{/../../a}}{{/../a}}{{/a}}",
+  "http://127.0.0.1:6379/",
+  "http://169.254.169.254/latest/meta-data/",
+  "http://[::ffff:127.0.0.1]/",
+  "http://0.0.0.0:22/",
 ];
 
 const CONTENT_TYPES = [
@@ -494,3 +525,68 @@ forEachBackend("hostile input", (ctx) => {
     }
   });
 });
+
+// The limits, in an app of their own (its worker the only one on its database: another app's, with
+// the test sinks' loopback allowed, could deliver what this one must refuse). Its clock is moved a
+// minute now and then by the attacks themselves.
+const limitLines: string[] = [];
+
+forEachBackend<ManualClock>(
+  "hostile input: the limits",
+  (ctx) => {
+    test(`${ATTACKS} generated attacks on the limits: every answer keeps its invariants, the run keeps the quotas, stores nothing over the cap and reaches no internal listener (seed ${SEED})`, async () => {
+      const listener = await startInternalListener();
+      try {
+        const f = await makeLimitFixtures(ctx, ctx.app);
+        const environmentId = f.tenant.dev.environmentId;
+        const counts = { minutes: 1, notificationsBefore: await notificationsOf(ctx.store, environmentId) };
+        const samples = fc.sample(attack(listener.port), { numRuns: ATTACKS, seed: SEED });
+        const problems: string[] = [];
+        const transactions: string[] = [];
+        const kinds = new Map<string, number>();
+        const statuses = new Map<number, number>();
+        for (const [i, a] of samples.entries()) {
+          kinds.set(a.kind, (kinds.get(a.kind) ?? 0) + 1);
+          const run = await runAttack(ctx.app, ctx.store, f, a, listener, () => {
+            ctx.clock.advance(60_000);
+            counts.minutes++;
+          });
+          transactions.push(...run.transactions);
+          for (const e of run.exchanges) {
+            statuses.set(e.res.statusCode, (statuses.get(e.res.statusCode) ?? 0) + 1);
+            const problem = exchangeProblem(e, listener);
+            if (problem) problems.push(`#${i} ${a.kind} ${e.request.method} ${e.request.url}: ${problem}`);
+          }
+          for (const note of run.notes) problems.push(`#${i} ${a.kind}: ${note}`);
+          const minute = await minuteCount(ctx.store, environmentId);
+          if (minute > LIMITS.perMinute)
+            problems.push(`#${i} ${a.kind}: ${minute} recipients counted this minute`);
+        }
+        await drain(ctx);
+        const run = await runProblems(ctx.app, ctx.store, f, listener, counts, transactions, limitLines);
+        problems.push(...run.problems);
+        const health = await ctx.app.inject({ url: "/health" });
+        const summary = (map: Map<string | number, number>) =>
+          [...map.entries()].map(([k, n]) => `${k}×${n}`).join(" ");
+        console.log(
+          `[${ctx.backend}] limits fuzz: ${samples.length} attacks (seed ${SEED}; ${summary(kinds)}): ` +
+            `${summary(new Map([...statuses.entries()].sort(([a], [b]) => a - b)))}; ${counts.minutes} minutes; ` +
+            `${run.seen.renderLimits} steps stopped by a render limit, ${run.seen.refusedAtSend} sends refused, ` +
+            `${run.seen.notifications} notifications; ` +
+            `${problems.length} problems; /health afterwards ${health.statusCode}`,
+        );
+        assert.deepEqual(problems.slice(0, 20), [], `${problems.length} problems`);
+        assert.equal(health.statusCode, 200);
+      } finally {
+        await listener.close();
+      }
+    });
+  },
+  {
+    clock: () => new ManualClock(),
+    app: () => ({
+      config: loadConfig(LIMITS_ENV),
+      logger: createLogger("info", { write: (line: string) => limitLines.push(line) }),
+    }),
+  },
+);

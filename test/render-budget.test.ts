@@ -15,7 +15,12 @@ import { startSmtpSink, startWebhookSink } from "./sinks.ts";
 
 const BOMB =
   "{{#each @root.a}}{{#each @root.a}}{{#each @root.a}}{{#each @root.a}}x{{/each}}{{/each}}{{/each}}{{/each}}";
-/** A /health probe slower than this means the event loop was held (see the nested-loop test). */
+/**
+ * A /health probe slower than this means the event loop was held (see the nested-loop test): a
+ * loose bound, that guards against the render coming back onto the event loop on a noisy machine.
+ * The target itself, /health within 100 ms (p99) during such renders, is a latency figure measured
+ * by the bench: `BENCH_SCENARIOS=render npm run bench` (bench/render.ts).
+ */
 const PROBE_BOUND_MS = 1_000;
 const BOMB_PAYLOAD = { a: Array.from({ length: 100 }, (_, i) => i) };
 const FINAL = ["completed", "failed", "skipped", "canceled", "merged"];
@@ -174,8 +179,9 @@ forEachBackend("templates render within a budget, off the event loop", (ctx) => 
     const before = await storedChars(dev.environmentId);
     // The render must not hold the event loop: unbounded on it, this template held it for 49 s. A
     // probe within PROBE_BOUND_MS tells that apart on any host; how fast /health answers on a quiet
-    // one is a latency figure, not a test's (a busy CI host has kept an idle process past 250 ms),
-    // and five attempts leave room for a host's passing stall.
+    // one (the 100 ms target) is a latency figure, measured by the bench's `render` scenario, not a
+    // test's (a busy CI host has kept an idle process past 250 ms), and five attempts leave room for
+    // a host's passing stall.
     const attempts: number[][] = [];
     for (let attempt = 0; attempt < 5; attempt++) {
       const txs = await Promise.all(

@@ -141,7 +141,7 @@ export interface paths {
   "/v1/events/trigger/bulk": {
     /**
      * Trigger up to 100 workflows at once
-     * @description Each event is accepted or refused on its own, in order, whole: a refused event gets `acknowledged: false` and its errors, and the others still run. An event past one of the environment's quotas is refused so (`quota_exceeded: ...`); when one was refused for now, the answer carries `Retry-After`.
+     * @description Each event is accepted or refused on its own, in order, whole: a refused event gets `acknowledged: false` and its errors, and the others still run. The environment's quotas hold the call together: when its events would pass the subscribers the environment may reach this minute, or the jobs it may have waiting or running, the call is a 429 with `Retry-After` and none of them is accepted; an event that would reach more subscribers than one trigger may is refused on its own (`quota_exceeded: ...`).
      */
     post: operations["bulkTriggerEvents"];
   };
@@ -3793,7 +3793,7 @@ export interface operations {
   };
   /**
    * Trigger up to 100 workflows at once
-   * @description Each event is accepted or refused on its own, in order, whole: a refused event gets `acknowledged: false` and its errors, and the others still run. An event past one of the environment's quotas is refused so (`quota_exceeded: ...`); when one was refused for now, the answer carries `Retry-After`.
+   * @description Each event is accepted or refused on its own, in order, whole: a refused event gets `acknowledged: false` and its errors, and the others still run. The environment's quotas hold the call together: when its events would pass the subscribers the environment may reach this minute, or the jobs it may have waiting or running, the call is a 429 with `Retry-After` and none of them is accepted; an event that would reach more subscribers than one trigger may is refused on its own (`quota_exceeded: ...`).
    */
   bulkTriggerEvents: {
     parameters: {
@@ -3954,7 +3954,7 @@ export interface operations {
           };
         };
       };
-      /** @description This Idempotency-Key was used for a different request */
+      /** @description This Idempotency-Key was used for a different request; or the events together would reach more subscribers than the environment may reach in a minute, or make more jobs than it may have (`quota_exceeded: ...`): send fewer per call; nothing was written */
       422: {
         content: {
           "application/json": {
@@ -3983,7 +3983,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many requests for the environment (with `Retry-After`) */
+      /** @description Too many requests, or the events together would pass a quota (the environment's recipients this minute, or its jobs waiting or running): none was accepted; `Retry-After` says when to try again */
       429: {
         content: {
           "application/json": {

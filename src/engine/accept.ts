@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { KeyClaim } from "../auth/key-claim.ts";
 import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
-import { mention, unprocessable } from "../errors.ts";
+import { ApiError, mention, unprocessable } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import { pipelined } from "../store/pipeline.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
@@ -29,9 +29,12 @@ import type {
 import type { JobQueue, NewTask } from "./queue/port.ts";
 import {
   checkTriggerLoad,
+  checkTriggerSize,
+  fitsOneTrigger,
   QuotaExceeded,
   type Quotas,
   recipientsWorthCounting,
+  spendBulk,
   spendRecipients,
   type TriggerLoad,
 } from "./quotas.ts";
@@ -261,6 +264,20 @@ export async function acceptTrigger(
   request: TriggerRequest,
   options: AcceptOptions = {},
 ): Promise<Accepted> {
+  return accept(deps, who, request, options);
+}
+
+/**
+ * acceptTrigger. `reserved`: the trigger is one event of a bulk call whose quotas were spent for
+ * all its events at once (acceptBulk): this is its load as counted then, held to the one trigger's
+ * quota alone.
+ */
+async function accept(
+  deps: EngineDeps,
+  who: Tenant | KeyClaim,
+  request: TriggerRequest,
+  options: AcceptOptions & { reserved?: TriggerLoad } = {},
+): Promise<Accepted> {
   const { workflow, tenant } = await workflowOf(deps, who, request.name);
   const transactionId = request.transactionId ?? randomUUID();
   const status = statusOf(workflow);
@@ -308,7 +325,8 @@ export async function acceptTrigger(
       const jobsPerRecipient = plan.inactive ? 0 : plan.steps.length;
       const worth = recipientsWorthCounting(deps.quotas, jobsPerRecipient);
       let load: TriggerLoad | undefined;
-      if (worth !== undefined) {
+      if (options.reserved) checkTriggerSize(deps.quotas, options.reserved);
+      else if (worth !== undefined) {
         const count = await countRecipients(
           trxDeps,
           tenant,
@@ -360,7 +378,7 @@ export async function acceptTrigger(
       } else {
         await createRuns(trxDeps, trigger, plan, resolved.refs, { newTrigger: true, notes: resolved.notes });
       }
-      if (load) await spendRecipients(trxDeps, tenant, deps.quotas, load.recipients);
+      if (load && !options.reserved) await spendRecipients(trxDeps, tenant, deps.quotas, load.recipients);
       return { acknowledged: true as const, status, transactionId, repeat: false };
     })
     .catch(async (error: unknown) => {
@@ -516,3 +534,101 @@ export const runJobTask = (jobId: string, runAt?: number): NewTask => ({
   key: `job:${jobId}`,
   ...(runAt !== undefined ? { runAt } : {}),
 });
+
+/** What became of one event of a bulk call: its acknowledgement, or why it was refused. */
+export type BulkOutcome = { accepted: Accepted } | { refused: ApiError };
+
+const NO_LOAD: TriggerLoad = { recipients: 0, jobs: 0 };
+
+/**
+ * What a trigger would add to its environment's quotas, counted as acceptTrigger counts it (outside
+ * its transaction): nothing for a trigger that will be refused or run nothing (no such workflow, a
+ * topic that does not exist, no active steps), for a repeat of an accepted transactionId or of one
+ * earlier in the same call (`seen`), or when no quota applies. `workflows` caches the lookups of one call.
+ */
+async function loadOf(
+  deps: EngineDeps,
+  tenant: Tenant,
+  request: TriggerRequest,
+  call: { workflows: Map<string, Promise<RunnableWorkflow | undefined>>; seen: Set<string> },
+): Promise<TriggerLoad> {
+  let lookup = call.workflows.get(request.name);
+  if (!lookup) {
+    lookup = getRunnableWorkflow(deps, tenant, request.name).then(
+      (found) => found.workflow,
+      (error: unknown) => {
+        if (error instanceof ApiError && error.statusCode < 500) return undefined;
+        throw error;
+      },
+    );
+    call.workflows.set(request.name, lookup);
+  }
+  const workflow = await lookup;
+  if (!workflow) return NO_LOAD;
+  const status = statusOf(workflow);
+  if (status !== "processed" && status !== "trigger_not_active") return NO_LOAD;
+  const jobsPerRecipient = status === "trigger_not_active" ? 0 : workflow.steps.length;
+  const worth = recipientsWorthCounting(deps.quotas, jobsPerRecipient);
+  if (worth === undefined) return NO_LOAD;
+  const { transactionId } = request;
+  if (transactionId !== undefined) {
+    if (call.seen.has(transactionId)) return NO_LOAD;
+    call.seen.add(transactionId);
+    if (await engine.findTriggerByTransaction(deps.db, tenant.environmentId, transactionId)) return NO_LOAD;
+  }
+  const recipients = [request.to ?? []].flat();
+  const topics: Topic[] = [];
+  for (const recipient of recipients) {
+    if (!isTopic(recipient)) continue;
+    const topic = await findTopic(deps, tenant, recipient.topicKey);
+    if (!topic) return NO_LOAD;
+    topics.push(topic);
+  }
+  const count = await countRecipients(deps, tenant, recipients, topics, false, worth);
+  return { recipients: count, jobs: count * jobsPerRecipient };
+}
+
+/**
+ * A bulk call's triggers (docs/engine.md, "Triggering and the acknowledgement"), each accepted or
+ * refused on its own and whole, in order, but held to the quotas together: their recipients are
+ * counted into the minute, and their jobs checked, for all of them at once before the first is
+ * accepted, so that a call past a quota is refused whole (the QuotaExceeded is thrown: 429 with
+ * Retry-After, or 422 when the call alone is more than the quota allows) and never half-accepted.
+ * An event too large for one trigger is refused on its own (422), as are events refused for other
+ * reasons.
+ */
+export async function acceptBulk(
+  deps: EngineDeps,
+  tenant: Tenant,
+  requests: readonly TriggerRequest[],
+  options: Pick<AcceptOptions, "idempotencyHash"> = {},
+): Promise<BulkOutcome[]> {
+  const { quotas } = deps;
+  const call = {
+    workflows: new Map<string, Promise<RunnableWorkflow | undefined>>(),
+    seen: new Set<string>(),
+  };
+  const loads: TriggerLoad[] = [];
+  for (const request of requests) loads.push(await loadOf(deps, tenant, request, call));
+  // An event too large for one trigger is refused on its own below: it counts for nothing here.
+  const total = loads
+    .filter((load) => fitsOneTrigger(quotas, load))
+    .reduce(
+      (sum, load) => ({ recipients: sum.recipients + load.recipients, jobs: sum.jobs + load.jobs }),
+      NO_LOAD,
+    );
+  await spendBulk(deps, tenant, quotas, total, requests.length);
+  const outcomes: BulkOutcome[] = [];
+  for (const [i, request] of requests.entries()) {
+    try {
+      const reserved = loads[i] ?? NO_LOAD;
+      outcomes.push({ accepted: await accept(deps, tenant, request, { ...options, reserved }) });
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
+      // The Idempotency-Key names another request: the request is refused whole, whatever it holds.
+      if (error.errors?.some((e) => e.field === "idempotency-key")) throw error;
+      outcomes.push({ refused: error });
+    }
+  }
+  return outcomes;
+}

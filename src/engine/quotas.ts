@@ -57,9 +57,75 @@ export function recipientsWorthCounting(
 }
 
 /**
+ * What no retry can make fit (422): a trigger larger than one trigger may be, than a minute allows,
+ * or than the jobs the environment may have; for a bulk call, its events together larger than a
+ * minute allows or than those jobs (each event is held to the one trigger's quota on its own).
+ */
+export function checkTriggerSize(
+  quotas: Quotas | undefined,
+  load: TriggerLoad,
+  scope: "trigger" | "bulk" = "trigger",
+): void {
+  const problem = sizeProblem(quotas, load, scope);
+  if (problem) throw problem;
+}
+
+/** Whether a trigger fits what one trigger may be (checkTriggerSize would let it through). */
+export const fitsOneTrigger = (quotas: Quotas | undefined, load: TriggerLoad): boolean =>
+  sizeProblem(quotas, load, "trigger") === undefined;
+
+function sizeProblem(
+  quotas: Quotas | undefined,
+  load: TriggerLoad,
+  scope: "trigger" | "bulk",
+): QuotaExceeded | undefined {
+  if (!anyQuota(quotas)) return undefined;
+  const { recipientsPerTrigger, recipientsPerMinute, pendingJobs } = quotas;
+  const what = scope === "trigger" ? "the trigger" : "this bulk call";
+  const advice = scope === "trigger" ? "" : ": send fewer events per call";
+  if (scope === "trigger" && recipientsPerTrigger > 0 && load.recipients > recipientsPerTrigger)
+    return tooLarge(
+      `the trigger would reach more than ${recipientsPerTrigger} subscribers, the most one trigger may reach ` +
+        "(QUOTA_RECIPIENTS_PER_TRIGGER)",
+    );
+  if (recipientsPerMinute > 0 && load.recipients > recipientsPerMinute)
+    return tooLarge(
+      `${what} would reach more than ${recipientsPerMinute} subscribers, the most the environment may ` +
+        `reach in a minute (QUOTA_RECIPIENTS_PER_MINUTE)${advice}`,
+    );
+  if (pendingJobs > 0 && load.jobs > pendingJobs)
+    return tooLarge(
+      `${what} would make more than ${pendingJobs} jobs, the most the environment may have waiting ` +
+        `or running (QUOTA_PENDING_JOBS)${advice}`,
+    );
+  return undefined;
+}
+
+/**
+ * The environment's jobs not yet final with the trigger's added (429). Read from counters, not
+ * counted: concurrent triggers may together pass the quota by what they add.
+ */
+async function checkOpenJobs(
+  deps: Deps,
+  tenant: Tenant,
+  quotas: Quotas,
+  jobs: number,
+  what: string,
+): Promise<void> {
+  const { pendingJobs } = quotas;
+  if (pendingJobs === 0 || jobs === 0) return;
+  const open = await quota.openJobs(deps.db, tenant.environmentId);
+  if (open + jobs > pendingJobs)
+    throw tooMany(
+      `the environment has ${open} jobs waiting or running, and ${what} ${jobs} would pass ` +
+        `the ${pendingJobs} it may have (QUOTA_PENDING_JOBS); retry once the worker has run them`,
+      OPEN_JOBS_RETRY_AFTER_S,
+    );
+}
+
+/**
  * Before anything of the trigger is written: its size (422: retrying cannot make it fit), then the
- * environment's jobs not yet final with the trigger's added (429). The jobs are read from counters,
- * not counted: concurrent triggers may together pass the quota by what they add.
+ * environment's jobs not yet final with the trigger's added (429).
  */
 export async function checkTriggerLoad(
   deps: Deps,
@@ -68,30 +134,8 @@ export async function checkTriggerLoad(
   load: TriggerLoad,
 ): Promise<void> {
   if (!anyQuota(quotas)) return;
-  const { recipientsPerTrigger, recipientsPerMinute, pendingJobs } = quotas;
-  if (recipientsPerTrigger > 0 && load.recipients > recipientsPerTrigger)
-    throw tooLarge(
-      `the trigger would reach more than ${recipientsPerTrigger} subscribers, the most one trigger may reach ` +
-        "(QUOTA_RECIPIENTS_PER_TRIGGER)",
-    );
-  if (recipientsPerMinute > 0 && load.recipients > recipientsPerMinute)
-    throw tooLarge(
-      `the trigger would reach more than ${recipientsPerMinute} subscribers, the most the environment may ` +
-        "reach in a minute (QUOTA_RECIPIENTS_PER_MINUTE)",
-    );
-  if (pendingJobs === 0 || load.jobs === 0) return;
-  if (load.jobs > pendingJobs)
-    throw tooLarge(
-      `the trigger would make more than ${pendingJobs} jobs, the most the environment may have waiting ` +
-        "or running (QUOTA_PENDING_JOBS)",
-    );
-  const open = await quota.openJobs(deps.db, tenant.environmentId);
-  if (open + load.jobs > pendingJobs)
-    throw tooMany(
-      `the environment has ${open} jobs waiting or running, and this trigger's ${load.jobs} would pass ` +
-        `the ${pendingJobs} it may have (QUOTA_PENDING_JOBS); retry once the worker has run them`,
-      OPEN_JOBS_RETRY_AFTER_S,
-    );
+  checkTriggerSize(quotas, load);
+  await checkOpenJobs(deps, tenant, quotas, load.jobs, "this trigger's");
 }
 
 /**
@@ -104,6 +148,7 @@ export async function spendRecipients(
   tenant: Tenant,
   quotas: Quotas | undefined,
   recipients: number,
+  what = "this trigger's",
 ): Promise<void> {
   if (!quotas || quotas.recipientsPerMinute === 0 || recipients === 0) return;
   const now = deps.clock.now();
@@ -113,10 +158,32 @@ export async function spendRecipients(
   const used = await quota.recipientsIn(deps.db, tenant.environmentId, minute);
   const retryAfter = Math.max(1, Math.ceil(((minute + 1) * MINUTE - now) / 1000));
   throw tooMany(
-    `the environment's triggers reached ${used} subscribers this minute, and this trigger's ${recipients} ` +
+    `the environment's triggers reached ${used} subscribers this minute, and ${what} ${recipients} ` +
       `would pass the ${limit} a minute allows (QUOTA_RECIPIENTS_PER_MINUTE); retry in ${retryAfter} s`,
     retryAfter,
   );
+}
+
+/**
+ * The quotas' part of a bulk call, which they take whole or not at all: the events' recipients are
+ * counted into the minute together, in one statement, before any is accepted, and their jobs
+ * checked together; past either, the call is refused (429, or 422 when it alone is more than a
+ * quota allows) and no event is accepted. An event then refused at its turn for a reason the count
+ * could not foresee (its topic deleted meanwhile) stays counted to the end of the minute: the count
+ * errs on the side of the quota.
+ */
+export async function spendBulk(
+  deps: Deps,
+  tenant: Tenant,
+  quotas: Quotas | undefined,
+  total: TriggerLoad,
+  events: number,
+): Promise<void> {
+  if (!anyQuota(quotas)) return;
+  const what = `these ${events} triggers'`;
+  checkTriggerSize(quotas, total, "bulk");
+  await checkOpenJobs(deps, tenant, quotas, total.jobs, what);
+  await spendRecipients(deps, tenant, quotas, total.recipients, what);
 }
 
 /** How often each PostgreSQL process folds the open-jobs rows of closed connections (real time). */

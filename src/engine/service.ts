@@ -16,8 +16,8 @@ import type { TaskHandler } from "./queue/port.ts";
 import * as engine from "./repository.ts";
 import { jobGivenUp, type MessageListener, runJob } from "./run-job.ts";
 
-export type { Accepted, EngineDeps, Recipient, TriggerAck, TriggerRequest } from "./accept.ts";
-export { acceptTrigger, INLINE_RECIPIENTS } from "./accept.ts";
+export type { Accepted, BulkOutcome, EngineDeps, Recipient, TriggerAck, TriggerRequest } from "./accept.ts";
+export { acceptBulk, acceptTrigger, INLINE_RECIPIENTS } from "./accept.ts";
 export type {
   ChannelSenders,
   ChatSender,

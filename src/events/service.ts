@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import type { KeyClaim } from "../auth/key-claim.ts";
 import { type Deps, onConnection } from "../deps.ts";
 import type { Accepted, EngineDeps, Recipient, TriggerAck } from "../engine/service.ts";
-import { acceptTrigger, cancelTrigger } from "../engine/service.ts";
-import { ApiError, badRequest, type FieldError } from "../errors.ts";
+import { acceptBulk, acceptTrigger, cancelTrigger } from "../engine/service.ts";
+import { badRequest, type FieldError } from "../errors.ts";
 import { compileBodyCheck, type Problems } from "../http/validation.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import {
@@ -113,48 +113,44 @@ const refusal = (message: string, errors: readonly FieldError[] = []): BulkResul
 });
 
 /**
- * Up to 100 triggers, each accepted or refused on its own, whole (a refusal carries its messages):
- * an event past a quota is refused and the others stand. `retryAfter`: the longest Retry-After of
- * the events a quota refused for now (429), in seconds. `repeat`: every event was accepted before
- * (a retry of the request under its Idempotency-Key). An Idempotency-Key used before with another
- * request is a 422 for the whole request, found at the first event the two share.
+ * Up to 100 triggers, each accepted or refused on its own, whole (a refusal carries its messages),
+ * but held to the environment's quotas together: a call whose events would pass the recipients of
+ * the minute or the jobs the environment may have is refused whole (429 with Retry-After; 422 when
+ * the call alone is more than a quota allows), and none of its events is accepted. `repeat`: every
+ * event was accepted before (a retry of the request under its Idempotency-Key). An Idempotency-Key
+ * used before with another request is a 422 for the whole request.
  */
 export async function bulkTrigger(
   deps: EngineDeps,
   tenant: Tenant,
   events: readonly unknown[],
   retry?: TriggerRetryKey,
-): Promise<{ results: BulkResult[]; retryAfter?: number; repeat: boolean }> {
-  const results: BulkResult[] = [];
-  let retryAfter: number | undefined;
-  let repeats = 0;
+): Promise<{ results: BulkResult[]; repeat: boolean }> {
+  const results: (BulkResult | undefined)[] = [];
+  const valid: TriggerBodyValue[] = [];
   for (const [index, event] of events.entries()) {
     const problems = eventProblems(event);
-    if (problems) {
-      results.push(refusal(problems.message, problems.errors));
-      continue;
-    }
-    try {
-      const accepted = await acceptTrigger(
-        deps,
-        tenant,
-        withRetryKey(event as TriggerBodyValue, retry, index),
-        { idempotencyHash: retry?.requestHash },
-      );
-      results.push(accepted.ack);
-      if (accepted.repeat) repeats++;
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
-      // The key names another request: the request is refused whole, whatever it holds.
-      if (error.errors?.some((e) => e.field === "idempotency-key")) throw error;
-      // A validation error lists its fields; a refusal (422, 429) says it in its message.
-      results.push(refusal(error.message, error.statusCode === 400 ? error.errors : undefined));
-      const wait = Number(error.headers?.["retry-after"]);
-      if (error.statusCode === 429 && wait > 0) retryAfter = Math.max(retryAfter ?? 0, wait);
+    if (problems) results.push(refusal(problems.message, problems.errors));
+    else {
+      results.push(undefined);
+      valid.push(withRetryKey(event as TriggerBodyValue, retry, index));
     }
   }
-  const repeat = events.length > 0 && repeats === events.length;
-  return retryAfter === undefined ? { results, repeat } : { results, retryAfter, repeat };
+  const outcomes = (await acceptBulk(deps, tenant, valid, { idempotencyHash: retry?.requestHash })).values();
+  let repeats = 0;
+  const answered = results.map((result) => {
+    if (result) return result;
+    const outcome = outcomes.next().value;
+    if (!outcome) throw new Error("a bulk event has no outcome");
+    if ("refused" in outcome) {
+      const { refused } = outcome;
+      // A validation error lists its fields; a refusal (422) says it in its message.
+      return refusal(refused.message, refused.statusCode === 400 ? refused.errors : undefined);
+    }
+    if (outcome.accepted.repeat) repeats++;
+    return outcome.accepted.ack;
+  });
+  return { results: answered, repeat: events.length > 0 && repeats === events.length };
 }
 
 export function cancel(deps: Deps, tenant: Tenant, transactionId: string): Promise<boolean> {
