@@ -25,13 +25,13 @@ import { type Config, loadConfig } from "./config.ts";
 import { type JobQueue, openQueue } from "./engine/queue/index.ts";
 import { engineSubscriberErasure, previewStep, registerOpenJobsFolding } from "./engine/service.ts";
 import { environmentV1Routes, environmentV2Routes } from "./environments/routes.ts";
-import { errorBody } from "./errors.ts";
+import { badRequest, errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
 import { parseQueryString } from "./http/query-string.ts";
 import { serializerCompiler } from "./http/serialization.ts";
 import type { App } from "./http/types.ts";
-import { validatorCompiler } from "./http/validation.ts";
+import { inspectBody, MAX_BODY_DEPTH, validatorCompiler } from "./http/validation.ts";
 import { registerIdempotencyKeyPurge } from "./idempotency/purge.ts";
 import { inboxRoutes, inboxSessionRoutes, subscriberNotificationRoutes } from "./inbox/routes.ts";
 import { type InboxChange, SessionTokens } from "./inbox/service.ts";
@@ -211,8 +211,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if (body === "" && request.routeOptions.schema?.body === undefined) done(null, undefined);
-    else parseJson(request, body as string, done);
+    const schemaless = request.routeOptions.schema?.body === undefined;
+    if (body === "" && schemaless) return done(null, undefined);
+    parseJson(request, body as string, (error, parsed) => {
+      // A route with a body schema checks nesting with it (http/validation.ts); a body sent where
+      // none is read is held to the same depth, since the Idempotency-Key's hash still walks it.
+      const tooDeep = error || !schemaless ? undefined : inspectBody(parsed);
+      if (tooDeep?.problem === "depth")
+        done(badRequest(`body must not nest objects and arrays more than ${MAX_BODY_DEPTH} levels deep`));
+      else done(error ?? null, parsed);
+    });
   });
   // A bodiless POST from axios (as @novu/node's environments.regenerateApiKeys sends it) carries
   // Content-Type: application/x-www-form-urlencoded and no bytes. An empty body of any type is no

@@ -432,6 +432,28 @@ forEachBackend("bad input: what the schema cannot see (POST /v1/workflows)", (ct
     assert.equal(ok.statusCode, 201, ok.body);
   });
 
+  test("a deep body sent to a route that reads none (under an Idempotency-Key, whose hash walks it) is a 400, not a 500", async () => {
+    const { dev } = await ctx.tenant();
+    const api = ctx.client(dev.apiKey);
+    for (const payload of [nested(5000), deepArray(5000), nested(33)]) {
+      const res = await api.request({
+        method: "POST",
+        url: `/v1/changes/${"0".repeat(24)}/apply`,
+        headers: { "content-type": "application/json", "idempotency-key": `deep-${payload.length}` },
+        payload,
+      });
+      assertErrorBody(res, 400, { path: `/v1/changes/${"0".repeat(24)}/apply`, message: /levels deep/ });
+    }
+    // Within the depth, such a body is ignored as before: the change does not exist.
+    const shallow = await api.request({
+      method: "POST",
+      url: `/v1/changes/${"0".repeat(24)}/apply`,
+      headers: { "content-type": "application/json", "idempotency-key": "shallow" },
+      payload: nested(31),
+    });
+    assert.equal(shallow.statusCode, 404, shallow.body);
+  });
+
   test("a NUL character in any text is a 400 naming the field (PostgreSQL cannot store it), not a 500", async () => {
     const { dev } = await ctx.tenant();
     const api = ctx.client(dev.apiKey);
