@@ -701,6 +701,18 @@ export const ROUTES: CatalogRoute[] = [
   },
   {
     method: "GET",
+    path: "/v1/notifications/stats",
+    url: () => "/v1/notifications/stats",
+    ok: 200,
+  },
+  {
+    method: "GET",
+    path: "/v1/notifications/graph/stats",
+    url: () => "/v1/notifications/graph/stats?days=7",
+    ok: 200,
+  },
+  {
+    method: "GET",
     path: "/v1/execution-details",
     url: (f) => `/v1/execution-details?notificationId=${f.notificationId}`,
     ok: 200,

@@ -1,5 +1,5 @@
 import type { ExecutionDetail, Job } from "../engine/domain.ts";
-import type { NotificationView } from "./service.ts";
+import type { DayStats, NotificationView } from "./service.ts";
 
 export function presentExecutionDetail(detail: ExecutionDetail) {
   return {
@@ -76,4 +76,8 @@ export function presentNotification(view: NotificationView) {
     createdAt: notification.createdAt,
     updatedAt: notification.updatedAt,
   };
+}
+
+export function presentActivityDay(day: DayStats) {
+  return { _id: day.day, count: day.count, templates: day.workflowIds, channels: day.channels };
 }

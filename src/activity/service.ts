@@ -1,6 +1,6 @@
 import { type Deps, onConnection } from "../deps.ts";
 import type { ExecutionDetail, Job, Notification } from "../engine/domain.ts";
-import { jobsOfNotifications } from "../engine/service.ts";
+import { addUnits, jobsOfNotifications } from "../engine/service.ts";
 import { mention, notFound } from "../errors.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import { findSubscriberRefs, getSubscriberByRef } from "../subscribers/service.ts";
@@ -102,4 +102,59 @@ export async function listExecutionDetails(
     ...(input.notificationId !== undefined ? { notificationIds: [input.notificationId] } : {}),
     ...(subscriberRef !== undefined ? { subscriberRef } : {}),
   });
+}
+
+// ---------------------------------------------------------------- stats (Novu's dashboard chart)
+
+/** How many notifications the environment has had in the last week and the last calendar month. */
+export async function activityStats(deps: Deps, tenant: Tenant) {
+  const now = deps.clock.now();
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return activity.sentCounts(
+    deps.db,
+    tenant.environmentId,
+    iso(addUnits(now, -1, "months")),
+    iso(addUnits(now, -1, "weeks")),
+  );
+}
+
+export interface DayStats {
+  /** The UTC day, YYYY-MM-DD. */
+  day: string;
+  /** A notification counts once per channel of its workflow (step types), as Novu counts. */
+  count: number;
+  workflowIds: string[];
+  channels: string[];
+}
+
+export const GRAPH_DAYS_DEFAULT = 32;
+
+/** The notifications of the last `days` × 24 hours, per UTC day, newest day first; days without any are absent. */
+export async function activityGraph(
+  deps: Deps,
+  tenant: Tenant,
+  days = GRAPH_DAYS_DEFAULT,
+): Promise<DayStats[]> {
+  const since = new Date(addUnits(deps.clock.now(), -days, "days")).toISOString();
+  const byDay = new Map<string, { count: number; workflowIds: Set<string>; channels: Set<string> }>();
+  for (const row of await activity.dailyCounts(deps.db, tenant.environmentId, since)) {
+    // As Novu's aggregation unwinds the channels: a notification without any counts for nothing.
+    if (row.channels.length === 0) continue;
+    let day = byDay.get(row.day);
+    if (!day) {
+      day = { count: 0, workflowIds: new Set(), channels: new Set() };
+      byDay.set(row.day, day);
+    }
+    day.count += row.total * row.channels.length;
+    day.workflowIds.add(row.workflowId);
+    for (const channel of row.channels) day.channels.add(channel);
+  }
+  return [...byDay.entries()]
+    .sort(([a], [b]) => (a < b ? 1 : -1))
+    .map(([day, { count, workflowIds, channels }]) => ({
+      day,
+      count,
+      workflowIds: [...workflowIds].sort(),
+      channels: [...channels].sort(),
+    }));
 }
