@@ -447,6 +447,12 @@ export const ROUTES: CatalogRoute[] = [
   ),
   {
     method: "GET",
+    path: "/v1/workflows/variables",
+    url: () => "/v1/workflows/variables",
+    ok: 200,
+  },
+  {
+    method: "GET",
     path: "/v1/notification-groups/:id",
     url: (f) => `/v1/notification-groups/${f.groupId}`,
     ok: 200,

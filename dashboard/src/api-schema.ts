@@ -657,6 +657,10 @@ export interface paths {
      */
     put: operations["setWorkflowStatus"];
   };
+  "/v1/workflows/variables": {
+    /** The system variables templates may use */
+    get: operations["getWorkflowVariables"];
+  };
   "/v2/environments/{environmentId}/tags": {
     /** The tags of an environment's workflows */
     get: operations["getEnvironmentTags"];
@@ -26787,6 +26791,127 @@ export interface operations {
       };
       /** @description No such workflow in the environment (or it was deleted) */
       404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+    };
+  };
+  /** The system variables templates may use */
+  getWorkflowVariables: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            /** @description Each invalid field (validation errors only) */
+            errors?: {
+                field: string;
+                message: string;
+              }[];
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+          };
+        };
+      };
+      /** @description The variables, by root */
+      200: {
+        content: {
+          "application/json": {
+            /** WorkflowVariables */
+            data: {
+              /** @description What the engine gives every template besides the payload: subscriber, actor, step, branding, tenant */
+              system: {
+                [key: string]: {
+                  [key: string]: string;
+                };
+              };
+              /** @description Translation keys by locale: always empty (Tidings has no translations) */
+              translations: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */
