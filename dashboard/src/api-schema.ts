@@ -314,7 +314,7 @@ export interface paths {
     delete: operations["deleteMessage"];
   };
   "/v1/messages/transaction/{transactionId}": {
-    /** Delete every message of a trigger */
+    /** Delete every message of a trigger, or those of one channel */
     delete: operations["deleteMessagesByTransaction"];
   };
   "/v1/notification-groups": {
@@ -3509,6 +3509,8 @@ export interface operations {
                 _organizationId: string;
                 /** @description The subscriber's _id */
                 _subscriberId: string;
+                /** @description The step type of its job (in_app, email, delay...) */
+                channel: string;
                 /** Format: date-time */
                 createdAt: string;
                 detail: string;
@@ -11426,9 +11428,12 @@ export interface operations {
       };
     };
   };
-  /** Delete every message of a trigger */
+  /** Delete every message of a trigger, or those of one channel */
   deleteMessagesByTransaction: {
     parameters: {
+      query?: {
+        channel?: "in_app" | "email" | "sms" | "chat" | "push";
+      };
       path: {
         transactionId: string;
       };
@@ -11543,7 +11548,7 @@ export interface operations {
           };
         };
       };
-      /** @description No messages of that transaction */
+      /** @description No messages of that transaction (and channel) */
       404: {
         content: {
           "application/json": {
@@ -14482,6 +14487,8 @@ export interface operations {
                         _organizationId: string;
                         /** @description The subscriber's _id */
                         _subscriberId: string;
+                        /** @description The step type of its job (in_app, email, delay...) */
+                        channel: string;
                         /** Format: date-time */
                         createdAt: string;
                         detail: string;
@@ -14769,6 +14776,8 @@ export interface operations {
                       _organizationId: string;
                       /** @description The subscriber's _id */
                       _subscriberId: string;
+                      /** @description The step type of its job (in_app, email, delay...) */
+                      channel: string;
                       /** Format: date-time */
                       createdAt: string;
                       detail: string;

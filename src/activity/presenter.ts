@@ -1,7 +1,8 @@
-import type { ExecutionDetail, Job } from "../engine/domain.ts";
+import type { Job } from "../engine/domain.ts";
+import type { DetailView } from "./repository.ts";
 import type { DayStats, NotificationView } from "./service.ts";
 
-export function presentExecutionDetail(detail: ExecutionDetail) {
+export function presentExecutionDetail(detail: DetailView) {
   return {
     _id: detail.id,
     _jobId: detail.jobId,
@@ -9,6 +10,7 @@ export function presentExecutionDetail(detail: ExecutionDetail) {
     _subscriberId: detail.subscriberRef,
     _environmentId: detail.environmentId,
     _organizationId: detail.organizationId,
+    channel: detail.channel,
     status: detail.status,
     detail: detail.detail,
     raw: detail.raw,
@@ -19,7 +21,7 @@ export function presentExecutionDetail(detail: ExecutionDetail) {
   };
 }
 
-export function presentJob(job: Job & { executionDetails: ExecutionDetail[] }) {
+export function presentJob(job: Job & { executionDetails: DetailView[] }) {
   return {
     _id: job.id,
     _notificationId: job.notificationId,

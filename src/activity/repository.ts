@@ -128,7 +128,10 @@ export async function dailyCounts(db: Db, environmentId: string, since: string) 
 
 // ---------------------------------------------------------------- execution details
 
-function toDetail(row: Selectable<Database["execution_details"]>): ExecutionDetail {
+/** An execution detail as the activity shows it: with its job's step type, Novu's `channel`. */
+export type DetailView = ExecutionDetail & { channel: string };
+
+function toDetail(row: Selectable<Database["execution_details"]> & { channel: string | null }): DetailView {
   return {
     id: row.id,
     organizationId: row.organization_id,
@@ -141,6 +144,7 @@ function toDetail(row: Selectable<Database["execution_details"]>): ExecutionDeta
     raw: row.raw,
     isRetry: readBool(row.is_retry),
     createdAt: readTimestamp(row.created_at),
+    channel: row.channel ?? "",
   };
 }
 
@@ -148,13 +152,18 @@ export async function listDetails(
   db: Db,
   environmentId: string,
   filter: { notificationIds?: string[]; subscriberRef?: string },
-) {
-  let query = db.selectFrom("execution_details").selectAll().where("environment_id", "=", environmentId);
+): Promise<DetailView[]> {
+  let query = db
+    .selectFrom("execution_details as d")
+    .leftJoin("jobs as j", "j.id", "d.job_id")
+    .selectAll("d")
+    .select("j.type as channel")
+    .where("d.environment_id", "=", environmentId);
   if (filter.notificationIds) {
     if (filter.notificationIds.length === 0) return [];
-    query = query.where("notification_id", "in", filter.notificationIds);
+    query = query.where("d.notification_id", "in", filter.notificationIds);
   }
-  if (filter.subscriberRef !== undefined) query = query.where("subscriber_ref", "=", filter.subscriberRef);
-  const rows = await query.orderBy("created_at").orderBy("id").limit(10_000).execute();
+  if (filter.subscriberRef !== undefined) query = query.where("d.subscriber_ref", "=", filter.subscriberRef);
+  const rows = await query.orderBy("d.created_at").orderBy("d.id").limit(10_000).execute();
   return rows.map(toDetail);
 }

@@ -27,6 +27,7 @@ export const ExecutionDetail = Type.Object(
     _subscriberId: ObjectIdString("The subscriber's _id"),
     _environmentId: ObjectIdString("The environment"),
     _organizationId: ObjectIdString("The organization"),
+    channel: Type.String({ description: "The step type of its job (in_app, email, delay...)" }),
     status: Type.String({ description: "Pending, Success, Failed, Queued or Warning" }),
     detail: Type.String(),
     raw: Type.String(),

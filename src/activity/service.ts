@@ -1,9 +1,9 @@
 import { type Deps, onConnection } from "../deps.ts";
-import type { ExecutionDetail, Job, Notification } from "../engine/domain.ts";
+import type { Job, Notification } from "../engine/domain.ts";
 import { addUnits, jobsOfNotifications } from "../engine/service.ts";
 import { mention, notFound } from "../errors.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
-import { findSubscriberRefs, getSubscriberByRef } from "../subscribers/service.ts";
+import { findSubscriberRefs, findSubscriberRefsByEmail, getSubscriberByRef } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import * as activity from "./repository.ts";
 
@@ -12,7 +12,7 @@ const PAGE_SIZE = 10;
 export interface NotificationView {
   notification: Notification;
   subscriber: Subscriber | undefined;
-  jobs: (Job & { executionDetails: ExecutionDetail[] })[];
+  jobs: (Job & { executionDetails: activity.DetailView[] })[];
 }
 
 async function views(deps: Deps, tenant: Tenant, notifications: Notification[]): Promise<NotificationView[]> {
@@ -48,15 +48,21 @@ export async function listNotifications(
     limit?: number;
     workflowIds?: string[];
     subscriberIds?: string[];
+    emails?: string[];
     transactionId?: string;
     channels?: string[];
   },
 ) {
   const page = input.page ?? 0;
   const limit = input.limit ?? PAGE_SIZE;
+  // As Novu: the subscribers named by subscriberId or by e-mail, either.
   let subscriberRefs: string[] | undefined;
-  if (input.subscriberIds?.length) {
-    subscriberRefs = [...(await findSubscriberRefs(deps, tenant, input.subscriberIds)).values()];
+  if (input.subscriberIds?.length || input.emails?.length) {
+    const byId = input.subscriberIds?.length
+      ? [...(await findSubscriberRefs(deps, tenant, input.subscriberIds)).values()]
+      : [];
+    const byEmail = input.emails?.length ? await findSubscriberRefsByEmail(deps, tenant, input.emails) : [];
+    subscriberRefs = [...new Set([...byId, ...byEmail])];
     if (subscriberRefs.length === 0)
       return { page, pageSize: limit, totalCount: 0, hasMore: false, data: [] };
   }
@@ -92,7 +98,7 @@ export async function listExecutionDetails(
   deps: Deps,
   tenant: Tenant,
   input: { notificationId?: string; subscriberId?: string },
-): Promise<ExecutionDetail[]> {
+): Promise<activity.DetailView[]> {
   let subscriberRef: string | undefined;
   if (input.subscriberId !== undefined) {
     subscriberRef = (await findSubscriberRefs(deps, tenant, [input.subscriberId])).get(input.subscriberId);

@@ -5,7 +5,7 @@ import type { Deps } from "../deps.ts";
 import { mention, unprocessable } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import { pipelined } from "../store/pipeline.ts";
-import type { Subscriber } from "../subscribers/domain.ts";
+import { type Subscriber, subscriberForTemplates } from "../subscribers/domain.ts";
 import {
   type CreateSubscriberInput,
   countSubscribers,
@@ -26,6 +26,7 @@ import type {
   TriggerStatus,
   WorkflowSnapshot,
 } from "./domain.ts";
+import { declaredVariables, requireVariables, withDefaults } from "./payload-variables.ts";
 import type { JobQueue, NewTask } from "./queue/port.ts";
 import {
   checkTriggerLoad,
@@ -122,7 +123,10 @@ export interface RunPlan {
   steps: Step[];
   payload: Record<string, unknown>;
   overrides: Record<string, unknown>;
+  /** The trigger's actor as templates see it (`{{actor.firstName}}`): its subscriber, upserted. */
   actor: Record<string, unknown>;
+  /** The actor's subscriber _id: a topic's member who is the actor is not notified of its own act. */
+  actorRef?: string;
   tenant: Record<string, unknown>;
   to: unknown;
   /**
@@ -245,13 +249,23 @@ export async function acceptTrigger(
   if (status !== "processed" && status !== "trigger_not_active")
     return { acknowledged: true, status, transactionId };
 
+  // The variables the steps declare: a required one the payload lacks refuses the trigger, and
+  // defaults fill what it leaves out (an inactive workflow runs nothing and is not held to them).
+  let payload = request.payload ?? {};
+  if (status === "processed") {
+    const variables = declaredVariables(workflow.steps);
+    requireVariables(variables, payload);
+    payload = withDefaults(variables, payload);
+  }
+
   // At least one: the trigger's schema says so (src/events/schemas.ts).
   const recipients = options.broadcast ? [] : [request.to ?? []].flat();
-  // The notifications keep `to` and the actor as sent, each channel's credentials masked.
+  // The notifications keep `to` as sent, each channel's credentials masked; the actor is resolved
+  // to its subscriber in the transaction.
   const plan: RunPlan = {
     workflow: snapshotOf(workflow),
     steps: workflow.steps,
-    payload: request.payload ?? {},
+    payload,
     overrides: request.overrides ?? {},
     actor: withMaskedChannels(objectOr(request.actor, "subscriberId")),
     tenant: objectOr(request.tenant, "identifier"),
@@ -292,6 +306,13 @@ export async function acceptTrigger(
         );
         load = { recipients: count, jobs: count * jobsPerRecipient };
         await checkTriggerLoad(trxDeps, tenant, deps.quotas, load);
+      }
+      // The actor is a subscriber, created or updated as sent (Novu's rule), whom templates read.
+      if (request.actor !== undefined) {
+        const input = typeof request.actor === "string" ? { subscriberId: request.actor } : request.actor;
+        const { subscriber } = await upsertRecipient(trxDeps, tenant, input);
+        plan.actor = subscriberForTemplates(subscriber);
+        plan.actorRef = subscriber.id;
       }
       // The trigger and its subscribers at once (one round trip on PostgreSQL): a trigger the
       // environment has seen rolls all of it back below, so a repeat writes nothing.

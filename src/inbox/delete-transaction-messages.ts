@@ -1,7 +1,7 @@
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import type { InboxRouteOptions } from "./options.ts";
-import { Deleted, deletedBody, TransactionParams } from "./schemas.ts";
+import { Deleted, deletedBody, TransactionMessagesQuery, TransactionParams } from "./schemas.ts";
 import { announceInboxChanges, deleteTransactionMessages } from "./service.ts";
 
 export const deleteTransactionMessagesRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
@@ -11,11 +11,15 @@ export const deleteTransactionMessagesRoute: RoutePluginWith<InboxRouteOptions> 
       schema: {
         operationId: "deleteMessagesByTransaction",
         tags: ["Messages"],
-        summary: "Delete every message of a trigger",
+        summary: "Delete every message of a trigger, or those of one channel",
         params: TransactionParams,
+        querystring: TransactionMessagesQuery,
         response: {
           200: described(Deleted, "Deleted"),
-          ...errorResponsesOf({ 400: "Invalid transactionId", 404: "No messages of that transaction" }),
+          ...errorResponsesOf({
+            400: "Invalid transactionId",
+            404: "No messages of that transaction (and channel)",
+          }),
         },
       },
     },
@@ -24,6 +28,7 @@ export const deleteTransactionMessagesRoute: RoutePluginWith<InboxRouteOptions> 
         depsOf(app),
         request.tenant,
         request.params.transactionId,
+        request.query.channel,
       );
       announceInboxChanges(options.onChange, deleted);
       return deletedBody;

@@ -249,11 +249,20 @@ export async function deleteSubscriberMessages(
   });
 }
 
-export async function deleteTransactionMessages(deps: Deps, tenant: Tenant, transactionId: string) {
-  const deleted = await messages.deleteMessages(deps.db, tenant.environmentId, { transactionId });
+/** Deletes a trigger's messages (of one channel, when given); 404 when there are none. */
+export async function deleteTransactionMessages(
+  deps: Deps,
+  tenant: Tenant,
+  transactionId: string,
+  channel?: Channel,
+) {
+  const deleted = await messages.deleteMessages(deps.db, tenant.environmentId, {
+    transactionId,
+    ...(channel !== undefined ? { channel } : {}),
+  });
   if (deleted.length === 0)
     throw notFound(
-      `No messages of transaction ${mention(transactionId, "with this transactionId")} were found`,
+      `No messages of transaction ${mention(transactionId, "with this transactionId")}${channel !== undefined ? ` on ${channel}` : ""} were found`,
     );
   return deleted;
 }
