@@ -72,7 +72,7 @@ export interface paths {
     get: operations["countChanges"];
   };
   "/v1/environments": {
-    /** The organization's environments (without keys) */
+    /** The organization's environments, with the caller's environment's keys masked */
     get: operations["listEnvironments"];
     /**
      * Create an environment (with its General group and an API key)
@@ -1521,7 +1521,7 @@ export interface operations {
       };
     };
   };
-  /** The organization's environments (without keys) */
+  /** The organization's environments, with the caller's environment's keys masked */
   listEnvironments: {
     responses: {
       /** @description Another client error (413 body too large, 415 not JSON...) */
@@ -1583,6 +1583,21 @@ export interface operations {
                 _organizationId: string;
                 /** @description The environment this one derives from (Production's is Development), or empty */
                 _parentId: string;
+                /** @description The caller's environment: its live keys, masked (as Novu, which shows keys of the caller's environment only); another environment: empty */
+                apiKeys: {
+                    /** @description The environment */
+                    _environmentId: string;
+                    /** @description The key's id */
+                    _id: string;
+                    /** @description The organization */
+                    _organizationId: string;
+                    /** @description Empty: keys belong to the environment, not to a user */
+                    _userId: string;
+                    /** Format: date-time */
+                    createdAt: string;
+                    /** @description Masked (its last four characters) in listings; whole only when just made */
+                    key: string;
+                  }[];
                 /** Format: date-time */
                 createdAt: string;
                 /** @description Whether subscriber sessions must carry an HMAC of the subscriberId */
