@@ -51,6 +51,7 @@ export function presentNotification(view: NotificationView) {
     transactionId: notification.transactionId,
     payload: notification.payload,
     to: notification.to,
+    tenant: notification.tenant,
     channels: notification.channels,
     template: {
       _id: notification.workflow.id,

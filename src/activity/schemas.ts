@@ -71,6 +71,9 @@ export const Notification = Type.Object(
     transactionId: Type.String(),
     payload: FreeObject(),
     to: Type.Unknown(),
+    tenant: FreeObject(
+      "The trigger's tenant (_id, identifier, name, data) as it was then; {} when it named none",
+    ),
     channels: Type.Array(Type.String()),
     template: Type.Object(
       { _id: Type.String(), name: Type.String(), triggers: Type.Array(Trigger) },

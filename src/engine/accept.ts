@@ -13,6 +13,7 @@ import {
   upsertRecipient,
 } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
+import { type TenantInput, tenantForTemplates, tenantOfTrigger } from "../tenants/service.ts";
 import type { Topic } from "../topics/domain.ts";
 import { countTopicSubscribers, findTopic } from "../topics/service.ts";
 import type { RunnableWorkflow, Step } from "../workflows/domain.ts";
@@ -80,7 +81,8 @@ export interface TriggerRequest {
   overrides?: Record<string, unknown>;
   transactionId?: string;
   actor?: string | CreateSubscriberInput;
-  tenant?: string | Record<string, unknown>;
+  /** A tenant identifier (it must exist), or a tenant to create or update. */
+  tenant?: string | TenantInput;
 }
 
 export interface TriggerAck {
@@ -243,6 +245,14 @@ export async function acceptTrigger(
 ): Promise<TriggerAck> {
   const { workflow, tenant } = await workflowOf(deps, who, request.name);
   const transactionId = request.transactionId ?? randomUUID();
+  // A tenant named by its identifier must exist: else nothing runs, as in Novu (an object is
+  // created or updated in the transaction below).
+  let tenantRecord: Record<string, unknown> = {};
+  if (typeof request.tenant === "string") {
+    const found = await tenantOfTrigger(deps, tenant, request.tenant);
+    if (!found) return { acknowledged: true, status: "no_tenant_found", transactionId };
+    tenantRecord = tenantForTemplates(found);
+  }
   const status = statusOf(workflow);
   // A workflow without (active) steps has nothing to show; an inactive one is recorded, unrun, so
   // that the activity shows the trigger and why nothing was sent.
@@ -268,7 +278,7 @@ export async function acceptTrigger(
     payload,
     overrides: request.overrides ?? {},
     actor: withMaskedChannels(objectOr(request.actor, "subscriberId")),
-    tenant: objectOr(request.tenant, "identifier"),
+    tenant: tenantRecord,
     to: options.broadcast ? { broadcast: true } : withMaskedChannels(request.to ?? []),
     ...(status === "trigger_not_active" ? { inactive: true } : {}),
   };
@@ -306,6 +316,10 @@ export async function acceptTrigger(
         );
         load = { recipients: count, jobs: count * jobsPerRecipient };
         await checkTriggerLoad(trxDeps, tenant, deps.quotas, load);
+      }
+      if (typeof request.tenant === "object") {
+        const upserted = await tenantOfTrigger(trxDeps, tenant, request.tenant);
+        if (upserted) plan.tenant = tenantForTemplates(upserted);
       }
       // The actor is a subscriber, created or updated as sent (Novu's rule), whom templates read.
       if (request.actor !== undefined) {
