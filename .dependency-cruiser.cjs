@@ -8,6 +8,7 @@ const FEATURES = [
   "workflows",
   "subscribers",
   "topics",
+  "tenants",
   "onboarding",
   "environments",
   "engine",

@@ -50,6 +50,7 @@ import type { Store } from "./store/store.ts";
 import { subscriberRoutes, subscriberV2Routes } from "./subscribers/routes.ts";
 import { environmentRoutes } from "./tenancy/routes.ts";
 import { findKeyOwner } from "./tenancy/service.ts";
+import { tenantRoutes } from "./tenants/routes.ts";
 import { topicRoutes, topicV2Routes } from "./topics/routes.ts";
 import { InboxRealtime, type RealtimeCluster, widgetRoutes } from "./widgets/routes.ts";
 import { workerRegistry } from "./worker.ts";
@@ -381,6 +382,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         outbound: integrations.outbound,
       });
       await v1.register(topicRoutes);
+      await v1.register(tenantRoutes);
       await v1.register(environmentRoutes, { sealer: integrations.box });
       await v1.register(environmentV1Routes, {
         sealer: integrations.box,

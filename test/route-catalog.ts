@@ -27,6 +27,8 @@ export interface Fixtures {
   integrationId: string;
   /** An empty environment of the tenant's organization besides Development and Production (so it can be deleted). */
   spareEnvironmentId: string;
+  /** A tenant (Novu's /v1/tenants) of the Development environment; its identifier is shaped like an id. */
+  tenantIdentifier: string;
 }
 
 export interface CatalogRoute {
@@ -555,6 +557,12 @@ export const ROUTES: CatalogRoute[] = [
   ),
   {
     method: "GET",
+    path: "/v1/workflows/variables",
+    url: () => "/v1/workflows/variables",
+    ok: 200,
+  },
+  {
+    method: "GET",
     path: "/v1/notification-groups/:id",
     url: (f) => `/v1/notification-groups/${f.groupId}`,
     ok: 200,
@@ -631,6 +639,40 @@ export const ROUTES: CatalogRoute[] = [
   subscriberRoute("PATCH", "/preferences", 200, () => ({
     preferences: [{ type: nextChannel(), enabled: false }],
   })),
+  {
+    method: "POST",
+    path: "/v1/tenants",
+    url: () => "/v1/tenants",
+    body: () => ({ identifier: hexId(), name: "Catalog tenant", data: { plan: "pro" } }),
+    ok: 201,
+  },
+  {
+    method: "GET",
+    path: "/v1/tenants",
+    url: () => "/v1/tenants?page=0&limit=10",
+    ok: 200,
+  },
+  ...(
+    [
+      ["GET", 200, undefined],
+      ["PATCH", 200, () => ({ name: uniqueName("Catalog tenant") })],
+      ["DELETE", 204, undefined],
+    ] as const
+  ).map(
+    ([method, ok, body]): CatalogRoute => ({
+      method,
+      path: "/v1/tenants/:identifier",
+      url: (f) => `/v1/tenants/${f.tenantIdentifier}`,
+      ...(body ? { body } : {}),
+      ok,
+      resourceUrls: (f) => [
+        {
+          url: `/v1/tenants/${f.tenantIdentifier}`,
+          notFound: new RegExp(`^Tenant ${f.tenantIdentifier} was not found$`),
+        },
+      ],
+    }),
+  ),
   {
     method: "POST",
     path: "/v1/topics",
@@ -795,6 +837,18 @@ export const ROUTES: CatalogRoute[] = [
   },
   {
     method: "GET",
+    path: "/v1/notifications/stats",
+    url: () => "/v1/notifications/stats",
+    ok: 200,
+  },
+  {
+    method: "GET",
+    path: "/v1/notifications/graph/stats",
+    url: () => "/v1/notifications/graph/stats?days=7",
+    ok: 200,
+  },
+  {
+    method: "GET",
     path: "/v1/execution-details",
     url: (f) => `/v1/execution-details?notificationId=${f.notificationId}`,
     ok: 200,
@@ -859,6 +913,9 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
     },
   });
   assert.equal(integration.statusCode, 201, integration.body);
+  const tenantIdentifier = hexId();
+  const tenantRes = await api.post("/v1/tenants", { identifier: tenantIdentifier, name: "Fixture tenant" });
+  assert.equal(tenantRes.statusCode, 201, tenantRes.body);
   return {
     tenant,
     workflowId: workflow._id,
@@ -873,6 +930,7 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
     messageId: message._id,
     integrationId: integration.json().data._id,
     spareEnvironmentId: spare.json().data._id,
+    tenantIdentifier,
   };
 }
 

@@ -10,11 +10,13 @@ function listInput(query: ListNotificationsQueryValue) {
   const workflowIds = list(query.templates);
   const subscriberIds = list(query.subscriberIds);
   const channels = list(query.channels);
+  const emails = list(query.emails);
   return {
     ...(query.page !== undefined ? { page: query.page } : {}),
     ...(query.limit !== undefined ? { limit: query.limit } : {}),
     ...(workflowIds ? { workflowIds } : {}),
     ...(subscriberIds ? { subscriberIds } : {}),
+    ...(emails ? { emails } : {}),
     ...(channels ? { channels } : {}),
     ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),
   };

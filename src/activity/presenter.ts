@@ -1,7 +1,8 @@
-import type { ExecutionDetail, Job } from "../engine/domain.ts";
-import type { NotificationView } from "./service.ts";
+import type { Job } from "../engine/domain.ts";
+import type { DetailView } from "./repository.ts";
+import type { DayStats, NotificationView } from "./service.ts";
 
-export function presentExecutionDetail(detail: ExecutionDetail) {
+export function presentExecutionDetail(detail: DetailView) {
   return {
     _id: detail.id,
     _jobId: detail.jobId,
@@ -9,6 +10,7 @@ export function presentExecutionDetail(detail: ExecutionDetail) {
     _subscriberId: detail.subscriberRef,
     _environmentId: detail.environmentId,
     _organizationId: detail.organizationId,
+    channel: detail.channel,
     status: detail.status,
     detail: detail.detail,
     raw: detail.raw,
@@ -47,7 +49,7 @@ function digestOf(job: Job) {
  */
 const providerOf = (job: Job) => (job.type === "email" ? "nodemailer" : "novu");
 
-export function presentJob(job: Job & { executionDetails: ExecutionDetail[] }) {
+export function presentJob(job: Job & { executionDetails: DetailView[] }) {
   // The step as the run took it, without the workflow's own `_parentId` (an object, by the seed).
   const { _parentId: _, ...step } = job.step;
   return {
@@ -101,6 +103,7 @@ export function presentNotification(view: NotificationView) {
     transactionId: notification.transactionId,
     payload: notification.payload,
     to: recipientOf(view),
+    tenant: notification.tenant,
     channels: notification.channels,
     template: {
       _id: notification.workflow.id,
@@ -128,4 +131,8 @@ export function presentNotification(view: NotificationView) {
     createdAt: notification.createdAt,
     updatedAt: notification.updatedAt,
   };
+}
+
+export function presentActivityDay(day: DayStats) {
+  return { _id: day.day, count: day.count, templates: day.workflowIds, channels: day.channels };
 }

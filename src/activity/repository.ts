@@ -1,8 +1,8 @@
-import type { Kysely, Selectable } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import { type ExecutionDetail, type ExecutionStatus, notificationFromRow } from "../engine/domain.ts";
 import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database, NotificationsTable } from "../store/schema.ts";
-import { countRows, readBool, readTimestamp } from "../store/values.ts";
+import { countRows, dialectOf, readBool, readJson, readTimestamp } from "../store/values.ts";
 
 type Db = Kysely<Database>;
 
@@ -61,9 +61,77 @@ export async function listNotifications(
   return { totalCount: total, notifications: rows.map(notificationFromRow) };
 }
 
+// ---------------------------------------------------------------- stats
+
+/**
+ * The environment's notifications since `since`: a range of an index that leads with environment_id
+ * and holds created_at, never a scan of the table (test/activity-stats.test.ts checks the plans).
+ * SQLite: `SEARCH notifications USING COVERING INDEX notifications_newest (environment_id=? AND
+ * created_at>?)` for the counts, `USING INDEX` (then a temp b-tree for the GROUP BY) for the days.
+ * PostgreSQL: an Index (Only) Scan with `Index Cond: environment_id = $1 AND created_at >= $2`.
+ */
+export function notificationsSince(db: Db, environmentId: string, since: string) {
+  return db
+    .selectFrom("notifications")
+    .where("environment_id", "=", environmentId)
+    .where("created_at", ">=", since);
+}
+
+/** How many notifications the environment has had since `monthStart`, and since `weekStart` (later). */
+export function sentCountsQuery(db: Db, environmentId: string, monthStart: string, weekStart: string) {
+  return notificationsSince(db, environmentId, monthStart).select((eb) => [
+    eb.fn.countAll<number | string | bigint>().as("monthly"),
+    eb.fn
+      .sum<number | string | bigint | null>(
+        eb.case().when("created_at", ">=", weekStart).then(1).else(0).end(),
+      )
+      .as("weekly"),
+  ]);
+}
+
+export async function sentCounts(db: Db, environmentId: string, monthStart: string, weekStart: string) {
+  const row = await sentCountsQuery(db, environmentId, monthStart, weekStart).executeTakeFirst();
+  return { monthly: Number(row?.monthly ?? 0), weekly: Number(row?.weekly ?? 0) };
+}
+
+/** The UTC calendar day (YYYY-MM-DD) of a notification's created_at, as each backend spells it. */
+const dayOf = (db: Db) =>
+  dialectOf(db) === "sqlite"
+    ? sql<string>`substr(created_at, 1, 10)`
+    : sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
+
+/**
+ * The environment's notifications since `since`, counted per UTC day, workflow and channel list:
+ * a handful of rows per day whatever the volume, which the service folds into one per day.
+ */
+export function dailyCountsQuery(db: Db, environmentId: string, since: string) {
+  const day = dayOf(db);
+  return notificationsSince(db, environmentId, since)
+    .select((eb) => [
+      day.as("day"),
+      "workflow_id",
+      "channels",
+      eb.fn.countAll<number | string | bigint>().as("total"),
+    ])
+    .groupBy([day, "workflow_id", "channels"]);
+}
+
+export async function dailyCounts(db: Db, environmentId: string, since: string) {
+  const rows = await dailyCountsQuery(db, environmentId, since).execute();
+  return rows.map((row) => ({
+    day: row.day,
+    workflowId: row.workflow_id,
+    channels: readJson<string[]>(row.channels),
+    total: Number(row.total),
+  }));
+}
+
 // ---------------------------------------------------------------- execution details
 
-function toDetail(row: Selectable<Database["execution_details"]>): ExecutionDetail {
+/** An execution detail as the activity shows it: with its job's step type, Novu's `channel`. */
+export type DetailView = ExecutionDetail & { channel: string };
+
+function toDetail(row: Selectable<Database["execution_details"]> & { channel: string | null }): DetailView {
   return {
     id: row.id,
     organizationId: row.organization_id,
@@ -76,6 +144,7 @@ function toDetail(row: Selectable<Database["execution_details"]>): ExecutionDeta
     raw: row.raw,
     isRetry: readBool(row.is_retry),
     createdAt: readTimestamp(row.created_at),
+    channel: row.channel ?? "",
   };
 }
 
@@ -83,13 +152,18 @@ export async function listDetails(
   db: Db,
   environmentId: string,
   filter: { notificationIds?: string[]; subscriberRef?: string },
-) {
-  let query = db.selectFrom("execution_details").selectAll().where("environment_id", "=", environmentId);
+): Promise<DetailView[]> {
+  let query = db
+    .selectFrom("execution_details as d")
+    .leftJoin("jobs as j", "j.id", "d.job_id")
+    .selectAll("d")
+    .select("j.type as channel")
+    .where("d.environment_id", "=", environmentId);
   if (filter.notificationIds) {
     if (filter.notificationIds.length === 0) return [];
-    query = query.where("notification_id", "in", filter.notificationIds);
+    query = query.where("d.notification_id", "in", filter.notificationIds);
   }
-  if (filter.subscriberRef !== undefined) query = query.where("subscriber_ref", "=", filter.subscriberRef);
-  const rows = await query.orderBy("created_at").orderBy("id").limit(10_000).execute();
+  if (filter.subscriberRef !== undefined) query = query.where("d.subscriber_ref", "=", filter.subscriberRef);
+  const rows = await query.orderBy("d.created_at").orderBy("d.id").limit(10_000).execute();
   return rows.map(toDetail);
 }

@@ -27,6 +27,7 @@ export const ExecutionDetail = Type.Object(
     _subscriberId: ObjectIdString("The subscriber's _id"),
     _environmentId: ObjectIdString("The environment"),
     _organizationId: ObjectIdString("The organization"),
+    channel: Type.String({ description: "The step type of its job (in_app, email, delay...)" }),
     status: Type.String({ description: "Pending, Success, Failed, Queued or Warning" }),
     detail: Type.String(),
     raw: Type.String(),
@@ -80,6 +81,9 @@ export const Notification = Type.Object(
     to: FreeObject(
       "Whom it went to, as the trigger named them: `{subscriberId, ...}`, or the topic or broadcast it came through",
     ),
+    tenant: FreeObject(
+      "The trigger's tenant (_id, identifier, name, data) as it was then; {} when it named none",
+    ),
     channels: Type.Array(Type.String()),
     template: Type.Object(
       { _id: Type.String(), name: Type.String(), triggers: Type.Array(Trigger) },
@@ -117,5 +121,42 @@ export const ExecutionDetailsQuery = Type.Object({
 });
 export const ExecutionDetailsResponse = Type.Object(
   { data: Type.Array(ExecutionDetail) },
+  { additionalProperties: false },
+);
+
+export const ActivityStats = Type.Object(
+  {
+    weeklySent: Type.Integer({ description: "Notifications in the last 7 days" }),
+    monthlySent: Type.Integer({ description: "Notifications since this day last month" }),
+  },
+  { title: "ActivityStats", additionalProperties: false },
+);
+export const ActivityStatsResponse = Type.Object({ data: ActivityStats }, { additionalProperties: false });
+
+export const ActivityGraphQuery = Type.Object({
+  days: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 366,
+      description: "How many days back, from now (24 hours each; default 32)",
+    }),
+  ),
+});
+
+export const ActivityDay = Type.Object(
+  {
+    _id: Type.String({ description: "The UTC day, YYYY-MM-DD", examples: ["2026-01-31"] }),
+    count: Type.Integer({
+      description: "The day's notifications, each counted once per channel of its workflow",
+    }),
+    templates: Type.Array(ObjectIdString("A workflow"), { description: "The workflows triggered that day" }),
+    channels: Type.Array(Type.String(), { description: "The channels (step types) of those workflows" }),
+  },
+  { title: "ActivityDay", additionalProperties: false },
+);
+export const ActivityGraphResponse = Type.Object(
+  {
+    data: Type.Array(ActivityDay, { description: "Newest day first; days without notifications are absent" }),
+  },
   { additionalProperties: false },
 );

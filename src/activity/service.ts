@@ -1,9 +1,9 @@
 import { type Deps, onConnection } from "../deps.ts";
-import type { ExecutionDetail, Job, Notification } from "../engine/domain.ts";
-import { jobsOfNotifications } from "../engine/service.ts";
+import type { Job, Notification } from "../engine/domain.ts";
+import { addUnits, jobsOfNotifications } from "../engine/service.ts";
 import { mention, notFound } from "../errors.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
-import { findSubscriberRefs, getSubscriberByRef } from "../subscribers/service.ts";
+import { findSubscriberRefs, findSubscriberRefsByEmail, getSubscriberByRef } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import * as activity from "./repository.ts";
 
@@ -12,7 +12,7 @@ const PAGE_SIZE = 10;
 export interface NotificationView {
   notification: Notification;
   subscriber: Subscriber | undefined;
-  jobs: (Job & { executionDetails: ExecutionDetail[] })[];
+  jobs: (Job & { executionDetails: activity.DetailView[] })[];
 }
 
 async function views(deps: Deps, tenant: Tenant, notifications: Notification[]): Promise<NotificationView[]> {
@@ -48,15 +48,21 @@ export async function listNotifications(
     limit?: number;
     workflowIds?: string[];
     subscriberIds?: string[];
+    emails?: string[];
     transactionId?: string;
     channels?: string[];
   },
 ) {
   const page = input.page ?? 0;
   const limit = input.limit ?? PAGE_SIZE;
+  // As Novu: the subscribers named by subscriberId or by e-mail, either.
   let subscriberRefs: string[] | undefined;
-  if (input.subscriberIds?.length) {
-    subscriberRefs = [...(await findSubscriberRefs(deps, tenant, input.subscriberIds)).values()];
+  if (input.subscriberIds?.length || input.emails?.length) {
+    const byId = input.subscriberIds?.length
+      ? [...(await findSubscriberRefs(deps, tenant, input.subscriberIds)).values()]
+      : [];
+    const byEmail = input.emails?.length ? await findSubscriberRefsByEmail(deps, tenant, input.emails) : [];
+    subscriberRefs = [...new Set([...byId, ...byEmail])];
     if (subscriberRefs.length === 0)
       return { page, pageSize: limit, totalCount: 0, hasMore: false, data: [] };
   }
@@ -92,7 +98,7 @@ export async function listExecutionDetails(
   deps: Deps,
   tenant: Tenant,
   input: { notificationId?: string; subscriberId?: string },
-): Promise<ExecutionDetail[]> {
+): Promise<activity.DetailView[]> {
   let subscriberRef: string | undefined;
   if (input.subscriberId !== undefined) {
     subscriberRef = (await findSubscriberRefs(deps, tenant, [input.subscriberId])).get(input.subscriberId);
@@ -102,4 +108,59 @@ export async function listExecutionDetails(
     ...(input.notificationId !== undefined ? { notificationIds: [input.notificationId] } : {}),
     ...(subscriberRef !== undefined ? { subscriberRef } : {}),
   });
+}
+
+// ---------------------------------------------------------------- stats (Novu's dashboard chart)
+
+/** How many notifications the environment has had in the last week and the last calendar month. */
+export async function activityStats(deps: Deps, tenant: Tenant) {
+  const now = deps.clock.now();
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return activity.sentCounts(
+    deps.db,
+    tenant.environmentId,
+    iso(addUnits(now, -1, "months")),
+    iso(addUnits(now, -1, "weeks")),
+  );
+}
+
+export interface DayStats {
+  /** The UTC day, YYYY-MM-DD. */
+  day: string;
+  /** A notification counts once per channel of its workflow (step types), as Novu counts. */
+  count: number;
+  workflowIds: string[];
+  channels: string[];
+}
+
+export const GRAPH_DAYS_DEFAULT = 32;
+
+/** The notifications of the last `days` × 24 hours, per UTC day, newest day first; days without any are absent. */
+export async function activityGraph(
+  deps: Deps,
+  tenant: Tenant,
+  days = GRAPH_DAYS_DEFAULT,
+): Promise<DayStats[]> {
+  const since = new Date(addUnits(deps.clock.now(), -days, "days")).toISOString();
+  const byDay = new Map<string, { count: number; workflowIds: Set<string>; channels: Set<string> }>();
+  for (const row of await activity.dailyCounts(deps.db, tenant.environmentId, since)) {
+    // As Novu's aggregation unwinds the channels: a notification without any counts for nothing.
+    if (row.channels.length === 0) continue;
+    let day = byDay.get(row.day);
+    if (!day) {
+      day = { count: 0, workflowIds: new Set(), channels: new Set() };
+      byDay.set(row.day, day);
+    }
+    day.count += row.total * row.channels.length;
+    day.workflowIds.add(row.workflowId);
+    for (const channel of row.channels) day.channels.add(channel);
+  }
+  return [...byDay.entries()]
+    .sort(([a], [b]) => (a < b ? 1 : -1))
+    .map(([day, { count, workflowIds, channels }]) => ({
+      day,
+      count,
+      workflowIds: [...workflowIds].sort(),
+      channels: [...channels].sort(),
+    }));
 }

@@ -5,7 +5,7 @@ import type { Deps } from "../deps.ts";
 import { ApiError, mention, unprocessable } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import { pipelined } from "../store/pipeline.ts";
-import type { Subscriber } from "../subscribers/domain.ts";
+import { type Subscriber, subscriberForTemplates } from "../subscribers/domain.ts";
 import {
   type CreateSubscriberInput,
   countSubscribers,
@@ -13,6 +13,7 @@ import {
   upsertRecipient,
 } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
+import { type TenantInput, tenantForTemplates, tenantOfTrigger } from "../tenants/service.ts";
 import type { Topic } from "../topics/domain.ts";
 import { countTopicSubscribers, findTopic } from "../topics/service.ts";
 import type { RunnableWorkflow, Step } from "../workflows/domain.ts";
@@ -26,6 +27,7 @@ import type {
   TriggerStatus,
   WorkflowSnapshot,
 } from "./domain.ts";
+import { declaredVariables, requireVariables, withDefaults } from "./payload-variables.ts";
 import type { JobQueue, NewTask } from "./queue/port.ts";
 import {
   checkTriggerLoad,
@@ -82,7 +84,8 @@ export interface TriggerRequest {
   overrides?: Record<string, unknown>;
   transactionId?: string;
   actor?: string | CreateSubscriberInput;
-  tenant?: string | Record<string, unknown>;
+  /** A tenant identifier (it must exist), or a tenant to create or update. */
+  tenant?: string | TenantInput;
 }
 
 export interface TriggerAck {
@@ -148,7 +151,10 @@ export interface RunPlan {
   steps: Step[];
   payload: Record<string, unknown>;
   overrides: Record<string, unknown>;
+  /** The trigger's actor as templates see it (`{{actor.firstName}}`): its subscriber, upserted. */
   actor: Record<string, unknown>;
+  /** The actor's subscriber _id: a topic's member who is the actor is not notified of its own act. */
+  actorRef?: string;
   tenant: Record<string, unknown>;
   to: unknown;
   /**
@@ -280,6 +286,15 @@ async function accept(
 ): Promise<Accepted> {
   const { workflow, tenant } = await workflowOf(deps, who, request.name);
   const transactionId = request.transactionId ?? randomUUID();
+  // A tenant named by its identifier must exist: else nothing runs, as in Novu (an object is
+  // created or updated in the transaction below).
+  let tenantRecord: Record<string, unknown> = {};
+  if (typeof request.tenant === "string") {
+    const found = await tenantOfTrigger(deps, tenant, request.tenant);
+    if (!found)
+      return { ack: { acknowledged: true, status: "no_tenant_found", transactionId }, repeat: false };
+    tenantRecord = tenantForTemplates(found);
+  }
   const status = statusOf(workflow);
   // A workflow without (active) steps has nothing to show; an inactive one is recorded, unrun, so
   // that the activity shows the trigger and why nothing was sent.
@@ -288,16 +303,26 @@ async function accept(
   const retryCheck =
     options.idempotencyHash === undefined ? {} : { idempotencyHash: options.idempotencyHash };
 
+  // The variables the steps declare: a required one the payload lacks refuses the trigger, and
+  // defaults fill what it leaves out (an inactive workflow runs nothing and is not held to them).
+  let payload = request.payload ?? {};
+  if (status === "processed") {
+    const variables = declaredVariables(workflow.steps);
+    requireVariables(variables, payload);
+    payload = withDefaults(variables, payload);
+  }
+
   // At least one: the trigger's schema says so (src/events/schemas.ts).
   const recipients = options.broadcast ? [] : [request.to ?? []].flat();
-  // The notifications keep `to` and the actor as sent, each channel's credentials masked.
+  // The notifications keep `to` as sent, each channel's credentials masked; the actor is resolved
+  // to its subscriber in the transaction.
   const plan: RunPlan = {
     workflow: snapshotOf(workflow),
     steps: workflow.steps,
-    payload: request.payload ?? {},
+    payload,
     overrides: request.overrides ?? {},
     actor: withMaskedChannels(objectOr(request.actor, "subscriberId")),
-    tenant: objectOr(request.tenant, "identifier"),
+    tenant: tenantRecord,
     to: options.broadcast ? { broadcast: true } : withMaskedChannels(request.to ?? []),
     ...(status === "trigger_not_active" ? { inactive: true } : {}),
   };
@@ -337,6 +362,17 @@ async function accept(
         );
         load = { recipients: count, jobs: count * jobsPerRecipient };
         await checkTriggerLoad(trxDeps, tenant, deps.quotas, load);
+      }
+      if (typeof request.tenant === "object") {
+        const upserted = await tenantOfTrigger(trxDeps, tenant, request.tenant);
+        if (upserted) plan.tenant = tenantForTemplates(upserted);
+      }
+      // The actor is a subscriber, created or updated as sent (Novu's rule), whom templates read.
+      if (request.actor !== undefined) {
+        const input = typeof request.actor === "string" ? { subscriberId: request.actor } : request.actor;
+        const { subscriber } = await upsertRecipient(trxDeps, tenant, input);
+        plan.actor = subscriberForTemplates(subscriber);
+        plan.actorRef = subscriber.id;
       }
       // The trigger and its subscribers at once (one round trip on PostgreSQL): a trigger the
       // environment has seen rolls all of it back below, so a repeat writes nothing.

@@ -48,7 +48,8 @@ export type TriggerStatus =
   | "processed"
   | "trigger_not_active"
   | "no_workflow_steps_defined"
-  | "no_workflow_active_steps_defined";
+  | "no_workflow_active_steps_defined"
+  | "no_tenant_found";
 
 /** The workflow as it was when triggered: what a notification's run reads, whatever edits follow. */
 export interface WorkflowSnapshot {

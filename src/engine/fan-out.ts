@@ -109,7 +109,9 @@ async function nextBatch(
   const held = found
     ? await membersHeldBack(deps, found.id, request.plan.workflow, members, request.plan.payload)
     : new Set<string>();
-  const refs = members.filter((ref) => !held.has(ref));
+  // The actor is not told of its own act through a topic (named directly, it is: source 0).
+  const actor = request.plan.actorRef;
+  const refs = members.filter((ref) => !held.has(ref) && ref !== actor);
   const topicId = found?.id ?? "";
   if (page.next !== "")
     return { refs, next: { source: cursor.source, after: page.next }, finished: false, topicId };

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from "kysely";
 import { listSlots, runPrepared, runPreparedRows, slot } from "../store/prepared.ts";
 import type { Database, JobsTable, NotificationsTable } from "../store/schema.ts";
-import { countRows, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import { readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { StepType } from "../workflows/domain.ts";
 import {
   type ExecutionDetail,
@@ -423,14 +423,4 @@ export async function insertDetails(db: Db, details: ExecutionDetail[]): Promise
       (placeholders) => db.insertInto("execution_details").values(placeholders),
     );
   }
-}
-
-/** Rows written since `since` count toward the stats; an index on created_at answers it. */
-export async function countNotificationsSince(db: Db, environmentId: string, since: string) {
-  return countRows(
-    db
-      .selectFrom("notifications")
-      .where("environment_id", "=", environmentId)
-      .where("created_at", ">=", since),
-  );
 }

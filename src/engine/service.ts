@@ -31,6 +31,7 @@ export { registerOpenJobsFolding } from "./quotas.ts";
 export type { RenderLimits } from "./render.ts";
 export { Renderer } from "./renderer.ts";
 export type { MessageListener } from "./run-job.ts";
+export { addUnits } from "./time-units.ts";
 
 /** The worker's tasks: what the queue runs for the engine, and what it does with a task given up. */
 export function engineTasks(deps: EngineDeps, onMessage?: MessageListener) {

@@ -3,12 +3,14 @@ import type { Recipient } from "../engine/service.ts";
 import { FreeObject } from "../http/schema-helpers.ts";
 import { NOT_BLANK_PATTERN, SUBSCRIBER_ID_TEXT_PATTERN } from "../http/validation.ts";
 import { CreateSubscriberBody, type CreateSubscriberInput } from "../subscribers/schemas.ts";
+import { TriggerTenant } from "../tenants/schemas.ts";
 
 export const TRIGGER_STATUSES = [
   "processed",
   "trigger_not_active",
   "no_workflow_steps_defined",
   "no_workflow_active_steps_defined",
+  "no_tenant_found",
 ] as const;
 
 export const MAX_RECIPIENTS = 100;
@@ -92,13 +94,7 @@ const triggerFields = {
     }),
   ),
   actor: Type.Optional(subscriberRecipient("A subscriberId or subscriber object: who caused it")),
-  tenant: Type.Optional(
-    Type.Unsafe<string | Record<string, unknown>>({
-      type: ["string", "object"],
-      additionalProperties: true,
-      description: "A tenant identifier or object, for filters and templates",
-    }),
-  ),
+  tenant: Type.Optional(TriggerTenant),
 };
 
 /**

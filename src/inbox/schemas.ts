@@ -142,23 +142,18 @@ export const TransactionParams = Type.Object({
   transactionId: Type.String({ minLength: 1, maxLength: 255 }),
 });
 
+const MessageChannel = Type.Unsafe<"in_app" | "email" | "sms" | "chat" | "push">({
+  type: "string",
+  enum: ["in_app", "email", "sms", "chat", "push"],
+});
+
+/** `channel`: only the messages of that channel. */
 export const TransactionMessagesQuery = Type.Object({
-  channel: Type.Optional(
-    Type.Unsafe<"in_app" | "email" | "sms" | "chat" | "push">({
-      type: "string",
-      enum: ["in_app", "email", "sms", "chat", "push"],
-      description: "Only the messages of this channel",
-    }),
-  ),
+  channel: Type.Optional({ ...MessageChannel, description: "Only the messages of this channel" }),
 });
 
 export const ListMessagesQuery = Type.Object({
-  channel: Type.Optional(
-    Type.Unsafe<"in_app" | "email" | "sms" | "chat" | "push">({
-      type: "string",
-      enum: ["in_app", "email", "sms", "chat", "push"],
-    }),
-  ),
+  channel: Type.Optional(MessageChannel),
   subscriberId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
   transactionId: Type.Optional(
     Type.Union([

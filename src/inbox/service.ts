@@ -262,7 +262,7 @@ export async function deleteTransactionMessages(
   });
   if (deleted.length === 0)
     throw notFound(
-      `No messages of transaction ${mention(transactionId, "with this transactionId")} were found`,
+      `No messages of transaction ${mention(transactionId, "with this transactionId")}${channel !== undefined ? ` on ${channel}` : ""} were found`,
     );
   return deleted;
 }

@@ -398,6 +398,18 @@ export interface QuotaOpenJobsTable {
   open: number | string | bigint;
 }
 
+/** Migration 0019: an environment's tenants (Novu's), unique by identifier in the environment. */
+export interface TenantsTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  identifier: string;
+  name: string;
+  data: Json;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   environments: EnvironmentsTable;
@@ -423,4 +435,5 @@ export interface Database {
   digest_events: DigestEventsTable;
   quota_recipients: QuotaRecipientsTable;
   quota_open_jobs: QuotaOpenJobsTable;
+  tenants: TenantsTable;
 }

@@ -310,6 +310,19 @@ export async function pageSubscriberIds(db: Db, environmentId: string, after: st
  * `forShare` (inside a transaction, PostgreSQL) their rows stay until the transaction ends: a row
  * that is about to reference them cannot lose them to a concurrent delete.
  */
+/** The _ids of the environment's subscribers whose email is one of these, exactly (index subscribers_email). */
+export async function findSubscriberRefsByEmail(db: Db, environmentId: string, emails: readonly string[]) {
+  const wanted = emails.filter((email) => email !== "");
+  if (wanted.length === 0) return [];
+  const rows = await db
+    .selectFrom("subscribers")
+    .select("id")
+    .where("environment_id", "=", environmentId)
+    .where("email", "in", wanted)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
 export async function findSubscriberRefs(
   db: Db,
   environmentId: string,

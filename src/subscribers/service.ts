@@ -480,6 +480,15 @@ export async function findSubscriberRefs(
   return subscribers.findSubscriberRefs(deps.db, tenant.environmentId, subscriberIds, options.forShare);
 }
 
+/** The _ids of the subscribers with one of these e-mail addresses (exactly; an empty one matches none). */
+export async function findSubscriberRefsByEmail(
+  deps: Deps,
+  tenant: Tenant,
+  emails: readonly string[],
+): Promise<string[]> {
+  return subscribers.findSubscriberRefsByEmail(deps.db, tenant.environmentId, emails);
+}
+
 // ---------------------------------------------------------------- preferences: the decision
 
 const CHANNEL_SET: ReadonlySet<string> = new Set(CHANNELS);

@@ -83,7 +83,7 @@ forEachBackend("environments", (ctx) => {
     assert.equal((await api.put("/v1/environments/me", { hmac: true })).statusCode, 200);
   });
 
-  test("GET /v1/environments: the organization's environments, Development first, no keys", async () => {
+  test("GET /v1/environments: the organization's environments, Development first, the caller's keys masked and no other's", async () => {
     const { dev, prod } = await ctx.tenant();
     await ctx.tenant();
     const res = await ctx.client(prod.apiKey).get("/v1/environments");
@@ -96,18 +96,29 @@ forEachBackend("environments", (ctx) => {
         [prod.environmentId, "Production"],
       ],
     );
-    assert.ok(!res.body.includes("tid_sk_"), "no key in the answer");
     for (const e of envs)
       assert.deepEqual(Object.keys(e).sort(), [
         "_id",
         "_organizationId",
         "_parentId",
+        "apiKeys",
         "createdAt",
         "hmac",
         "identifier",
         "name",
         "updatedAt",
       ]);
+    // Production's key, masked to its last four characters, as /environments/api-keys lists it;
+    // Development's keys are not Production's to see.
+    const listed = await ctx.client(prod.apiKey).get("/v1/environments/api-keys");
+    assert.deepEqual(envs[1].apiKeys, listed.json().data);
+    assert.equal(envs[1].apiKeys.length, 1);
+    assert.equal(envs[1].apiKeys[0].key, `tid_sk_****${prod.apiKey.slice(-4)}`);
+    assert.deepEqual(envs[0].apiKeys, []);
+    assert.ok(
+      !res.body.includes(prod.apiKey) && !res.body.includes(dev.apiKey),
+      "no whole key in the answer",
+    );
   });
 
   test("GET /v1/environments/api-keys: this environment's live keys, masked to their last four characters", async () => {

@@ -1,9 +1,9 @@
 import { Type } from "typebox";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
-import { presentEnvironment } from "./presenter.ts";
-import { EnvironmentResource } from "./schemas.ts";
-import { listEnvironments } from "./service.ts";
+import { presentApiKey, presentEnvironment } from "./presenter.ts";
+import { ListedEnvironment } from "./schemas.ts";
+import { listEnvironmentKeys, listEnvironments } from "./service.ts";
 
 export const listEnvironmentsRoute: RoutePlugin = async (app) => {
   app.get(
@@ -12,18 +12,25 @@ export const listEnvironmentsRoute: RoutePlugin = async (app) => {
       schema: {
         operationId: "listEnvironments",
         tags: ["Environments"],
-        summary: "The organization's environments (without keys)",
+        summary: "The organization's environments, with the caller's environment's keys masked",
         response: {
           200: described(
-            Type.Object({ data: Type.Array(EnvironmentResource) }, { additionalProperties: false }),
+            Type.Object({ data: Type.Array(ListedEnvironment) }, { additionalProperties: false }),
             "The environments, oldest first",
           ),
           ...errorResponsesOf({}),
         },
       },
     },
-    async (request) => ({
-      data: (await listEnvironments(depsOf(app), request.tenant)).map(presentEnvironment),
-    }),
+    async (request) => {
+      const deps = depsOf(app);
+      const keys = (await listEnvironmentKeys(deps, request.tenant)).map(presentApiKey);
+      return {
+        data: (await listEnvironments(deps, request.tenant)).map((environment) => ({
+          ...presentEnvironment(environment),
+          apiKeys: environment.id === request.tenant.environmentId ? keys : [],
+        })),
+      };
+    },
   );
 };

@@ -39,3 +39,15 @@ export const UpdateEnvironmentBody = Type.Object(
   { hmac: Type.Boolean({ description: "Require an HMAC of the subscriberId for subscriber sessions" }) },
   { additionalProperties: false },
 );
+
+/** An environment in the organization's listing: with its API keys, masked, for the caller's own only. */
+export const ListedEnvironment = Type.Object(
+  {
+    ...EnvironmentResource.properties,
+    apiKeys: Type.Array(ApiKeyResource, {
+      description:
+        "The caller's environment: its live keys, masked (as Novu, which shows keys of the caller's environment only); another environment: empty",
+    }),
+  },
+  { title: "ListedEnvironment", additionalProperties: false },
+);

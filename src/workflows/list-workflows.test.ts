@@ -133,6 +133,35 @@ forEachBackend("GET /v1/workflows", (ctx) => {
     assert.deepEqual(idsOf(other), [b._id]);
   });
 
+  test("/v1/workflows/variables lists the system variables, each of which a template reads from the engine, not the payload", async () => {
+    const { dev } = await ctx.tenant();
+    const api = ctx.client(dev.apiKey);
+    const res = await api.get("/v1/workflows/variables");
+    assert.equal(res.statusCode, 200, res.body);
+    const { translations, system } = res.json().data;
+    assert.deepEqual(translations, {});
+    assert.deepEqual(Object.keys(system).sort(), ["actor", "branding", "step", "subscriber", "tenant"]);
+    assert.deepEqual(system.subscriber, {
+      firstName: "string",
+      lastName: "string",
+      email: "string",
+      phone: "string",
+      avatar: "string",
+      locale: "string",
+      subscriberId: "string",
+    });
+    assert.deepEqual(system.step, { digest: "boolean", events: "array", total_count: "number" });
+    assert.deepEqual(system.tenant, { name: "string", data: "object" });
+    // Every listed variable is the engine's: a template using them all asks the payload for none.
+    const uses = Object.entries(system as Record<string, Record<string, string>>).flatMap(([root, fields]) =>
+      Object.keys(fields).map((field) => `{{${root}.${field}}}`),
+    );
+    const workflow = await createWorkflow(ctx, dev.apiKey, dev.generalGroupId, {
+      steps: [{ template: { type: "in_app", content: `${uses.join(" ")} {{orderId}}` } }],
+    });
+    assert.deepEqual(workflow.triggers[0].variables, [{ name: "orderId" }]);
+  });
+
   test("is also served at /v1/notification-templates (what @novu/node calls)", async () => {
     const { dev } = await ctx.tenant();
     const [, , c] = await three(dev.apiKey, dev.generalGroupId);

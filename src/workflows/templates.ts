@@ -64,7 +64,36 @@ const ONE_ARGUMENT = new Set(["if", "unless", "with", "each"]);
 
 // Roots the engine fills itself (templateData in src/engine/render.ts): not payload a caller sends.
 // `branding` is Novu's system variable; it names no payload either.
-const ENGINE_ROOTS = new Set(["subscriber", "step", "tenant", "actor", "branding"]);
+/**
+ * The variables the engine gives every template besides the payload, with their types, as Novu
+ * lists them (`GET /v1/workflows/variables`): the subscriber, the trigger's actor, a digest's
+ * `step`, the organization's branding and the trigger's tenant.
+ */
+export const SYSTEM_VARIABLES = {
+  subscriber: {
+    firstName: "string",
+    lastName: "string",
+    email: "string",
+    phone: "string",
+    avatar: "string",
+    locale: "string",
+    subscriberId: "string",
+  },
+  actor: {
+    firstName: "string",
+    lastName: "string",
+    email: "string",
+    phone: "string",
+    avatar: "string",
+    locale: "string",
+    subscriberId: "string",
+  },
+  step: { digest: "boolean", events: "array", total_count: "number" },
+  branding: { logo: "string", color: "string" },
+  tenant: { name: "string", data: "object" },
+} as const satisfies Record<string, Record<string, string>>;
+
+const ENGINE_ROOTS = new Set<string>(Object.keys(SYSTEM_VARIABLES));
 
 class TemplateProblem extends Error {}
 
