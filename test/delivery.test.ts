@@ -468,7 +468,8 @@ forEachBackend<ManualClock>(
 
       const activity = [
         await t.api.get(`/v1/notifications?transactionId=${txInline}`),
-        await t.api.get(`/v1/notifications?transactionId=${txFanned}`),
+        // Each notification shows its own recipient: the fanned subscriber's, whatever page it is on.
+        await t.api.get(`/v1/notifications?transactionId=${txFanned}&subscriberIds=${fanned.subscriberId}`),
       ];
       const shown = activity.find((r) => r.body.includes(fanned.subscriberId));
       assert.ok(shown?.body.includes(`${sink.url}/********`), "the activity shows the recipients, masked");
