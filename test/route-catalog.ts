@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import type { LightMyRequestResponse } from "fastify";
 import { createGroup, createWorkflow, uniqueName } from "./factories.ts";
 import type { TestContext, TestTenant } from "./harness.ts";
 import { poll } from "./poll.ts";
@@ -867,55 +868,55 @@ export const ROUTES: CatalogRoute[] = [
 export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
   const tenant = await ctx.tenant();
   const api = ctx.client(tenant.dev.apiKey);
-  const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
-    name: uniqueName("Fixture workflow"),
-    steps: [{ template: { type: "email", subject: "Hi", content: "Hello {{firstName}}" } }],
-  });
-  const group = await createGroup(ctx, tenant.dev.apiKey, uniqueName("Fixture group"));
+  const created = async (res: Promise<LightMyRequestResponse>, status = 201) => {
+    const answer = await res;
+    assert.equal(answer.statusCode, status, answer.body);
+    return answer;
+  };
   const subscriberId = hexId();
-  const subscriber = await api.post("/v1/subscribers", { subscriberId, firstName: "Fixture" });
-  assert.equal(subscriber.statusCode, 201, subscriber.body);
-  // Adding to a topic that does not exist yet creates it.
   const topicKey = hexId();
-  const topic = await api.post(`/v1/topics/${topicKey}/subscribers`, { subscribers: [subscriberId] });
-  assert.equal(topic.statusCode, 200, topic.body);
   const emptyTopicKey = hexId();
-  const empty = await api.post("/v1/topics", { key: emptyTopicKey, name: "Fixture topic" });
-  assert.equal(empty.statusCode, 201, empty.body);
-  const inApp = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
-    name: uniqueName("Fixture in-app workflow"),
-    active: true,
-    steps: [{ template: { type: "in_app", content: "Hello {{subscriber.firstName}}" } }],
-  });
-  const inAppIdentifier: string = inApp.triggers[0].identifier;
+  const tenantIdentifier = hexId();
   const transactionId = hexId();
-  const trigger = await api.post("/v1/events/trigger", {
-    name: inAppIdentifier,
-    to: subscriberId,
-    transactionId,
-  });
-  assert.equal(trigger.statusCode, 201, trigger.body);
+  // What does not depend on anything else is made at once (the suite makes a set per route).
+  const [workflow, group, inApp, , , spare, integration] = await Promise.all([
+    createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+      name: uniqueName("Fixture workflow"),
+      steps: [{ template: { type: "email", subject: "Hi", content: "Hello {{firstName}}" } }],
+    }),
+    createGroup(ctx, tenant.dev.apiKey, uniqueName("Fixture group")),
+    createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+      name: uniqueName("Fixture in-app workflow"),
+      active: true,
+      steps: [{ template: { type: "in_app", content: "Hello {{subscriber.firstName}}" } }],
+    }),
+    (async () => {
+      await created(api.post("/v1/subscribers", { subscriberId, firstName: "Fixture" }));
+      // Adding to a topic that does not exist yet creates it.
+      await created(api.post(`/v1/topics/${topicKey}/subscribers`, { subscribers: [subscriberId] }), 200);
+    })(),
+    created(api.post("/v1/topics", { key: emptyTopicKey, name: "Fixture topic" })),
+    created(api.post("/v1/environments", { name: uniqueName("Fixture environment"), color: "#000" })),
+    created(
+      api.post("/v1/integrations", {
+        providerId: "nodemailer",
+        channel: "email",
+        credentials: {
+          host: "smtp.example.com",
+          port: "587",
+          from: "team@example.com",
+          password: "fixture-secret",
+        },
+      }),
+    ),
+    created(api.post("/v1/tenants", { identifier: tenantIdentifier, name: "Fixture tenant" })),
+  ]);
+  const inAppIdentifier: string = inApp.triggers[0].identifier;
+  const trigger = await created(
+    api.post("/v1/events/trigger", { name: inAppIdentifier, to: subscriberId, transactionId }),
+  );
   assert.equal(trigger.json().data.status, "processed", trigger.body);
   const message = await waitForFeedMessage(ctx, tenant.dev.apiKey, subscriberId, transactionId);
-  const spare = await api.post("/v1/environments", {
-    name: uniqueName("Fixture environment"),
-    color: "#000",
-  });
-  assert.equal(spare.statusCode, 201, spare.body);
-  const integration = await api.post("/v1/integrations", {
-    providerId: "nodemailer",
-    channel: "email",
-    credentials: {
-      host: "smtp.example.com",
-      port: "587",
-      from: "team@example.com",
-      password: "fixture-secret",
-    },
-  });
-  assert.equal(integration.statusCode, 201, integration.body);
-  const tenantIdentifier = hexId();
-  const tenantRes = await api.post("/v1/tenants", { identifier: tenantIdentifier, name: "Fixture tenant" });
-  assert.equal(tenantRes.statusCode, 201, tenantRes.body);
   return {
     tenant,
     workflowId: workflow._id,

@@ -227,7 +227,7 @@ forEachBackend<ManualClock>(
       };
       assert.deepEqual(await channelsOf(), ["email", "email", "in_app", "in_app"]);
       const deleted = await api.delete(`/v1/messages/transaction/${transactionId}?channel=email`);
-      assert.equal(deleted.statusCode, 200, deleted.body);
+      assert.equal(deleted.statusCode, 204, deleted.body);
       assert.deepEqual(await channelsOf(), ["in_app", "in_app"]);
       assertErrorBody(await api.delete(`/v1/messages/transaction/${transactionId}?channel=email`), 404, {
         message: new RegExp(`^No messages of transaction ${transactionId} on email were found$`),
@@ -237,7 +237,7 @@ forEachBackend<ManualClock>(
         path: `/v1/messages/transaction/${transactionId}`,
         fields: ["channel"],
       });
-      assert.equal((await api.delete(`/v1/messages/transaction/${transactionId}`)).statusCode, 200);
+      assert.equal((await api.delete(`/v1/messages/transaction/${transactionId}`)).statusCode, 204);
       assert.deepEqual(await channelsOf(), []);
 
       // The activity, by e-mail (exactly), alone or with subscriberIds (either matches).
