@@ -20,6 +20,7 @@ import { CompiledQuery } from "kysely";
 import { readCountFilters } from "../src/inbox/filters.ts";
 import { countInboxQuery, inboxPageQuery } from "../src/inbox/repository.ts";
 import { openStore, type Store } from "../src/store/store.ts";
+import { BULK_SIZE } from "./bulk.ts";
 import type { LoadResult, LoadSpec } from "./load.ts";
 import type { Child } from "./proc.ts";
 import {
@@ -220,6 +221,7 @@ async function realtime(
   const service = await ctx.startService(db);
   const clients: Novu[] = [];
   try {
+    const auth = { authorization: `ApiKey ${env.apiKey}` };
     const identifier = await applicationIdentifier(service, env);
     const workflow = await createWorkflow(service, env, {
       name: "Inbox realtime bench",
@@ -231,6 +233,15 @@ async function realtime(
     const toMessage = new Latencies(settings.triggers);
     const toClient = new Latencies(settings.triggers);
     const tag = randomBytes(3).toString("hex");
+    // The subscribers exist before their sessions, made by the API key as the customer's server
+    // makes them: a session may create only SESSION_NEW_SUBSCRIBERS_PER_MINUTE of them.
+    for (let i = 0; i < settings.sockets; i += BULK_SIZE) {
+      await call("POST", `${service.url}/v1/subscribers/bulk`, auth, {
+        subscribers: Array.from({ length: Math.min(BULK_SIZE, settings.sockets - i) }, (_, j) => ({
+          subscriberId: `inbox-${tag}-${i + j}`,
+        })),
+      });
+    }
     const open = async (i: number) => {
       const novu = new Novu({
         applicationIdentifier: identifier,
@@ -269,7 +280,6 @@ async function realtime(
     await sleep(2_000);
     ctx.log(`${clients.length} inbox clients connected; ${settings.triggers} triggers at ${settings.rate}/s`);
 
-    const auth = { authorization: `ApiKey ${env.apiKey}` };
     const arrivals: Promise<void>[] = [];
     const gap = 1000 / Math.max(1, settings.rate);
     const started = performance.now();
