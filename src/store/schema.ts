@@ -314,6 +314,16 @@ export interface MessagesTable {
   /** JSON object: the in-app step's `data`, rendered. */
   data: ColumnType<string, string | undefined, string>;
   avatar: ColumnType<string, string | undefined, string>;
+  /** Migration 0016: the id of its tags in message_tag_sets ('' for none), in `messages_inbox`. */
+  tag_set: ColumnType<string, string | undefined, string>;
+}
+
+/** Migration 0016: each list of tags an environment's messages carry, once (see tagSetId). */
+export interface MessageTagSetsTable {
+  environment_id: string;
+  id: string;
+  /** The JSON text of the list, as the messages have it. */
+  tags: string;
 }
 
 export interface ExecutionDetailsTable {
@@ -413,6 +423,7 @@ export interface Database {
   notifications: NotificationsTable;
   jobs: JobsTable;
   messages: MessagesTable;
+  message_tag_sets: MessageTagSetsTable;
   execution_details: ExecutionDetailsTable;
   integrations: IntegrationsTable;
   digest_windows: DigestWindowsTable;

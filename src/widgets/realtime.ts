@@ -238,10 +238,7 @@ export class InboxRealtime {
       try {
         do {
           state.again = false;
-          const { unseenCount, unreadCount, counts } = await inboxCounts(
-            this.#options.deps,
-            change.subscriberRef,
-          );
+          const { unseenCount, unreadCount, counts } = await inboxCounts(this.#options.deps, change);
           const to = this.io.local.to(room);
           to.emit("unseen_count_changed", { unseenCount });
           // The widget reads the one number, Novu's current inbox the counts by severity.

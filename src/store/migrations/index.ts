@@ -14,6 +14,7 @@ import * as inboxPreferences from "./0012-inbox-preferences.ts";
 import * as productionHmac from "./0013-production-hmac.ts";
 import * as sealedSubscriberChannels from "./0014-sealed-subscriber-channels.ts";
 import * as quotas from "./0015-quotas.ts";
+import * as inboxTagSets from "./0016-inbox-tag-sets.ts";
 import type { ColumnTypes } from "./column-types.ts";
 import type { MigrationContext } from "./context.ts";
 
@@ -39,6 +40,7 @@ const steps: Record<string, Step> = {
   "0013-production-hmac": productionHmac,
   "0014-sealed-subscriber-channels": sealedSubscriberChannels,
   "0015-quotas": quotas,
+  "0016-inbox-tag-sets": inboxTagSets,
 };
 
 export function migrationProvider(types: ColumnTypes, context: MigrationContext = {}): MigrationProvider {
