@@ -1,6 +1,7 @@
 import { isoNow } from "../clock.ts";
 import { newObjectId } from "../ids.ts";
-import { subscriberForTemplates } from "../subscribers/domain.ts";
+import { pipelined } from "../store/pipeline.ts";
+import { type Subscriber, subscriberForTemplates } from "../subscribers/domain.ts";
 import {
   decideStep,
   getSubscriberByRef,
@@ -19,6 +20,7 @@ import {
   type ExecutionStatus,
   freshInboxState,
   type Job,
+  type Message,
   type Notification,
 } from "./domain.ts";
 import { stepPasses } from "./filters.ts";
@@ -44,14 +46,19 @@ interface Deferred {
   afterCommit?: () => void;
 }
 
-/** Thrown inside `finish` to roll back a deferred outcome whose job was settled meanwhile. */
+/** Thrown inside `finish` to roll back what it wrote for a job that was settled meanwhile. */
 class Superseded extends Error {}
 
-/** Told when a job's message is created, so the inbox can tell the subscriber's sockets. */
+/**
+ * Told when a job's message is created, so the inbox can tell the subscriber's sockets. `written`
+ * is the message as stored and its subscriber as the job read it: a listener in this process need
+ * not read them again.
+ */
 export type MessageListener = (event: {
   environmentId: string;
   subscriberRef: string;
   messageId: string;
+  written?: { message: Message; subscriber: Subscriber };
 }) => void;
 
 const tenantOf = (job: Pick<Job, "organizationId" | "environmentId">): Tenant => ({
@@ -317,7 +324,7 @@ async function inApp(
   const rendered = assembleInApp(template, rendering.fields, rendering.problems);
   const now = isoNow(deps.clock);
   const { problems } = rendered;
-  let created: string | undefined;
+  let created: Message | undefined;
   // The message commits with the job's outcome (see `finish`): one commit a message, and a job
   // settled meanwhile (a cancel won) rolls its message back with it. Written while the subscriber's
   // row is held: a delete of the subscriber either waits for this message and removes it with the
@@ -356,7 +363,7 @@ async function inApp(
       createdAt: now,
       updatedAt: now,
     });
-    if (written.created) created = written.message.id;
+    if (written.created) created = written.message;
     return {
       status: "completed",
       executionStatus: problems.length > 0 ? "Warning" : "Success",
@@ -371,7 +378,8 @@ async function inApp(
         onMessage?.({
           environmentId: job.environmentId,
           subscriberRef: job.subscriberRef,
-          messageId: created,
+          messageId: created.id,
+          written: { message: created, subscriber },
         });
     },
   };
@@ -416,11 +424,16 @@ async function finish(
         armed = { dueAt: outcome.dueAt, task };
         return;
       }
-      const moved = await engine.settleJob(trx, job.id, ["running"], outcome.status, now, changes);
-      if (!moved) return settled();
-      await engine.insertDetails(trx, [
-        detailOf(job, outcome.executionStatus, outcome.detail, now, outcome.raw ?? ""),
+      // The detail goes out with the settle, without waiting for its answer (one round trip on
+      // PostgreSQL): a job that was not ours to settle rolls both back.
+      const [moved] = await pipelined(trx, [
+        (db) => engine.settleJob(db, job.id, ["running"], outcome.status, now, changes),
+        (db) =>
+          engine.insertDetails(db, [
+            detailOf(job, outcome.executionStatus, outcome.detail, now, outcome.raw ?? ""),
+          ]),
       ]);
+      if (!moved) throw new Superseded();
       if (outcome.status === "merged") {
         await mergeFollowingSteps(trxDeps, job, now);
         return;

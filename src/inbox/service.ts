@@ -69,6 +69,11 @@ export interface InboxChange {
   environmentId: string;
   subscriberRef: string;
   messageId?: string;
+  /**
+   * The new message as stored and its subscriber, when the process that wrote it tells of it: it
+   * then needs no read of them again. Never sent to another process.
+   */
+  written?: { message: Message; subscriber: Subscriber };
 }
 export type InboxListener = (change: InboxChange) => void;
 
@@ -95,11 +100,15 @@ export async function findSubscriberMessage(
   tenant: Tenant,
   subscriberRef: string,
   messageId: string,
+  written?: InboxChange["written"],
 ): Promise<{ notification: InboxNotification; subscriber: Subscriber } | undefined> {
-  const [message, subscriber] = await Promise.all([
-    messages.findMessage(deps.db, tenant.environmentId, messageId),
-    getSubscriberByRef(deps, tenant, subscriberRef),
-  ]);
+  const [message, subscriber] =
+    written?.message.id === messageId && written.message.environmentId === tenant.environmentId
+      ? [written.message, written.subscriber]
+      : await Promise.all([
+          messages.findMessage(deps.db, tenant.environmentId, messageId),
+          getSubscriberByRef(deps, tenant, subscriberRef),
+        ]);
   if (!message || !subscriber || message.subscriberRef !== subscriberRef) return undefined;
   const [notification] = await withWorkflows(deps, tenant, [message]);
   return { notification: notification as InboxNotification, subscriber };

@@ -140,8 +140,10 @@ export class InboxRealtime {
   publish(change: InboxChange): void {
     this.#deliver(change);
     if (!this.#clustered) return;
+    // Ids only: the others read what they show (the message and its subscriber stay here).
+    const { written: _written, ...told } = change;
     try {
-      this.io.serverSideEmit(CHANGED, change);
+      this.io.serverSideEmit(CHANGED, told);
     } catch (err) {
       this.#logger.warn({ err }, "inbox sockets: could not tell the other processes of a change");
     }
@@ -215,6 +217,7 @@ export class InboxRealtime {
         tenantOf(change),
         change.subscriberRef,
         messageId,
+        change.written,
       );
       if (!found) return;
       this.io.local.to(room).emit("notification_received", {
