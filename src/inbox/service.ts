@@ -136,7 +136,7 @@ export async function unreadCounts(deps: Deps, subscriberRef: string): Promise<U
  */
 export async function inboxCounts(
   deps: Deps,
-  owner: messages.InboxOwner,
+  owner: InboxOwner,
 ): Promise<{ unseenCount: number; unreadCount: number; counts: UnreadCounts }> {
   const [[unseenCount = 0], counts] = await Promise.all([
     messages.countInbox(deps.db, owner, [{ seen: false }]),
@@ -381,8 +381,11 @@ async function withWorkflows(deps: Deps, tenant: Tenant, list: Message[]): Promi
   return list.map((message) => ({ message, workflow: workflows.get(message.workflowId) }));
 }
 
+/** Whose inbox a query reads: the subscriber (our id) and its environment. */
+export type InboxOwner = messages.InboxOwner;
+
 /** The subscriber as the owner of an inbox, whose environment's lists of tags its filters read. */
-const ownerOf = (subscriber: Subscriber): messages.InboxOwner => ({
+export const ownerOf = (subscriber: Subscriber): InboxOwner => ({
   environmentId: subscriber.environmentId,
   subscriberRef: subscriber.id,
 });
@@ -406,16 +409,16 @@ export interface NotificationsQuery {
 export async function listNotifications(
   deps: Deps,
   tenant: Tenant,
-  subscriber: Subscriber,
+  owner: InboxOwner,
   query: NotificationsQuery,
 ): Promise<{ notifications: InboxNotification[]; hasMore: boolean }> {
   let after: messages.PageQuery["after"];
   if (query.after !== undefined) {
-    const cursor = await messages.findInboxMessage(deps.db, subscriber.id, query.after);
+    const cursor = await messages.findInboxMessage(deps.db, owner.subscriberRef, query.after);
     if (!cursor) throw invalidField("after", "must be the id of one of the subscriber's notifications");
     after = { createdAt: cursor.createdAt, id: cursor.id };
   }
-  const page = await messages.inboxPage(deps.db, ownerOf(subscriber), query.filter, {
+  const page = await messages.inboxPage(deps.db, owner, query.filter, {
     limit: query.limit ?? FEED_PAGE_SIZE,
     offset: query.offset ?? 0,
     ...(after ? { after } : {}),
@@ -426,10 +429,10 @@ export async function listNotifications(
 /** How many of the subscriber's notifications match each filter, in order: one statement for all. */
 export async function countNotifications(
   deps: Deps,
-  subscriber: Subscriber,
+  owner: InboxOwner,
   filters: readonly NotificationFilter[],
 ): Promise<number[]> {
-  return messages.countInbox(deps.db, ownerOf(subscriber), filters);
+  return messages.countInbox(deps.db, owner, filters);
 }
 
 /** One of the subscriber's notifications; 404 when it is not theirs. */
