@@ -291,12 +291,19 @@ function inboxOf(db: Db, subscriberRef: string) {
 /** A JSON path for SQLite's json functions: `["a", "b"]` → `$."a"."b"` (the keys hold no quote). */
 const sqlitePath = (path: readonly string[]) => `$${path.map((key) => `."${key}"`).join("")}`;
 
-/** Holds when the value at `path` of the message's data is `value`, or is a list holding it. */
-function dataValueIs(sqlite: boolean, path: readonly string[], value: DataValue) {
+/** `{a: {b: value}}` for the path `["a", "b"]`, as JSON text. */
+const nestedAt = (path: readonly string[], value: unknown) =>
+  writeJson(path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value));
+
+/**
+ * Holds when the value at `path` of the message's data is one of `values`, or is a list holding one
+ * (the client's matcher: strict equality, `1` is not `"1"`; an object is never a match).
+ */
+function dataValueIsOneOf(sqlite: boolean, path: readonly string[], values: readonly DataValue[]) {
   if (sqlite) {
     // json_each walks a list's items, or yields the one value that is not a list; an object is
     // never a match, as the client compares objects by identity.
-    const typed =
+    const typed = (value: DataValue) =>
       value === null
         ? sql<SqlBool>`v.type = 'null'`
         : typeof value === "boolean"
@@ -304,13 +311,22 @@ function dataValueIs(sqlite: boolean, path: readonly string[], value: DataValue)
           : typeof value === "number"
             ? sql<SqlBool>`v.type in ('integer', 'real') and v.value = ${value}`
             : sql<SqlBool>`v.type = 'text' and v.value = ${value}`;
-    return sql<SqlBool>`(json_type(messages.data, ${sqlitePath(path)}) not in ('object')
-      and exists (select 1 from json_each(messages.data, ${sqlitePath(path)}) as v where ${typed}))`;
+    return sql<SqlBool>`(${sql.join(
+      values.map(
+        (value) => sql`(json_type(messages.data, ${sqlitePath(path)}) not in ('object')
+          and exists (select 1 from json_each(messages.data, ${sqlitePath(path)}) as v where ${typed(value)}))`,
+      ),
+      sql` or `,
+    )})`;
   }
-  const at = sql`jsonb_extract_path(messages.data::jsonb, ${sql.join(path.map((key) => sql`${key}::text`))})`;
-  // Through text: a parameter the server types as jsonb is JSON-encoded again by the driver.
-  const json = writeJson(value);
-  return sql<SqlBool>`(${at} = ${json}::text::jsonb or (jsonb_typeof(${at}) = 'array' and ${at} @> jsonb_build_array(${json}::text::jsonb)))`;
+  // jsonb containment, the data read once for all of them: `{a: {b: v}}` holds for the value v
+  // itself, `{a: {b: [v]}}` for a list holding it (a list inside the list does not hold it, as the
+  // client's matcher has it). Through text: a parameter the server types as jsonb is JSON-encoded
+  // again by the driver.
+  const shapes = values.flatMap((value) => [nestedAt(path, value), nestedAt(path, [value])]);
+  return sql<SqlBool>`(messages.data::jsonb @> any(array[${sql.join(
+    shapes.map((shape) => sql`${shape}::text::jsonb`),
+  )}]))`;
 }
 
 /**
@@ -360,7 +376,7 @@ export function filterPredicate(
     for (const group of filter.tags ?? []) all.push(hasOneOfTags(sqlite, environmentId, group));
     for (const condition of filter.data ?? []) {
       for (const group of condition.groups) {
-        const oneOf = eb.or(group.map((value) => dataValueIs(sqlite, condition.path, value)));
+        const oneOf = dataValueIsOneOf(sqlite, condition.path, group);
         // PostgreSQL has no statistics for a JSON predicate and guesses it keeps one row in 200: a
         // page would then rather sort every row the flags leave than walk the index in its order
         // until the page is full. coalesce() (null is no match anyway) makes its guess one in two.
