@@ -115,6 +115,11 @@ async function insertMessageRow(db: Db, message: Message, tags: string, tagSet: 
   return row;
 }
 
+/** Deletes one message (one its job has just written, and takes back). */
+export async function deleteMessage(db: Db, id: string): Promise<void> {
+  await db.deleteFrom("messages").where("id", "=", id).execute();
+}
+
 /** The messages a job has delivered so far (a chat job: one per provider). */
 export async function jobMessages(db: Db, jobId: string): Promise<Message[]> {
   const rows = await db.selectFrom("messages").selectAll().where("job_id", "=", jobId).execute();

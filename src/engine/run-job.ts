@@ -25,7 +25,7 @@ import {
 } from "./domain.ts";
 import { stepPasses } from "./filters.ts";
 import { assembleInApp, inAppTemplateFields } from "./in-app-template.ts";
-import { insertMessage } from "./message-repository.ts";
+import { deleteMessage, insertMessage } from "./message-repository.ts";
 import type { FailedTask, NewTask } from "./queue/port.ts";
 import { templateData } from "./render.ts";
 import { defaultRenderer, fieldsToRender, renderLimitDetail } from "./renderer.ts";
@@ -325,44 +325,51 @@ async function inApp(
   const now = isoNow(deps.clock);
   const { problems } = rendered;
   let created: Message | undefined;
+  const message: Message = {
+    id: newObjectId(),
+    organizationId: job.organizationId,
+    environmentId: job.environmentId,
+    notificationId: job.notificationId,
+    jobId: job.id,
+    workflowId: job.workflowId,
+    templateIdentifier: notification.workflow.identifier,
+    subscriberRef: job.subscriberRef,
+    subscriberId: subscriber.subscriberId,
+    transactionId: job.transactionId,
+    channel: "in_app" as Channel,
+    content: rendered.content,
+    subject: rendered.subject,
+    cta: rendered.cta,
+    payload: notification.payload,
+    providerId: "",
+    providerMessageId: "",
+    status: "sent",
+    seen: false,
+    read: false,
+    lastSeenDate: null,
+    lastReadDate: null,
+    ...freshInboxState(notification.workflow, now),
+    data: rendered.data,
+    avatar: rendered.avatar,
+    createdAt: now,
+    updatedAt: now,
+  };
   // The message commits with the job's outcome (see `finish`): one commit a message, and a job
   // settled meanwhile (a cancel won) rolls its message back with it. Written while the subscriber's
   // row is held: a delete of the subscriber either waits for this message and removes it with the
-  // rest, or has happened and nothing is written.
+  // rest, or has happened and nothing is kept. The hold and the message go out together (one round
+  // trip on PostgreSQL, where the insert runs once the hold has its lock); a message written for a
+  // subscriber found gone is taken back in the same transaction.
   const inTransaction = async (trxDeps: EngineDeps): Promise<Outcome> => {
     created = undefined;
-    if (!(await holdSubscriber(trxDeps, tenantOf(job), job.subscriberRef))) {
+    const [held, written] = await pipelined(trxDeps.db, [
+      (db) => holdSubscriber({ ...trxDeps, db }, tenantOf(job), job.subscriberRef),
+      (db) => insertMessage(db, message),
+    ]);
+    if (!held) {
+      if (written.created) await deleteMessage(trxDeps.db, written.message.id);
       return { status: "skipped", executionStatus: "Warning", detail: "The subscriber no longer exists" };
     }
-    const written = await insertMessage(trxDeps.db, {
-      id: newObjectId(),
-      organizationId: job.organizationId,
-      environmentId: job.environmentId,
-      notificationId: job.notificationId,
-      jobId: job.id,
-      workflowId: job.workflowId,
-      templateIdentifier: notification.workflow.identifier,
-      subscriberRef: job.subscriberRef,
-      subscriberId: subscriber.subscriberId,
-      transactionId: job.transactionId,
-      channel: "in_app" as Channel,
-      content: rendered.content,
-      subject: rendered.subject,
-      cta: rendered.cta,
-      payload: notification.payload,
-      providerId: "",
-      providerMessageId: "",
-      status: "sent",
-      seen: false,
-      read: false,
-      lastSeenDate: null,
-      lastReadDate: null,
-      ...freshInboxState(notification.workflow, now),
-      data: rendered.data,
-      avatar: rendered.avatar,
-      createdAt: now,
-      updatedAt: now,
-    });
     if (written.created) created = written.message;
     return {
       status: "completed",
