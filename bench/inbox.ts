@@ -11,15 +11,16 @@
 //     message the engine wrote (generate_series on PostgreSQL, a recursive CTE on SQLite), every
 //     column as the engine writes it; then `GET /v1/inbox/notifications` (five filters in turn) and
 //     `GET /v1/inbox/notifications/count` (the same five in one request) with the session's token,
-//     as fast as 32 connections go and at half that rate; the same statements timed alone on one
-//     connection; and their plans (EXPLAIN QUERY PLAN / EXPLAIN).
+//     as fast as 32 connections go, at half that rate and one at a time; the same statements timed
+//     alone, one request's after another's (a count's two side by side, as the service runs them);
+//     and their plans (EXPLAIN QUERY PLAN / EXPLAIN).
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { Novu } from "@novu/js";
 import { CompiledQuery } from "kysely";
 import { tagSetId } from "../src/engine/message-repository.ts";
 import { readCountFilters } from "../src/inbox/filters.ts";
-import { countInboxQuery, type InboxOwner, inboxPageQuery } from "../src/inbox/repository.ts";
+import { countInbox, countInboxQueries, type InboxOwner, inboxPageQuery } from "../src/inbox/repository.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { BULK_SIZE } from "./bulk.ts";
 import type { LoadResult, LoadSpec } from "./load.ts";
@@ -105,7 +106,7 @@ export interface InboxReadFigures {
   halfRate: Measurement & { rate: number; autocannonP99: number };
   /** One connection, one request at a time: the service's own latency, no queue before it. */
   single: Measurement;
-  /** The request's statements alone on one connection, one after the other, as the service runs them. */
+  /** The request's statements alone, on the bench's own connections, as the service runs them. */
   statement: { p50: number; p99: number; max: number; runs: number };
 }
 
@@ -134,7 +135,7 @@ export interface InboxFigures {
     perFilter: FilterStatements[];
     /** Each filter's statements' plans, as the database gives them. */
     plans: { filter: Record<string, unknown>; list: string; count: string }[];
-    /** The plans of the count requests' statements: the five filters, the bell's four. */
+    /** The plans of the count requests' statements (side by side): the five filters, the bell's four. */
     countPlans: { filters: string; plan: string }[];
   };
 }
@@ -323,13 +324,14 @@ async function realtime(
   }
 }
 
-/** A connection of the bench's own to the service's database, for the statements and their plans. */
+/** Connections of the bench's own to the service's database, for the statements and their plans. */
 const openBenchStore = (db: BenchDatabase): Promise<Store> =>
   openStore({
     ...(db.databaseUrl
       ? { databaseUrl: db.databaseUrl }
       : { dataDir: path.dirname(db.sqliteFile as string) }),
-    pgPoolSize: 1,
+    // Two: a count's statements run side by side, as in the service.
+    pgPoolSize: 2,
     sqliteBackgroundCheckpoints: false,
   });
 
@@ -492,6 +494,14 @@ async function planOf(store: Store, backend: BackendName, query: { compile(): Co
   return result.rows.map((r) => String(r.detail ?? r["QUERY PLAN"])).join("\n");
 }
 
+/** The plans of statements run side by side, each under a line that numbers it. */
+async function plansOf(store: Store, backend: BackendName, queries: { compile(): CompiledQuery }[]) {
+  const plans: string[] = [];
+  for (const [i, query] of queries.entries())
+    plans.push(`statement ${i + 1} of ${queries.length}:\n${await planOf(store, backend, query)}`);
+  return plans.join("\n");
+}
+
 /** (b): list and count for a subscriber with `heavy` notifications among `notifications`. */
 async function reads(
   ctx: InboxContext,
@@ -635,8 +645,9 @@ async function reads(
       return { ...latencies.summary(), runs: latencies.count };
     };
     const owner: InboxOwner = { environmentId: env.id, subscriberRef };
-    // A count request's filters are counted in one statement, as the service counts them.
-    const counts = (list: typeof filters) => () => countInboxQuery(store.db, owner, list).executeTakeFirst();
+    // A count request's filters are counted as the service counts them: the index's statement and
+    // the data filters' side by side.
+    const counts = (list: typeof filters) => () => countInbox(store.db, owner, list);
     let turn = 0;
     list.statement = await time(async () => {
       const filter = filters[turn++ % filters.length] ?? {};
@@ -649,12 +660,12 @@ async function reads(
       const runs = Math.max(1, Math.floor(settings.statementRuns / 5));
       const pageOf = await time(() => inboxPageQuery(store.db, owner, filter, page).execute(), runs);
       const countOf = await time(counts([filter]), runs);
-      const row = await countInboxQuery(store.db, owner, [filter]).executeTakeFirstOrThrow();
+      const [matches] = await countInbox(store.db, owner, [filter]);
       perFilter.push({
         filter: INBOX_FILTERS[i] as Record<string, unknown>,
         list: { p50: pageOf.p50, p99: pageOf.p99 },
         count: { p50: countOf.p50, p99: countOf.p99 },
-        matches: Number(row.c0),
+        matches: matches ?? 0,
       });
     }
     const plans = [];
@@ -662,17 +673,17 @@ async function reads(
       plans.push({
         filter: INBOX_FILTERS[i] as Record<string, unknown>,
         list: await planOf(store, db.backend, inboxPageQuery(store.db, owner, filter, page)),
-        count: await planOf(store, db.backend, countInboxQuery(store.db, owner, [filter])),
+        count: await plansOf(store, db.backend, countInboxQueries(store.db, owner, [filter])),
       });
     }
     const countPlans = [
       {
         filters: "the five filters",
-        plan: await planOf(store, db.backend, countInboxQuery(store.db, owner, filters)),
+        plan: await plansOf(store, db.backend, countInboxQueries(store.db, owner, filters)),
       },
       {
         filters: "the bell's four",
-        plan: await planOf(store, db.backend, countInboxQuery(store.db, owner, bellFilters)),
+        plan: await plansOf(store, db.backend, countInboxQueries(store.db, owner, bellFilters)),
       },
     ];
     return {

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { CompiledQuery, sql } from "kysely";
 import { tagSetId } from "../src/engine/message-repository.ts";
 import type { NotificationFilter } from "../src/inbox/domain.ts";
-import { countInboxQuery, inboxPageQuery } from "../src/inbox/repository.ts";
+import { type CountStatement, countInboxQueries, inboxPageQuery } from "../src/inbox/repository.ts";
 import { forEachBackend } from "./harness.ts";
 
 const SUBSCRIBERS = 40;
@@ -89,11 +89,12 @@ forEachBackend("the inbox's statements use messages_inbox", (ctx) => {
       { createdGte: Date.UTC(2026, 0, 1), createdLte: Date.UTC(2026, 0, 2) },
     ];
     const owner = { environmentId: "env", subscriberRef: "subscriber-7" };
+    const counts = (list: NotificationFilter[]) => countInboxQueries(db, owner, list);
     for (const filter of filters) {
       for (const [what, query] of [
-        ["count", countInboxQuery(db, owner, [filter])],
-        ["page", inboxPageQuery(db, owner, filter, { limit: 10, offset: 0 })],
-      ] as const) {
+        ...counts([filter]).map((statement) => ["count", statement] as const),
+        ["page", inboxPageQuery(db, owner, filter, { limit: 10, offset: 0 })] as const,
+      ]) {
         const text = await plan(query);
         const name = `${what} ${JSON.stringify(filter)}:\n${text}`;
         assert.match(text, /messages_inbox/, name);
@@ -105,18 +106,23 @@ forEachBackend("the inbox's statements use messages_inbox", (ctx) => {
         }
       }
     }
-    // Every filter at once, one statement: the subscriber's range read once for all of them.
-    const all = await plan(countInboxQuery(db, owner, filters));
-    assert.match(all, /messages_inbox/, all);
-    assert.doesNotMatch(all, /Seq Scan on messages|SCAN messages\b(?! USING)/, all);
+    // Every filter at once: two statements, the index's (the subscriber's range read once for all
+    // the filters it decides) and the data filter's.
+    const all = counts(filters);
+    assert.equal(all.length, 2);
+    for (const statement of all) {
+      const text = await plan(statement);
+      assert.match(text, /messages_inbox/, text);
+      assert.doesNotMatch(text, /Seq Scan on messages|SCAN messages\b(?! USING)/, text);
+    }
     // The flags and the tags need no table row at all: every column they read is in the index.
-    const inIndex = await plan(
-      countInboxQuery(db, owner, [bell, { tags: [["t1"], ["a", "b"]], read: false }]),
-    );
+    const inIndex = counts([bell, { tags: [["t1"], ["a", "b"]], read: false }]);
+    assert.equal(inIndex.length, 1);
+    const text = await plan(inIndex[0] as CountStatement);
     assert.match(
-      inIndex,
+      text,
       sqlite ? /COVERING INDEX messages_inbox/ : /Index Only Scan using messages_inbox/,
-      inIndex,
+      text,
     );
   });
 });

@@ -433,52 +433,66 @@ export async function inboxPage(
 
 type Count = number | string | bigint;
 
+/** A statement of counts: one row, a column per filter it counts (`c0`, `c1`… by the filter's place). */
+export type CountStatement = SelectQueryBuilder<Database, never, Record<string, Count>>;
+
 /**
- * The statement of the counts of several filters (see countInbox), one column each (`c0`, `c1`…):
- * those decided in the index are counted together, in one read of the subscriber's range of
- * `messages_inbox` (one `count(*) filter (where …)` each); each filter on `data`, which reads the
- * rows themselves, in a subquery of its own that reads only the rows its other conditions leave.
+ * The statements of the counts of several filters (see countInbox), at most two: the filters decided
+ * in the index counted together, in one read of the subscriber's range of `messages_inbox` (one
+ * `count(*) filter (where …)` each); and the filters on `data`, which read the rows themselves,
+ * each in a subquery of one statement that reads only the rows its other conditions leave.
  */
-export function countInboxQuery(db: Db, owner: InboxOwner, filters: readonly NotificationFilter[]) {
-  if (filters.length === 0) throw new Error("counting needs at least one filter");
-  const column = (i: number) => `c${i}`;
-  const numbered = filters.map((filter, i) => ({ filter, name: column(i) }));
+export function countInboxQueries(
+  db: Db,
+  owner: InboxOwner,
+  filters: readonly NotificationFilter[],
+): CountStatement[] {
+  const numbered = filters.map((filter, i) => ({ filter, name: `c${i}` }));
   const inIndex = numbered.filter(({ filter }) => decidedInIndex(filter));
   const onRows = numbered.filter(({ filter }) => !decidedInIndex(filter));
-  const alone = (filter: NotificationFilter) =>
-    inboxOf(db, owner.subscriberRef)
-      .where(filterPredicate(db, owner.environmentId, filter))
-      .select((eb) => eb.fn.countAll<Count>().as("n"));
-  if (inIndex.length === 0) {
-    return db.selectNoFrom(() =>
-      onRows.map(({ filter, name }) => alone(filter).as(name)),
-    ) as SelectQueryBuilder<Database, never, Record<string, Count>>;
+  const statements: CountStatement[] = [];
+  if (inIndex.length > 0) {
+    statements.push(
+      inboxOf(db, owner.subscriberRef).select((eb) =>
+        inIndex.map(({ filter, name }) =>
+          eb.fn
+            .countAll<Count>()
+            .filterWhere(filterPredicate(db, owner.environmentId, filter))
+            .as(name),
+        ),
+      ) as unknown as CountStatement,
+    );
   }
-  const together = inboxOf(db, owner.subscriberRef).select((eb) =>
-    inIndex.map(({ filter, name }) =>
-      eb.fn
-        .countAll<Count>()
-        .filterWhere(filterPredicate(db, owner.environmentId, filter))
-        .as(name),
-    ),
-  );
-  return db
-    .selectFrom(together.as("together"))
-    .select([
-      ...inIndex.map(({ name }) => sql<Count>`together.${sql.ref(name)}`.as(name)),
-      ...onRows.map(({ filter, name }) => alone(filter).as(name)),
-    ]) as unknown as SelectQueryBuilder<Database, never, Record<string, Count>>;
+  if (onRows.length > 0) {
+    statements.push(
+      db.selectNoFrom(() =>
+        onRows.map(({ filter, name }) =>
+          inboxOf(db, owner.subscriberRef)
+            .where(filterPredicate(db, owner.environmentId, filter))
+            .select((eb) => eb.fn.countAll<Count>().as("n"))
+            .as(name),
+        ),
+      ) as unknown as CountStatement,
+    );
+  }
+  return statements;
 }
 
-/** How many of the subscriber's in-app messages match each filter, in order: one statement. */
+/**
+ * How many of the subscriber's in-app messages match each filter, in order: the statements of
+ * countInboxQueries side by side (on PostgreSQL, two connections at most: the index's read and the
+ * data filters' run on two cores at once).
+ */
 export async function countInbox(
   db: Db,
   owner: InboxOwner,
   filters: readonly NotificationFilter[],
 ): Promise<number[]> {
-  if (filters.length === 0) return [];
-  const row = await countInboxQuery(db, owner, filters).executeTakeFirstOrThrow();
-  return filters.map((_, i) => Number(row[`c${i}`] ?? 0));
+  const rows = await Promise.all(
+    countInboxQueries(db, owner, filters).map((statement) => statement.executeTakeFirstOrThrow()),
+  );
+  const counts: Record<string, Count> = Object.assign({}, ...rows);
+  return filters.map((_, i) => Number(counts[`c${i}`] ?? 0));
 }
 
 /** One of the subscriber's in-app messages, or undefined when it is not theirs (or not in-app). */
