@@ -11,15 +11,18 @@
 //     message the engine wrote (generate_series on PostgreSQL, a recursive CTE on SQLite), every
 //     column as the engine writes it; then `GET /v1/inbox/notifications` (five filters in turn) and
 //     `GET /v1/inbox/notifications/count` (the same five in one request) with the session's token,
-//     as fast as 32 connections go and at half that rate; the same statements timed alone on one
-//     connection; and their plans (EXPLAIN QUERY PLAN / EXPLAIN).
+//     as fast as 32 connections go, at half that rate and one at a time; the same statements timed
+//     alone, one request's after another's (a count's two side by side, as the service runs them);
+//     and their plans (EXPLAIN QUERY PLAN / EXPLAIN).
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { Novu } from "@novu/js";
 import { CompiledQuery } from "kysely";
+import { tagSetId } from "../src/engine/message-repository.ts";
 import { readCountFilters } from "../src/inbox/filters.ts";
-import { countInboxQuery, inboxPageQuery } from "../src/inbox/repository.ts";
+import { countInbox, countInboxQueries, type InboxOwner, inboxPageQuery } from "../src/inbox/repository.ts";
 import { openStore, type Store } from "../src/store/store.ts";
+import { BULK_SIZE } from "./bulk.ts";
 import type { LoadResult, LoadSpec } from "./load.ts";
 import type { Child } from "./proc.ts";
 import {
@@ -103,7 +106,7 @@ export interface InboxReadFigures {
   halfRate: Measurement & { rate: number; autocannonP99: number };
   /** One connection, one request at a time: the service's own latency, no queue before it. */
   single: Measurement;
-  /** The request's statements alone on one connection, one after the other, as the service runs them. */
+  /** The request's statements alone, on the bench's own connections, as the service runs them. */
   statement: { p50: number; p99: number; max: number; runs: number };
 }
 
@@ -132,6 +135,8 @@ export interface InboxFigures {
     perFilter: FilterStatements[];
     /** Each filter's statements' plans, as the database gives them. */
     plans: { filter: Record<string, unknown>; list: string; count: string }[];
+    /** The plans of the count requests' statements (side by side): the five filters, the bell's four. */
+    countPlans: { filters: string; plan: string }[];
   };
 }
 
@@ -220,6 +225,7 @@ async function realtime(
   const service = await ctx.startService(db);
   const clients: Novu[] = [];
   try {
+    const auth = { authorization: `ApiKey ${env.apiKey}` };
     const identifier = await applicationIdentifier(service, env);
     const workflow = await createWorkflow(service, env, {
       name: "Inbox realtime bench",
@@ -231,6 +237,15 @@ async function realtime(
     const toMessage = new Latencies(settings.triggers);
     const toClient = new Latencies(settings.triggers);
     const tag = randomBytes(3).toString("hex");
+    // The subscribers exist before their sessions, made by the API key as the customer's server
+    // makes them: a session may create only SESSION_NEW_SUBSCRIBERS_PER_MINUTE of them.
+    for (let i = 0; i < settings.sockets; i += BULK_SIZE) {
+      await call("POST", `${service.url}/v1/subscribers/bulk`, auth, {
+        subscribers: Array.from({ length: Math.min(BULK_SIZE, settings.sockets - i) }, (_, j) => ({
+          subscriberId: `inbox-${tag}-${i + j}`,
+        })),
+      });
+    }
     const open = async (i: number) => {
       const novu = new Novu({
         applicationIdentifier: identifier,
@@ -269,7 +284,6 @@ async function realtime(
     await sleep(2_000);
     ctx.log(`${clients.length} inbox clients connected; ${settings.triggers} triggers at ${settings.rate}/s`);
 
-    const auth = { authorization: `ApiKey ${env.apiKey}` };
     const arrivals: Promise<void>[] = [];
     const gap = 1000 / Math.max(1, settings.rate);
     const started = performance.now();
@@ -310,13 +324,14 @@ async function realtime(
   }
 }
 
-/** A connection of the bench's own to the service's database, for the statements and their plans. */
+/** Connections of the bench's own to the service's database, for the statements and their plans. */
 const openBenchStore = (db: BenchDatabase): Promise<Store> =>
   openStore({
     ...(db.databaseUrl
       ? { databaseUrl: db.databaseUrl }
       : { dataDir: path.dirname(db.sqliteFile as string) }),
-    pgPoolSize: 1,
+    // Two: a count's statements run side by side, as in the service.
+    pgPoolSize: 2,
     sqliteBackgroundCheckpoints: false,
   });
 
@@ -372,7 +387,8 @@ async function cloneMessages(
     archived_at: at("n % 10 = 0"),
     snoozed_until: `(case when n % 50 = 25 then ${sqlite ? "@snoozed" : "$snoozed::timestamptz"} end)`,
     severity: "(case n % 4 when 0 then 'high' when 1 then 'medium' when 2 then 'low' else 'none' end)",
-    tags: `(case n % 3 when 0 then '["billing","alerts"]' when 1 then '["orders"]' else '["security"]' end)`,
+    tags: `(case n % 3 ${TAG_LISTS.map((tags, i) => (i < 2 ? `when ${i} then '${tags}'` : `else '${tags}'`)).join(" ")} end)`,
+    tag_set: `(case n % 3 ${TAG_LISTS.map((tags, i) => (i < 2 ? `when ${i} then '${tagSetId(tags)}'` : `else '${tagSetId(tags)}'`)).join(" ")} end)`,
     data: `'{"invoice":"' || n || '","kind":"' || (case when n % 2 = 0 then 'invoice' else 'receipt' end) || '","labels":["x","red"],"meta":{"region":"eu"}}'`,
   };
   const expression = (column: string) => expressions[column] ?? `t.${sqlite ? column : `"${column}"`}`;
@@ -405,6 +421,13 @@ async function cloneMessages(
           )
           .run({ count, heavy, template: templateId, now: now.toISOString(), snoozed: snoozedUntil, others });
         raw.exec("drop table bench_others");
+        // The environment's lists of tags, as the engine keeps one for each message it writes.
+        const keep = raw.prepare(
+          `insert into message_tag_sets (environment_id, id, tags)
+           select environment_id, @id, @tags from messages where id = @template
+           on conflict do nothing`,
+        );
+        for (const tags of TAG_LISTS) keep.run({ id: tagSetId(tags), tags, template: templateId });
       })();
       raw.pragma("wal_checkpoint(TRUNCATE)");
     } finally {
@@ -441,6 +464,12 @@ async function cloneMessages(
         ),
         [now.toISOString(), count, heavy, snoozedUntil, templateId],
       );
+      for (const tags of TAG_LISTS) {
+        await sql`
+          insert into message_tag_sets (environment_id, id, tags)
+          select environment_id, ${tagSetId(tags)}, ${tags} from messages where id = ${templateId}
+          on conflict do nothing`;
+      }
       // What autovacuum does to a table after this many inserts: the visibility map, which the
       // counts' index-only scans read, and the statistics.
       await sql`vacuum analyze messages`;
@@ -452,6 +481,9 @@ async function cloneMessages(
   return (performance.now() - started) / 1000;
 }
 
+/** The clones' lists of tags (a third each), the first the template's own. */
+const TAG_LISTS = ['["billing","alerts"]', '["orders"]', '["security"]'];
+
 /** The plan of a statement, one line per step. */
 async function planOf(store: Store, backend: BackendName, query: { compile(): CompiledQuery }) {
   const compiled = query.compile();
@@ -460,6 +492,14 @@ async function planOf(store: Store, backend: BackendName, query: { compile(): Co
     CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]),
   );
   return result.rows.map((r) => String(r.detail ?? r["QUERY PLAN"])).join("\n");
+}
+
+/** The plans of statements run side by side, each under a line that numbers it. */
+async function plansOf(store: Store, backend: BackendName, queries: { compile(): CompiledQuery }[]) {
+  const plans: string[] = [];
+  for (const [i, query] of queries.entries())
+    plans.push(`statement ${i + 1} of ${queries.length}:\n${await planOf(store, backend, query)}`);
+  return plans.join("\n");
 }
 
 /** (b): list and count for a subscriber with `heavy` notifications among `notifications`. */
@@ -604,40 +644,48 @@ async function reads(
       }
       return { ...latencies.summary(), runs: latencies.count };
     };
-    const counts = (list: typeof filters) => async () => {
-      for (const filter of list) await countInboxQuery(store.db, subscriberRef, filter).executeTakeFirst();
-    };
+    const owner: InboxOwner = { environmentId: env.id, subscriberRef };
+    // A count request's filters are counted as the service counts them: the index's statement and
+    // the data filters' side by side.
+    const counts = (list: typeof filters) => () => countInbox(store.db, owner, list);
     let turn = 0;
     list.statement = await time(async () => {
       const filter = filters[turn++ % filters.length] ?? {};
-      await inboxPageQuery(store.db, subscriberRef, filter, page).execute();
+      await inboxPageQuery(store.db, owner, filter, page).execute();
     });
     count.statement = await time(counts(filters));
     bell.statement = await time(counts(bellFilters));
     const perFilter: FilterStatements[] = [];
     for (const [i, filter] of filters.entries()) {
       const runs = Math.max(1, Math.floor(settings.statementRuns / 5));
-      const pageOf = await time(() => inboxPageQuery(store.db, subscriberRef, filter, page).execute(), runs);
-      const countOf = await time(
-        () => countInboxQuery(store.db, subscriberRef, filter).executeTakeFirst(),
-        runs,
-      );
-      const row = await countInboxQuery(store.db, subscriberRef, filter).executeTakeFirstOrThrow();
+      const pageOf = await time(() => inboxPageQuery(store.db, owner, filter, page).execute(), runs);
+      const countOf = await time(counts([filter]), runs);
+      const [matches] = await countInbox(store.db, owner, [filter]);
       perFilter.push({
         filter: INBOX_FILTERS[i] as Record<string, unknown>,
         list: { p50: pageOf.p50, p99: pageOf.p99 },
         count: { p50: countOf.p50, p99: countOf.p99 },
-        matches: Number(row.total),
+        matches: matches ?? 0,
       });
     }
     const plans = [];
     for (const [i, filter] of filters.entries()) {
       plans.push({
         filter: INBOX_FILTERS[i] as Record<string, unknown>,
-        list: await planOf(store, db.backend, inboxPageQuery(store.db, subscriberRef, filter, page)),
-        count: await planOf(store, db.backend, countInboxQuery(store.db, subscriberRef, filter)),
+        list: await planOf(store, db.backend, inboxPageQuery(store.db, owner, filter, page)),
+        count: await plansOf(store, db.backend, countInboxQueries(store.db, owner, [filter])),
       });
     }
+    const countPlans = [
+      {
+        filters: "the five filters",
+        plan: await plansOf(store, db.backend, countInboxQueries(store.db, owner, filters)),
+      },
+      {
+        filters: "the bell's four",
+        plan: await plansOf(store, db.backend, countInboxQueries(store.db, owner, bellFilters)),
+      },
+    ];
     return {
       notifications: settings.notifications,
       heavy: settings.heavy,
@@ -649,6 +697,7 @@ async function reads(
       bell,
       perFilter,
       plans,
+      countPlans,
     };
   } finally {
     await store.close();
@@ -723,6 +772,9 @@ export function inboxLines(figures: InboxFigures[]): string[] {
         ...plan.list.split("\n").map((l) => `  list:  ${l}`),
         ...plan.count.split("\n").map((l) => `  count: ${l}`),
       );
+    }
+    for (const plan of f.reads?.countPlans ?? []) {
+      out.push(`plan ${f.backend} count, ${plan.filters}`, ...plan.plan.split("\n").map((l) => `  ${l}`));
     }
   }
   return out;

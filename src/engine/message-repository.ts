@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
-import { runPreparedRows } from "../store/prepared.ts";
+import { pipelined } from "../store/pipeline.ts";
+import { runPrepared, runPreparedRows, slot } from "../store/prepared.ts";
 import type { Database } from "../store/schema.ts";
 import { writeJson } from "../store/values.ts";
 import { type Message, messageFromRow } from "./domain.ts";
@@ -7,14 +9,61 @@ import { type Message, messageFromRow } from "./domain.ts";
 type Db = Kysely<Database>;
 
 /**
+ * The id of a list of tags in `message_tag_sets` (migration 0017): the first 32 hex digits of the
+ * SHA-256 of its JSON text; '' for no tags. The inbox's tag filters look for these ids in the index.
+ */
+export function tagSetId(tagsJson: string): string {
+  if (tagsJson === "[]") return "";
+  return createHash("sha256").update(tagsJson, "utf8").digest("hex").slice(0, 32);
+}
+
+/** Keeps a list of tags in the environment's `message_tag_sets`, once (see tagSetId). */
+function keepTagSet(db: Db, environmentId: string, id: string, tags: string) {
+  return runPrepared(
+    db,
+    "keep tag set",
+    () =>
+      db
+        .insertInto("message_tag_sets")
+        .values({ environment_id: slot("environmentId"), id: slot("id"), tags: slot("tags") })
+        .onConflict((conflict) => conflict.doNothing()),
+    { environmentId, id, tags },
+  );
+}
+
+/**
  * Writes the job's message (one per job and provider: a chat step delivers through each provider the
  * subscriber has a webhook for), or nothing when the job wrote it already (a re-run after a crash):
- * returns the message as stored, and whether this call created it.
+ * returns the message as stored, and whether this call created it. Its list of tags is kept first
+ * (in a transaction, in the same round trip on PostgreSQL), so a message is never in the index with
+ * a tag set its filters cannot find.
  */
 export async function insertMessage(
   db: Db,
   message: Message,
 ): Promise<{ message: Message; created: boolean }> {
+  const tags = writeJson(message.tags);
+  const tagSet = tagSetId(tags);
+  const insert = (on: Db) => insertMessageRow(on, message, tags, tagSet);
+  let row: Awaited<ReturnType<typeof insertMessageRow>>;
+  if (tagSet === "") row = await insert(db);
+  else if (db.isTransaction)
+    [, row] = await pipelined(db, [(on) => keepTagSet(on, message.environmentId, tagSet, tags), insert]);
+  else {
+    await keepTagSet(db, message.environmentId, tagSet, tags);
+    row = await insert(db);
+  }
+  if (row) return { message: messageFromRow(row), created: true };
+  const existing = await db
+    .selectFrom("messages")
+    .selectAll()
+    .where("job_id", "=", message.jobId)
+    .where("provider_id", "=", message.providerId)
+    .executeTakeFirstOrThrow();
+  return { message: messageFromRow(existing), created: false };
+}
+
+async function insertMessageRow(db: Db, message: Message, tags: string, tagSet: string) {
   const [row] = await runPreparedRows(
     db,
     "insert message",
@@ -47,7 +96,8 @@ export async function insertMessage(
         archived_at: message.archivedAt,
         snoozed_until: message.snoozedUntil,
         delivered_at: writeJson(message.deliveredAt),
-        tags: writeJson(message.tags),
+        tags,
+        tag_set: tagSet,
         severity: message.severity,
         data: writeJson(message.data),
         avatar: message.avatar,
@@ -62,14 +112,12 @@ export async function insertMessage(
         .onConflict((conflict) => conflict.columns(["job_id", "provider_id"]).doNothing())
         .returningAll(),
   );
-  if (row) return { message: messageFromRow(row), created: true };
-  const existing = await db
-    .selectFrom("messages")
-    .selectAll()
-    .where("job_id", "=", message.jobId)
-    .where("provider_id", "=", message.providerId)
-    .executeTakeFirstOrThrow();
-  return { message: messageFromRow(existing), created: false };
+  return row;
+}
+
+/** Deletes one message (one its job has just written, and takes back). */
+export async function deleteMessage(db: Db, id: string): Promise<void> {
+  await db.deleteFrom("messages").where("id", "=", id).execute();
 }
 
 /** The messages a job has delivered so far (a chat job: one per provider). */

@@ -1,6 +1,7 @@
 import { isoNow } from "../clock.ts";
 import { newObjectId } from "../ids.ts";
-import { subscriberForTemplates } from "../subscribers/domain.ts";
+import { pipelined } from "../store/pipeline.ts";
+import { type Subscriber, subscriberForTemplates } from "../subscribers/domain.ts";
 import {
   decideStep,
   getSubscriberByRef,
@@ -19,11 +20,12 @@ import {
   type ExecutionStatus,
   freshInboxState,
   type Job,
+  type Message,
   type Notification,
 } from "./domain.ts";
 import { stepPasses } from "./filters.ts";
 import { assembleInApp, inAppTemplateFields } from "./in-app-template.ts";
-import { insertMessage } from "./message-repository.ts";
+import { deleteMessage, insertMessage } from "./message-repository.ts";
 import type { FailedTask, NewTask } from "./queue/port.ts";
 import { templateData } from "./render.ts";
 import { defaultRenderer, fieldsToRender, renderLimitDetail } from "./renderer.ts";
@@ -44,14 +46,19 @@ interface Deferred {
   afterCommit?: () => void;
 }
 
-/** Thrown inside `finish` to roll back a deferred outcome whose job was settled meanwhile. */
+/** Thrown inside `finish` to roll back what it wrote for a job that was settled meanwhile. */
 class Superseded extends Error {}
 
-/** Told when a job's message is created, so the inbox can tell the subscriber's sockets. */
+/**
+ * Told when a job's message is created, so the inbox can tell the subscriber's sockets. `written`
+ * is the message as stored and its subscriber as the job read it: a listener in this process need
+ * not read them again.
+ */
 export type MessageListener = (event: {
   environmentId: string;
   subscriberRef: string;
   messageId: string;
+  written?: { message: Message; subscriber: Subscriber };
 }) => void;
 
 const tenantOf = (job: Pick<Job, "organizationId" | "environmentId">): Tenant => ({
@@ -327,46 +334,53 @@ async function inApp(
   const rendered = assembleInApp(template, rendering.fields, rendering.problems);
   const now = isoNow(deps.clock);
   const { problems } = rendered;
-  let created: string | undefined;
+  let created: Message | undefined;
+  const message: Message = {
+    id: newObjectId(),
+    organizationId: job.organizationId,
+    environmentId: job.environmentId,
+    notificationId: job.notificationId,
+    jobId: job.id,
+    workflowId: job.workflowId,
+    templateIdentifier: notification.workflow.identifier,
+    subscriberRef: job.subscriberRef,
+    subscriberId: subscriber.subscriberId,
+    transactionId: job.transactionId,
+    channel: "in_app" as Channel,
+    content: rendered.content,
+    subject: rendered.subject,
+    cta: rendered.cta,
+    payload: notification.payload,
+    providerId: "",
+    providerMessageId: "",
+    status: "sent",
+    seen: false,
+    read: false,
+    lastSeenDate: null,
+    lastReadDate: null,
+    ...freshInboxState(notification.workflow, now),
+    data: rendered.data,
+    avatar: rendered.avatar,
+    createdAt: now,
+    updatedAt: now,
+  };
   // The message commits with the job's outcome (see `finish`): one commit a message, and a job
   // settled meanwhile (a cancel won) rolls its message back with it. Written while the subscriber's
   // row is held: a delete of the subscriber either waits for this message and removes it with the
-  // rest, or has happened and nothing is written.
+  // rest, or has happened and nothing is kept. The hold and the message go out together (one round
+  // trip on PostgreSQL, where the insert runs once the hold has its lock); a message written for a
+  // subscriber found gone is taken back in the same transaction.
   const inTransaction = async (trxDeps: EngineDeps): Promise<Outcome> => {
     created = undefined;
-    if (!(await holdSubscriber(trxDeps, tenantOf(job), job.subscriberRef))) {
+    const [held, written] = await pipelined(trxDeps.db, [
+      (db) => holdSubscriber({ ...trxDeps, db }, tenantOf(job), job.subscriberRef),
+      (db) => insertMessage(db, message),
+    ]);
+    if (!held) {
+      if (written.created) await deleteMessage(trxDeps.db, written.message.id);
       return { status: "skipped", executionStatus: "Warning", detail: "The subscriber no longer exists" };
     }
-    const written = await insertMessage(trxDeps.db, {
-      id: newObjectId(),
-      organizationId: job.organizationId,
-      environmentId: job.environmentId,
-      notificationId: job.notificationId,
-      jobId: job.id,
-      workflowId: job.workflowId,
-      templateIdentifier: notification.workflow.identifier,
-      subscriberRef: job.subscriberRef,
-      subscriberId: subscriber.subscriberId,
-      transactionId: job.transactionId,
-      channel: "in_app" as Channel,
-      content: rendered.content,
-      subject: rendered.subject,
-      cta: rendered.cta,
-      payload: notification.payload,
-      providerId: "",
-      providerMessageId: "",
-      status: "sent",
-      seen: false,
-      read: false,
-      lastSeenDate: null,
-      lastReadDate: null,
-      ...freshInboxState(notification.workflow, now),
-      data: rendered.data,
-      avatar: rendered.avatar,
-      createdAt: now,
-      updatedAt: now,
-    });
-    if (written.created) created = written.message.id;
+    if (written.created) created = written.message;
     return {
       status: "completed",
       executionStatus: problems.length > 0 ? "Warning" : "Success",
@@ -381,7 +395,8 @@ async function inApp(
         onMessage?.({
           environmentId: job.environmentId,
           subscriberRef: job.subscriberRef,
-          messageId: created,
+          messageId: created.id,
+          written: { message: created, subscriber },
         });
     },
   };
@@ -426,11 +441,16 @@ async function finish(
         armed = { dueAt: outcome.dueAt, task };
         return;
       }
-      const moved = await engine.settleJob(trx, job.id, ["running"], outcome.status, now, changes);
-      if (!moved) return settled();
-      await engine.insertDetails(trx, [
-        detailOf(job, outcome.executionStatus, outcome.detail, now, outcome.raw ?? ""),
+      // The detail goes out with the settle, without waiting for its answer (one round trip on
+      // PostgreSQL): a job that was not ours to settle rolls both back.
+      const [moved] = await pipelined(trx, [
+        (db) => engine.settleJob(db, job.id, ["running"], outcome.status, now, changes),
+        (db) =>
+          engine.insertDetails(db, [
+            detailOf(job, outcome.executionStatus, outcome.detail, now, outcome.raw ?? ""),
+          ]),
       ]);
+      if (!moved) throw new Superseded();
       if (outcome.status === "merged") {
         await mergeFollowingSteps(trxDeps, job, now);
         return;

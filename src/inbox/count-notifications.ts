@@ -3,11 +3,13 @@ import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { readCountFilters } from "./filters.ts";
 import { CountQuery, CountsResponse } from "./notification-schemas.ts";
 import { countNotifications } from "./service.ts";
+import { alongsideSubscriber, readsSubscriberAlongside } from "./session-check.ts";
 
 export const countNotificationsRoute: RoutePlugin = async (app) => {
   app.get(
     "/notifications/count",
     {
+      config: readsSubscriberAlongside,
       schema: {
         operationId: "countInboxNotifications",
         tags: ["Inbox session"],
@@ -20,12 +22,15 @@ export const countNotificationsRoute: RoutePlugin = async (app) => {
       },
     },
     async (request) => {
-      const filters = readCountFilters(request.query.filters);
-      const counts = await countNotifications(
-        depsOf(app),
-        request.subscriberSession.subscriber,
-        filters.map(({ filter }) => filter),
-      );
+      const [, { filters, counts }] = await alongsideSubscriber(request, async (owner) => {
+        const filters = readCountFilters(request.query.filters);
+        const counts = await countNotifications(
+          depsOf(app),
+          owner,
+          filters.map(({ filter }) => filter),
+        );
+        return { filters, counts };
+      });
       return { data: filters.map(({ sent }, i) => ({ count: counts[i] ?? 0, filter: sent })) };
     },
   );

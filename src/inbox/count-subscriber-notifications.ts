@@ -4,7 +4,7 @@ import { SubscriberIdParams } from "../subscribers/schemas.ts";
 import { getSubscriber } from "../subscribers/service.ts";
 import { readCountFilters } from "./filters.ts";
 import { CountsResponse } from "./notification-schemas.ts";
-import { countNotifications } from "./service.ts";
+import { countNotifications, ownerOf } from "./service.ts";
 import { SubscriberCountQuery } from "./subscriber-notification-schemas.ts";
 
 export const countSubscriberNotificationsRoute: RoutePlugin = async (app) => {
@@ -33,7 +33,7 @@ export const countSubscriberNotificationsRoute: RoutePlugin = async (app) => {
       const subscriber = await getSubscriber(deps, request.tenant, request.params.subscriberId);
       const counts = await countNotifications(
         deps,
-        subscriber,
+        ownerOf(subscriber),
         filters.map(({ filter }) => filter),
       );
       return { data: filters.map(({ sent }, i) => ({ count: counts[i] ?? 0, filter: sent })) };

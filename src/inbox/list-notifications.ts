@@ -4,11 +4,13 @@ import { readListQuery } from "./list-query.ts";
 import { NotificationsPage, NotificationsQuery } from "./notification-schemas.ts";
 import { presentInboxNotification } from "./presenter.ts";
 import { listNotifications } from "./service.ts";
+import { alongsideSubscriber, readsSubscriberAlongside } from "./session-check.ts";
 
 export const listNotificationsRoute: RoutePlugin = async (app) => {
   app.get(
     "/notifications",
     {
+      config: readsSubscriberAlongside,
       schema: {
         operationId: "listInboxNotifications",
         tags: ["Inbox session"],
@@ -25,9 +27,10 @@ export const listNotificationsRoute: RoutePlugin = async (app) => {
       },
     },
     async (request) => {
-      const { query, echo } = readListQuery(request.query as Record<string, unknown>);
-      const { subscriber } = request.subscriberSession;
-      const page = await listNotifications(depsOf(app), request.tenant, subscriber, query);
+      const [subscriber, { page, echo }] = await alongsideSubscriber(request, async (owner) => {
+        const { query, echo } = readListQuery(request.query as Record<string, unknown>);
+        return { page: await listNotifications(depsOf(app), request.tenant, owner, query), echo };
+      });
       return {
         data: page.notifications.map((n) => presentInboxNotification(n, subscriber)),
         hasMore: page.hasMore,

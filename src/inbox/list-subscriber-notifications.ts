@@ -5,7 +5,7 @@ import { getSubscriber } from "../subscribers/service.ts";
 import { readListQuery } from "./list-query.ts";
 import { NotificationsPage } from "./notification-schemas.ts";
 import { presentInboxNotification } from "./presenter.ts";
-import { listNotifications } from "./service.ts";
+import { listNotifications, ownerOf } from "./service.ts";
 import { SubscriberNotificationsQuery } from "./subscriber-notification-schemas.ts";
 
 export const listSubscriberNotificationsRoute: RoutePlugin = async (app) => {
@@ -34,7 +34,7 @@ export const listSubscriberNotificationsRoute: RoutePlugin = async (app) => {
       const { query, echo } = readListQuery(request.query as Record<string, unknown>);
       const deps = depsOf(app);
       const subscriber = await getSubscriber(deps, request.tenant, request.params.subscriberId);
-      const page = await listNotifications(deps, request.tenant, subscriber, query);
+      const page = await listNotifications(deps, request.tenant, ownerOf(subscriber), query);
       return {
         data: page.notifications.map((n) => presentInboxNotification(n, subscriber)),
         hasMore: page.hasMore,

@@ -1,4 +1,11 @@
-import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from "kysely";
+import {
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type SelectQueryBuilder,
+  type SqlBool,
+  sql,
+} from "kysely";
 import { type Message, type MessageCta, messageFromRow } from "../engine/domain.ts";
 import type { Database } from "../store/schema.ts";
 import { countRows, dialectOf, readJson, readTimestamp, writeJson } from "../store/values.ts";
@@ -267,6 +274,12 @@ export async function unreadBySeverity(db: Db, subscriberRef: string): Promise<R
 
 // ---------------------------------------------------------------- Novu's current inbox
 
+/** Whose inbox: the subscriber (our id), and its environment, whose lists of tags its filters read. */
+export interface InboxOwner {
+  environmentId: string;
+  subscriberRef: string;
+}
+
 /** One subscriber's in-app messages: what every query of the inbox starts from (`messages_inbox`). */
 function inboxOf(db: Db, subscriberRef: string) {
   return db
@@ -278,12 +291,19 @@ function inboxOf(db: Db, subscriberRef: string) {
 /** A JSON path for SQLite's json functions: `["a", "b"]` → `$."a"."b"` (the keys hold no quote). */
 const sqlitePath = (path: readonly string[]) => `$${path.map((key) => `."${key}"`).join("")}`;
 
-/** Holds when the value at `path` of the message's data is `value`, or is a list holding it. */
-function dataValueIs(sqlite: boolean, path: readonly string[], value: DataValue) {
+/** `{a: {b: value}}` for the path `["a", "b"]`, as JSON text. */
+const nestedAt = (path: readonly string[], value: unknown) =>
+  writeJson(path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value));
+
+/**
+ * Holds when the value at `path` of the message's data is one of `values`, or is a list holding one
+ * (the client's matcher: strict equality, `1` is not `"1"`; an object is never a match).
+ */
+function dataValueIsOneOf(sqlite: boolean, path: readonly string[], values: readonly DataValue[]) {
   if (sqlite) {
     // json_each walks a list's items, or yields the one value that is not a list; an object is
     // never a match, as the client compares objects by identity.
-    const typed =
+    const typed = (value: DataValue) =>
       value === null
         ? sql<SqlBool>`v.type = 'null'`
         : typeof value === "boolean"
@@ -291,20 +311,55 @@ function dataValueIs(sqlite: boolean, path: readonly string[], value: DataValue)
           : typeof value === "number"
             ? sql<SqlBool>`v.type in ('integer', 'real') and v.value = ${value}`
             : sql<SqlBool>`v.type = 'text' and v.value = ${value}`;
-    return sql<SqlBool>`(json_type(messages.data, ${sqlitePath(path)}) not in ('object')
-      and exists (select 1 from json_each(messages.data, ${sqlitePath(path)}) as v where ${typed}))`;
+    return sql<SqlBool>`(${sql.join(
+      values.map(
+        (value) => sql`(json_type(messages.data, ${sqlitePath(path)}) not in ('object')
+          and exists (select 1 from json_each(messages.data, ${sqlitePath(path)}) as v where ${typed(value)}))`,
+      ),
+      sql` or `,
+    )})`;
   }
-  const at = sql`jsonb_extract_path(messages.data::jsonb, ${sql.join(path.map((key) => sql`${key}::text`))})`;
-  // Through text: a parameter the server types as jsonb is JSON-encoded again by the driver.
-  const json = writeJson(value);
-  return sql<SqlBool>`(${at} = ${json}::text::jsonb or (jsonb_typeof(${at}) = 'array' and ${at} @> jsonb_build_array(${json}::text::jsonb)))`;
+  // jsonb containment, the data read once for all of them: `{a: {b: v}}` holds for the value v
+  // itself, `{a: {b: [v]}}` for a list holding it (a list inside the list does not hold it, as the
+  // client's matcher has it). Through text: a parameter the server types as jsonb is JSON-encoded
+  // again by the driver.
+  const shapes = values.flatMap((value) => [nestedAt(path, value), nestedAt(path, [value])]);
+  return sql<SqlBool>`(messages.data::jsonb @> any(array[${sql.join(
+    shapes.map((shape) => sql`${shape}::text::jsonb`),
+  )}]))`;
 }
+
+/**
+ * Holds when the message has one of the tags: its list of tags (`tag_set`, in `messages_inbox`) is
+ * one of the environment's lists (`message_tag_sets`, migration 0016) that holds one. The lists are
+ * read once per statement; each message is then decided in the index, with no JSON of its own read.
+ */
+function hasOneOfTags(sqlite: boolean, environmentId: string, tags: readonly string[]) {
+  const holds = (tag: string) =>
+    sqlite
+      ? sql<SqlBool>`exists (select 1 from json_each(message_tag_sets.tags) as t where t.type = 'text' and t.value = ${tag})`
+      : sql<SqlBool>`message_tag_sets.tags::jsonb @> ${writeJson([tag])}::text::jsonb`;
+  const lists = sql`select message_tag_sets.id from message_tag_sets
+    where message_tag_sets.environment_id = ${environmentId} and (${sql.join(tags.map(holds), sql` or `)})`;
+  // PostgreSQL: an array made once (an InitPlan), which each index entry is compared with.
+  return sqlite
+    ? sql<SqlBool>`messages.tag_set in (${lists})`
+    : sql<SqlBool>`messages.tag_set = any(array(${lists}))`;
+}
+
+/** Whether the filter is decided in `messages_inbox` alone: every filter but one on `data`. */
+const decidedInIndex = (filter: NotificationFilter) => (filter.data ?? []).length === 0;
 
 /**
  * The filter as a predicate on `messages`. A snoozed message is hidden unless the filter asks for the
  * snoozed, or `anySnooze` (what acts on messages by id or deletes them all) includes it either way.
  */
-export function filterPredicate(db: Db, filter: NotificationFilter, anySnooze = false) {
+export function filterPredicate(
+  db: Db,
+  environmentId: string,
+  filter: NotificationFilter,
+  anySnooze = false,
+) {
   const sqlite = dialectOf(db) === "sqlite";
   return (eb: ExpressionBuilder<Database, "messages">): Expression<SqlBool> => {
     const all: Expression<SqlBool>[] = [];
@@ -318,20 +373,14 @@ export function filterPredicate(db: Db, filter: NotificationFilter, anySnooze = 
       all.push(eb("created_at", ">=", new Date(filter.createdGte).toISOString()));
     if (filter.createdLte !== undefined)
       all.push(eb("created_at", "<=", new Date(filter.createdLte).toISOString()));
-    for (const group of filter.tags ?? []) {
-      all.push(
-        eb.or(
-          group.map((tag) =>
-            sqlite
-              ? sql<SqlBool>`exists (select 1 from json_each(messages.tags) as t where t.type = 'text' and t.value = ${tag})`
-              : sql<SqlBool>`(messages.tags::jsonb @> ${writeJson([tag])}::text::jsonb)`,
-          ),
-        ),
-      );
-    }
+    for (const group of filter.tags ?? []) all.push(hasOneOfTags(sqlite, environmentId, group));
     for (const condition of filter.data ?? []) {
       for (const group of condition.groups) {
-        all.push(eb.or(group.map((value) => dataValueIs(sqlite, condition.path, value))));
+        const oneOf = dataValueIsOneOf(sqlite, condition.path, group);
+        // PostgreSQL has no statistics for a JSON predicate and guesses it keeps one row in 200: a
+        // page would then rather sort every row the flags leave than walk the index in its order
+        // until the page is full. coalesce() (null is no match anyway) makes its guess one in two.
+        all.push(sqlite ? oneOf : sql<SqlBool>`coalesce(${oneOf}, false)`);
       }
     }
     return eb.and(all);
@@ -349,8 +398,8 @@ export interface PageQuery {
  * The statement of a page (see inboxPage): the subscriber's range of `messages_inbox`, in its order,
  * one row more than the page.
  */
-export function inboxPageQuery(db: Db, subscriberRef: string, filter: NotificationFilter, page: PageQuery) {
-  let query = inboxOf(db, subscriberRef).where(filterPredicate(db, filter));
+export function inboxPageQuery(db: Db, owner: InboxOwner, filter: NotificationFilter, page: PageQuery) {
+  let query = inboxOf(db, owner.subscriberRef).where(filterPredicate(db, owner.environmentId, filter));
   const after = page.after;
   if (after) {
     query = query.where((eb) =>
@@ -374,25 +423,76 @@ export function inboxPageQuery(db: Db, subscriberRef: string, filter: Notificati
  */
 export async function inboxPage(
   db: Db,
-  subscriberRef: string,
+  owner: InboxOwner,
   filter: NotificationFilter,
   page: PageQuery,
 ): Promise<{ messages: Message[]; hasMore: boolean }> {
-  const rows = await inboxPageQuery(db, subscriberRef, filter, page).execute();
+  const rows = await inboxPageQuery(db, owner, filter, page).execute();
   return { messages: rows.slice(0, page.limit).map(messageFromRow), hasMore: rows.length > page.limit };
 }
 
-/** The statement of a count (see countInbox). */
-export function countInboxQuery(db: Db, subscriberRef: string, filter: NotificationFilter) {
-  return inboxOf(db, subscriberRef)
-    .where(filterPredicate(db, filter))
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"));
+type Count = number | string | bigint;
+
+/** A statement of counts: one row, a column per filter it counts (`c0`, `c1`… by the filter's place). */
+export type CountStatement = SelectQueryBuilder<Database, never, Record<string, Count>>;
+
+/**
+ * The statements of the counts of several filters (see countInbox), at most two: the filters decided
+ * in the index counted together, in one read of the subscriber's range of `messages_inbox` (one
+ * `count(*) filter (where …)` each); and the filters on `data`, which read the rows themselves,
+ * each in a subquery of one statement that reads only the rows its other conditions leave.
+ */
+export function countInboxQueries(
+  db: Db,
+  owner: InboxOwner,
+  filters: readonly NotificationFilter[],
+): CountStatement[] {
+  const numbered = filters.map((filter, i) => ({ filter, name: `c${i}` }));
+  const inIndex = numbered.filter(({ filter }) => decidedInIndex(filter));
+  const onRows = numbered.filter(({ filter }) => !decidedInIndex(filter));
+  const statements: CountStatement[] = [];
+  if (inIndex.length > 0) {
+    statements.push(
+      inboxOf(db, owner.subscriberRef).select((eb) =>
+        inIndex.map(({ filter, name }) =>
+          eb.fn
+            .countAll<Count>()
+            .filterWhere(filterPredicate(db, owner.environmentId, filter))
+            .as(name),
+        ),
+      ) as unknown as CountStatement,
+    );
+  }
+  if (onRows.length > 0) {
+    statements.push(
+      db.selectNoFrom(() =>
+        onRows.map(({ filter, name }) =>
+          inboxOf(db, owner.subscriberRef)
+            .where(filterPredicate(db, owner.environmentId, filter))
+            .select((eb) => eb.fn.countAll<Count>().as("n"))
+            .as(name),
+        ),
+      ) as unknown as CountStatement,
+    );
+  }
+  return statements;
 }
 
-/** How many of the subscriber's in-app messages match the filter. */
-export async function countInbox(db: Db, subscriberRef: string, filter: NotificationFilter): Promise<number> {
-  const row = await countInboxQuery(db, subscriberRef, filter).executeTakeFirstOrThrow();
-  return Number(row.total);
+/**
+ * How many of the subscriber's in-app messages match each filter, in order: the statements of
+ * countInboxQueries side by side (on PostgreSQL, two connections at most: the index's read and the
+ * data filters' run on two cores at once).
+ */
+export async function countInbox(
+  db: Db,
+  owner: InboxOwner,
+  filters: readonly NotificationFilter[],
+): Promise<number[]> {
+  const rows = await Promise.all(
+    countInboxQueries(db, owner, filters).map((statement) => statement.executeTakeFirstOrThrow()),
+  );
+  const counts: Record<string, Count> = Object.assign({}, ...rows);
+  return filters.map((_, i) => Number(counts[`c${i}`] ?? 0));
 }
 
 /** One of the subscriber's in-app messages, or undefined when it is not theirs (or not in-app). */
@@ -469,7 +569,7 @@ export async function setInboxFlags(
  */
 export async function setInboxFlagsWhere(
   db: Db,
-  subscriberRef: string,
+  owner: InboxOwner,
   where: { filter: NotificationFilter; ids?: string[]; anySnooze?: boolean; differs: keyof FlagChanges },
   changes: FlagChanges,
   now: string,
@@ -479,10 +579,10 @@ export async function setInboxFlagsWhere(
   let query = db
     .updateTable("messages")
     .set(flagColumns(changes, now))
-    .where("subscriber_ref", "=", subscriberRef)
+    .where("subscriber_ref", "=", owner.subscriberRef)
     .where("channel", "=", "in_app")
     .where(where.differs, "=", !target)
-    .where(filterPredicate(db, where.filter, where.anySnooze));
+    .where(filterPredicate(db, owner.environmentId, where.filter, where.anySnooze));
   if (where.ids) query = query.where("id", "in", where.ids);
   const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows);
@@ -491,14 +591,14 @@ export async function setInboxFlagsWhere(
 /** Deletes the subscriber's messages matching the filter (and `ids`, when given); returns how many. */
 export async function deleteInboxWhere(
   db: Db,
-  subscriberRef: string,
+  owner: InboxOwner,
   where: { filter: NotificationFilter; ids?: string[] },
 ): Promise<number> {
   let query = db
     .deleteFrom("messages")
-    .where("subscriber_ref", "=", subscriberRef)
+    .where("subscriber_ref", "=", owner.subscriberRef)
     .where("channel", "=", "in_app")
-    .where(filterPredicate(db, where.filter, true));
+    .where(filterPredicate(db, owner.environmentId, where.filter, true));
   if (where.ids) query = query.where("id", "in", where.ids);
   const result = await query.executeTakeFirst();
   return Number(result.numDeletedRows);

@@ -1,3 +1,4 @@
+import { sendError } from "../http/error-handler.ts";
 import type { RoutePluginWith } from "../http/types.ts";
 import { bulkNotificationsRoute } from "./bulk-notifications.ts";
 import { bulkSubscriberNotificationsRoute } from "./bulk-subscriber-notifications.ts";
@@ -23,7 +24,7 @@ import { markSubscriberNotificationRoute } from "./mark-subscriber-notification.
 import { notificationActionRoute } from "./notification-action.ts";
 import type { InboxRouteOptions, InboxSessionRouteOptions, SnoozingRouteOptions } from "./options.ts";
 import { inboxPreferencesRoute } from "./preferences.ts";
-import { sessionCheck } from "./session-check.ts";
+import { sessionCheck, subscriberGoneFirst } from "./session-check.ts";
 import { snoozeNotificationRoute } from "./snooze-notification.ts";
 import { snoozeSubscriberNotificationRoute } from "./snooze-subscriber-notification.ts";
 import { subscriberNotificationActionRoute } from "./subscriber-notification-action.ts";
@@ -92,6 +93,11 @@ export const inboxSessionRoutes: RoutePluginWith<InboxSessionRouteOptions> = asy
   // request.tenant and request.subscriberSession (src/inbox/session-check.ts).
   await app.register(async (session) => {
     session.addHook("onRequest", sessionCheck(app, options.tools));
+    // A route that reads its subscriber alongside its work may fail before awaiting it (its query
+    // string refused, say): a session whose subscriber is gone is a 401 all the same, first.
+    session.setErrorHandler(async (error, request, reply) =>
+      sendError(request, reply, await subscriberGoneFirst(request, error as Error)),
+    );
     await session.register(listNotificationsRoute);
     await session.register(countNotificationsRoute);
     await session.register(markNotificationRoute, options);

@@ -69,6 +69,11 @@ export interface InboxChange {
   environmentId: string;
   subscriberRef: string;
   messageId?: string;
+  /**
+   * The new message as stored and its subscriber, when the process that wrote it tells of it: it
+   * then needs no read of them again. Never sent to another process.
+   */
+  written?: { message: Message; subscriber: Subscriber };
 }
 export type InboxListener = (change: InboxChange) => void;
 
@@ -95,11 +100,15 @@ export async function findSubscriberMessage(
   tenant: Tenant,
   subscriberRef: string,
   messageId: string,
+  written?: InboxChange["written"],
 ): Promise<{ notification: InboxNotification; subscriber: Subscriber } | undefined> {
-  const [message, subscriber] = await Promise.all([
-    messages.findMessage(deps.db, tenant.environmentId, messageId),
-    getSubscriberByRef(deps, tenant, subscriberRef),
-  ]);
+  const [message, subscriber] =
+    written?.message.id === messageId && written.message.environmentId === tenant.environmentId
+      ? [written.message, written.subscriber]
+      : await Promise.all([
+          messages.findMessage(deps.db, tenant.environmentId, messageId),
+          getSubscriberByRef(deps, tenant, subscriberRef),
+        ]);
   if (!message || !subscriber || message.subscriberRef !== subscriberRef) return undefined;
   const [notification] = await withWorkflows(deps, tenant, [message]);
   return { notification: notification as InboxNotification, subscriber };
@@ -127,11 +136,11 @@ export async function unreadCounts(deps: Deps, subscriberRef: string): Promise<U
  */
 export async function inboxCounts(
   deps: Deps,
-  subscriberRef: string,
+  owner: InboxOwner,
 ): Promise<{ unseenCount: number; unreadCount: number; counts: UnreadCounts }> {
-  const [unseenCount, counts] = await Promise.all([
-    messages.countInbox(deps.db, subscriberRef, { seen: false }),
-    unreadCounts(deps, subscriberRef),
+  const [[unseenCount = 0], counts] = await Promise.all([
+    messages.countInbox(deps.db, owner, [{ seen: false }]),
+    unreadCounts(deps, owner.subscriberRef),
   ]);
   return { unseenCount, unreadCount: counts.total, counts };
 }
@@ -381,6 +390,15 @@ async function withWorkflows(deps: Deps, tenant: Tenant, list: Message[]): Promi
   return list.map((message) => ({ message, workflow: workflows.get(message.workflowId) }));
 }
 
+/** Whose inbox a query reads: the subscriber (our id) and its environment. */
+export type InboxOwner = messages.InboxOwner;
+
+/** The subscriber as the owner of an inbox, whose environment's lists of tags its filters read. */
+export const ownerOf = (subscriber: Subscriber): InboxOwner => ({
+  environmentId: subscriber.environmentId,
+  subscriberRef: subscriber.id,
+});
+
 const notificationNotFound = (id: string) =>
   notFound(`Notification ${mention(id, "with this id")} was not found`);
 
@@ -400,16 +418,16 @@ export interface NotificationsQuery {
 export async function listNotifications(
   deps: Deps,
   tenant: Tenant,
-  subscriber: Subscriber,
+  owner: InboxOwner,
   query: NotificationsQuery,
 ): Promise<{ notifications: InboxNotification[]; hasMore: boolean }> {
   let after: messages.PageQuery["after"];
   if (query.after !== undefined) {
-    const cursor = await messages.findInboxMessage(deps.db, subscriber.id, query.after);
+    const cursor = await messages.findInboxMessage(deps.db, owner.subscriberRef, query.after);
     if (!cursor) throw invalidField("after", "must be the id of one of the subscriber's notifications");
     after = { createdAt: cursor.createdAt, id: cursor.id };
   }
-  const page = await messages.inboxPage(deps.db, subscriber.id, query.filter, {
+  const page = await messages.inboxPage(deps.db, owner, query.filter, {
     limit: query.limit ?? FEED_PAGE_SIZE,
     offset: query.offset ?? 0,
     ...(after ? { after } : {}),
@@ -417,16 +435,13 @@ export async function listNotifications(
   return { notifications: await withWorkflows(deps, tenant, page.messages), hasMore: page.hasMore };
 }
 
-/** How many of the subscriber's notifications match each filter, in order: one count each. */
+/** How many of the subscriber's notifications match each filter, in order: one statement for all. */
 export async function countNotifications(
   deps: Deps,
-  subscriber: Subscriber,
+  owner: InboxOwner,
   filters: readonly NotificationFilter[],
 ): Promise<number[]> {
-  const counts: number[] = [];
-  // One after the other: up to thirty counts of one request do not take thirty connections at once.
-  for (const filter of filters) counts.push(await messages.countInbox(deps.db, subscriber.id, filter));
-  return counts;
+  return messages.countInbox(deps.db, owner, filters);
 }
 
 /** One of the subscriber's notifications; 404 when it is not theirs. */
@@ -498,7 +513,7 @@ export async function setNotificationAction(
 
 /** Deletes one of the subscriber's notifications; 404 when it is not theirs. */
 export async function deleteNotification(deps: Deps, subscriber: Subscriber, id: string): Promise<void> {
-  const deleted = await messages.deleteInboxWhere(deps.db, subscriber.id, { filter: {}, ids: [id] });
+  const deleted = await messages.deleteInboxWhere(deps.db, ownerOf(subscriber), { filter: {}, ids: [id] });
   if (deleted === 0) throw notificationNotFound(id);
 }
 
@@ -514,7 +529,7 @@ export async function markNotificationsSeen(
   if (input.ids !== undefined && input.ids.length === 0) return 0;
   return messages.setInboxFlagsWhere(
     deps.db,
-    subscriber.id,
+    ownerOf(subscriber),
     { filter: input.filter, ...(input.ids ? { ids: input.ids } : {}), anySnooze: true, differs: "seen" },
     { seen: true },
     isoNow(deps.clock),
@@ -537,7 +552,7 @@ export async function updateAllNotifications(
     case "read":
       return messages.setInboxFlagsWhere(
         deps.db,
-        subscriber.id,
+        ownerOf(subscriber),
         { filter, differs: "read" },
         MARKS.read,
         now,
@@ -545,7 +560,7 @@ export async function updateAllNotifications(
     case "archive":
       return messages.setInboxFlagsWhere(
         deps.db,
-        subscriber.id,
+        ownerOf(subscriber),
         { filter, differs: "archived" },
         MARKS.archive,
         now,
@@ -553,13 +568,13 @@ export async function updateAllNotifications(
     case "archive-read":
       return messages.setInboxFlagsWhere(
         deps.db,
-        subscriber.id,
+        ownerOf(subscriber),
         { filter: { ...filter, read: true }, differs: "archived" },
         MARKS.archive,
         now,
       );
     case "delete":
-      return messages.deleteInboxWhere(deps.db, subscriber.id, { filter });
+      return messages.deleteInboxWhere(deps.db, ownerOf(subscriber), { filter });
   }
 }
 

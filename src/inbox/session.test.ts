@@ -409,6 +409,39 @@ forEachBackend(
       });
     });
 
+    test("a session whose subscriber was deleted is refused with a 401 on every route, before its input is read", async () => {
+      const { dev, devIdentifier } = await setup();
+      const subscriberId = hexId();
+      const started = await startSession(ctx, {
+        applicationIdentifier: devIdentifier,
+        subscriber: { subscriberId },
+      });
+      assert.equal(started.statusCode, 201, started.body);
+      const token = JSON.parse(started.body).data.token as string;
+      const get = (url: string) =>
+        ctx.app.inject({
+          method: "GET",
+          url: `/v1/inbox${url}`,
+          headers: { authorization: `Bearer ${token}` },
+        });
+      const count = `/notifications/count?filters=${encodeURIComponent('[{"read":false}]')}`;
+      assert.equal((await get("/notifications")).statusCode, 200);
+      assert.equal((await get(count)).statusCode, 200);
+      assert.equal((await dev.delete(`/v1/subscribers/${subscriberId}`)).statusCode, 200);
+      for (const url of [
+        "/notifications",
+        count,
+        "/notifications?read=maybe",
+        "/notifications/count?filters=nonsense",
+        "/preferences",
+      ]) {
+        assertErrorBody(await get(url), 401, {
+          path: `/v1/inbox${url.split("?")[0]}`,
+          message: /no longer exists/,
+        });
+      }
+    });
+
     test("CORS: any page may start a session with @novu/js's headers, without credentials", async () => {
       const origin = "https://shop.example";
       const preflight = await ctx.app.inject({

@@ -172,12 +172,21 @@ export async function authenticateSession(
   tokens: SessionTokens,
   authorization: string | string[] | undefined,
 ): Promise<SessionIdentity> {
+  const verified = await verifySession(tokens, authorization);
+  return { ...verified, subscriber: await sessionSubscriber(deps, verified) };
+}
+
+/** The session a Bearer token carries, checked (signature, audience, expiry), its subscriber unread; a 401 otherwise. */
+export async function verifySession(
+  tokens: SessionTokens,
+  authorization: string | string[] | undefined,
+): Promise<Omit<SessionIdentity, "subscriber">> {
   if (typeof authorization !== "string" || authorization.trim() === "") {
     throw unauthorized('Missing Authorization header; send the session\'s token as "Bearer <token>"');
   }
   const match = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization);
   if (!match?.[1]) throw unauthorized('Use "Bearer <token>" with the token of a subscriber\'s session');
-  return authenticateToken(deps, tokens, match[1]);
+  return verifyToken(tokens, match[1]);
 }
 
 /** The session a token carries, as `authenticateSession` (the socket sends the token alone). */
@@ -186,6 +195,14 @@ export async function authenticateToken(
   tokens: SessionTokens,
   token: string,
 ): Promise<SessionIdentity> {
+  const verified = await verifyToken(tokens, token);
+  return { ...verified, subscriber: await sessionSubscriber(deps, verified) };
+}
+
+async function verifyToken(
+  tokens: SessionTokens,
+  token: string,
+): Promise<Omit<SessionIdentity, "subscriber">> {
   const session = token.length <= 4096 ? await tokens.verify(token) : undefined;
   if (!session) throw unauthorized("The session's token is invalid or has expired");
   const tenant: Tenant = {
@@ -193,9 +210,17 @@ export async function authenticateToken(
     environmentId: session.environmentId,
     actorId: "",
   };
+  return { session, tenant };
+}
+
+/** The session's subscriber as it is now; a 401 when it was deleted since the session began. */
+export async function sessionSubscriber(
+  deps: Deps,
+  { session, tenant }: Omit<SessionIdentity, "subscriber">,
+): Promise<Subscriber> {
   const subscriber = await getSubscriberByRef(deps, tenant, session.subscriberRef);
   if (!subscriber || subscriber.subscriberId !== session.subscriberId) {
     throw unauthorized("The session's subscriber no longer exists");
   }
-  return { session, tenant, subscriber };
+  return subscriber;
 }

@@ -318,6 +318,16 @@ export interface MessagesTable {
   /** JSON object: the in-app step's `data`, rendered. */
   data: ColumnType<string, string | undefined, string>;
   avatar: ColumnType<string, string | undefined, string>;
+  /** Migration 0017: the id of its tags in message_tag_sets ('' for none), in `messages_inbox`. */
+  tag_set: ColumnType<string, string | undefined, string>;
+}
+
+/** Migration 0017: each list of tags an environment's messages carry, once (see tagSetId). */
+export interface MessageTagSetsTable {
+  environment_id: string;
+  id: string;
+  /** The JSON text of the list, as the messages have it. */
+  tags: string;
 }
 
 export interface ExecutionDetailsTable {
@@ -429,6 +439,7 @@ export interface Database {
   notifications: NotificationsTable;
   jobs: JobsTable;
   messages: MessagesTable;
+  message_tag_sets: MessageTagSetsTable;
   execution_details: ExecutionDetailsTable;
   integrations: IntegrationsTable;
   digest_windows: DigestWindowsTable;

@@ -140,8 +140,10 @@ export class InboxRealtime {
   publish(change: InboxChange): void {
     this.#deliver(change);
     if (!this.#clustered) return;
+    // Ids only: the others read what they show (the message and its subscriber stay here).
+    const { written: _written, ...told } = change;
     try {
-      this.io.serverSideEmit(CHANGED, change);
+      this.io.serverSideEmit(CHANGED, told);
     } catch (err) {
       this.#logger.warn({ err }, "inbox sockets: could not tell the other processes of a change");
     }
@@ -215,6 +217,7 @@ export class InboxRealtime {
         tenantOf(change),
         change.subscriberRef,
         messageId,
+        change.written,
       );
       if (!found) return;
       this.io.local.to(room).emit("notification_received", {
@@ -238,10 +241,7 @@ export class InboxRealtime {
       try {
         do {
           state.again = false;
-          const { unseenCount, unreadCount, counts } = await inboxCounts(
-            this.#options.deps,
-            change.subscriberRef,
-          );
+          const { unseenCount, unreadCount, counts } = await inboxCounts(this.#options.deps, change);
           const to = this.io.local.to(room);
           to.emit("unseen_count_changed", { unseenCount });
           // The widget reads the one number, Novu's current inbox the counts by severity.

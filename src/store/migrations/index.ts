@@ -15,6 +15,7 @@ import * as productionHmac from "./0013-production-hmac.ts";
 import * as sealedSubscriberChannels from "./0014-sealed-subscriber-channels.ts";
 import * as quotas from "./0015-quotas.ts";
 import * as topicsV2 from "./0016-topics-v2.ts";
+import * as inboxTagSets from "./0017-inbox-tag-sets.ts";
 import * as subscriberEmail from "./0018-subscriber-email.ts";
 import * as tenants from "./0019-tenants.ts";
 import type { ColumnTypes } from "./column-types.ts";
@@ -43,6 +44,7 @@ const steps: Record<string, Step> = {
   "0014-sealed-subscriber-channels": sealedSubscriberChannels,
   "0015-quotas": quotas,
   "0016-topics-v2": topicsV2,
+  "0017-inbox-tag-sets": inboxTagSets,
   "0018-subscriber-email": subscriberEmail,
   "0019-tenants": tenants,
 };
