@@ -9,76 +9,21 @@
 // recorded. Without a Chromium this is skipped, loudly; REQUIRE_BROWSER=1 makes that a failure.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import http from "node:http";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { build } from "esbuild";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { browserSkip, launchChromium, servePage } from "./browser-page.ts";
 import { createWorkflow, uniqueName } from "./factories.ts";
 import { type Client, forEachBackend } from "./harness.ts";
 import { applicationIdentifierOf, subscriberHash } from "./inbox-client.ts";
 import { poll } from "./poll.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const haveBrowser = existsSync(CHROMIUM);
-const requireBrowser = process.env.REQUIRE_BROWSER === "1";
-const pageDir = path.resolve(import.meta.dirname, "inbox-page");
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-if (!haveBrowser) {
-  const line = "!".repeat(100);
-  console.warn(
-    `\n${line}\n!! INBOX (@novu/react) BROWSER TESTS ${requireBrowser ? "FAIL" : "SKIPPED"}: no Chromium at ${CHROMIUM}` +
-      "\n!! (apt-get install -y chromium, or set CHROMIUM_PATH; REQUIRE_BROWSER=1 turns this skip into a failure)" +
-      `\n${line}\n`,
-  );
-}
-const skip = !haveBrowser && !requireBrowser ? `no Chromium at ${CHROMIUM}` : false;
-
+const skip = browserSkip("INBOX (@novu/react) BROWSER TESTS");
 // The customer's page: its own origin (a port of its own), serving the bundle.
-const outDir = mkdtempSync(path.join(os.tmpdir(), "tidings-inbox-page-"));
-let pageServer: http.Server | undefined;
-let pageOrigin = "";
-before(async () => {
-  if (skip) return;
-  await build({
-    entryPoints: [path.join(pageDir, "main.tsx")],
-    outfile: path.join(outDir, "bundle.js"),
-    bundle: true,
-    minify: true,
-    jsx: "automatic",
-    target: "es2020",
-    define: { "process.env.NODE_ENV": '"production"', global: "window" },
-    logLevel: "silent",
-  });
-  const files: Record<string, [string, Buffer]> = {
-    "/": ["text/html", readFileSync(path.join(pageDir, "index.html"))],
-    "/bundle.js": ["text/javascript", readFileSync(path.join(outDir, "bundle.js"))],
-  };
-  pageServer = http.createServer((req, res) => {
-    const url = (req.url ?? "/").split("?")[0] as string;
-    if (url === "/favicon.ico") {
-      res.writeHead(204).end();
-      return;
-    }
-    const file = files[url];
-    if (!file) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": file[0] }).end(file[1]);
-  });
-  await new Promise<void>((resolve) => pageServer?.listen(0, "127.0.0.1", resolve));
-  pageOrigin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
-});
-after(async () => {
-  await new Promise((resolve) => (pageServer ? pageServer.close(resolve) : resolve(undefined)));
-  rmSync(outDir, { recursive: true, force: true });
-});
+const customerPage = servePage(path.resolve(import.meta.dirname, "inbox-page"), skip);
 
 const NOVU_CLOUD = /^(https|wss):\/\/([a-z0-9-]+\.)*novu(-staging)?\.co\//;
 
@@ -159,14 +104,10 @@ forEachBackend("Novu's <Inbox /> (@novu/react 3) against Tidings, in Chromium", 
   let base = "";
   before(async () => {
     if (skip) return;
-    assert.ok(haveBrowser, `REQUIRE_BROWSER=1 and no Chromium at ${CHROMIUM}`);
     // The API on "localhost", the page on 127.0.0.1: two origins, as a real embed.
     const address = await ctx.app.listen({ port: 0, host: "127.0.0.1" });
     base = address.replace("127.0.0.1", "localhost");
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu"],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -222,7 +163,7 @@ forEachBackend("Novu's <Inbox /> (@novu/react 3) against Tidings, in Chromium", 
         // Computed on the customer's server, with the environment's secret key.
         hash: subscriberHash(tenant.dev.apiKey, subscriberId),
       });
-      await page.goto(`${pageOrigin}/?${query}`);
+      await page.goto(`${customerPage.origin()}/?${query}`);
       const bell = (count: number) =>
         page.getByRole("button", { name: `Notifications ${count}`, exact: true });
       await step(page, "the bell with nothing unread", () => bell(0).waitFor());
@@ -347,7 +288,7 @@ forEachBackend("Novu's <Inbox /> (@novu/react 3) against Tidings, in Chromium", 
         hash: subscriberHash(tenant.dev.apiKey, subscriberId),
         ...extra,
       });
-      await page.goto(`${pageOrigin}/?${query}`);
+      await page.goto(`${customerPage.origin()}/?${query}`);
       return { context, cloud, requests };
     };
 

@@ -5,73 +5,17 @@
 // Without a Chromium this is skipped, loudly; REQUIRE_BROWSER=1 makes that a failure.
 import assert from "node:assert/strict";
 import { createHmac, randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { build } from "esbuild";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { browserSkip, launchChromium, servePage } from "./browser-page.ts";
 import { createWorkflow, uniqueName } from "./factories.ts";
 import { type Client, forEachBackend } from "./harness.ts";
 import { poll } from "./poll.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const haveBrowser = existsSync(CHROMIUM);
-const requireBrowser = process.env.REQUIRE_BROWSER === "1";
-const pageDir = path.resolve(import.meta.dirname, "widget-page");
-
-if (!haveBrowser) {
-  const line = "!".repeat(100);
-  console.warn(
-    `\n${line}\n!! INBOX WIDGET BROWSER TESTS ${requireBrowser ? "FAIL" : "SKIPPED"}: no Chromium at ${CHROMIUM}` +
-      "\n!! (apt-get install -y chromium, or set CHROMIUM_PATH; REQUIRE_BROWSER=1 turns this skip into a failure)" +
-      `\n${line}\n`,
-  );
-}
-const skip = !haveBrowser && !requireBrowser ? `no Chromium at ${CHROMIUM}` : false;
-
+const skip = browserSkip("INBOX WIDGET BROWSER TESTS");
 // The customer's page: its own origin (a port of its own), serving the bundle.
-const outDir = mkdtempSync(path.join(os.tmpdir(), "tidings-widget-page-"));
-let pageServer: http.Server | undefined;
-let pageOrigin = "";
-before(async () => {
-  if (skip) return;
-  await build({
-    entryPoints: [path.join(pageDir, "main.tsx")],
-    outfile: path.join(outDir, "bundle.js"),
-    bundle: true,
-    minify: true,
-    jsx: "automatic",
-    target: "es2020",
-    define: { "process.env.NODE_ENV": '"production"', global: "window" },
-    logLevel: "silent",
-  });
-  const files: Record<string, [string, Buffer]> = {
-    "/": ["text/html", readFileSync(path.join(pageDir, "index.html"))],
-    "/bundle.js": ["text/javascript", readFileSync(path.join(outDir, "bundle.js"))],
-  };
-  pageServer = http.createServer((req, res) => {
-    const url = (req.url ?? "/").split("?")[0] as string;
-    if (url === "/favicon.ico") {
-      res.writeHead(204).end();
-      return;
-    }
-    const file = files[url];
-    if (!file) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": file[0] }).end(file[1]);
-  });
-  await new Promise<void>((resolve) => pageServer?.listen(0, "127.0.0.1", resolve));
-  pageOrigin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
-});
-after(async () => {
-  await new Promise((resolve) => (pageServer ? pageServer.close(resolve) : resolve(undefined)));
-  rmSync(outDir, { recursive: true, force: true });
-});
+const customerPage = servePage(path.resolve(import.meta.dirname, "widget-page"), skip);
 
 async function identifierOf(api: Client): Promise<string> {
   return (await api.get("/v1/environments/me")).json().data.identifier as string;
@@ -85,10 +29,7 @@ forEachBackend("Novu's inbox component against Tidings, in Chromium", (ctx) => {
     // The API on "localhost", the page on 127.0.0.1: two origins, as a real embed.
     const address = await ctx.app.listen({ port: 0, host: "127.0.0.1" });
     base = address.replace("127.0.0.1", "localhost");
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu"],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -136,7 +77,7 @@ forEachBackend("Novu's inbox component against Tidings, in Chromium", (ctx) => {
         app: await identifierOf(api),
         subscriber: subscriberId,
       });
-      await page.goto(`${pageOrigin}/?${query}`);
+      await page.goto(`${customerPage.origin()}/?${query}`);
       const bell = page.getByTestId("bell");
       await bell.and(page.locator('[data-unseen="1"]')).waitFor();
 
@@ -195,7 +136,7 @@ forEachBackend("Novu's inbox component against Tidings, in Chromium", (ctx) => {
         if (message.type() === "error") errors.push(message.text());
       });
       await page.goto(
-        `${pageOrigin}/?${new URLSearchParams({ api: base, app, subscriber: subscriberId, hash })}`,
+        `${customerPage.origin()}/?${new URLSearchParams({ api: base, app, subscriber: subscriberId, hash })}`,
       );
       return { page, errors };
     };
