@@ -315,6 +315,48 @@ forEachBackend<ManualClock>(
       await openJobsMatch(ctx, tenant.dev.environmentId, 10);
     });
 
+    test("QUOTA_PENDING_JOBS counts a topic trigger's jobs from its acceptance, before its fan-out writes them; the fan-out hands the count over to the jobs, none left behind", async () => {
+      const { tenant, api, name } = await setup([
+        { template: { type: "delay" }, metadata: { amount: 1, unit: "hours" } },
+        { template: { type: "in_app", content: "Later" } },
+      ]);
+      const environmentId = tenant.dev.environmentId;
+      const members = await subscribers(api, 5);
+      assert.equal((await api.post("/v1/topics", { key: "team", name: "Team" })).statusCode, 201);
+      assert.equal((await api.post("/v1/topics/team/subscribers", { subscribers: members })).statusCode, 200);
+      const toTeam = { name, to: [{ type: "Topic", topicKey: "team" }] };
+      // Two triggers to the five: 2 × 5 × 2 jobs, the 20 the environment may have, whether or not
+      // their fan-outs have run yet; a third trigger, of one subscriber, is refused.
+      nextMinute(ctx.clock);
+      assert.equal((await trigger(api, toTeam)).statusCode, 201);
+      assert.equal((await trigger(api, toTeam)).statusCode, 201);
+      nextMinute(ctx.clock);
+      const refused = await trigger(api, { name, to: hexId() });
+      assertErrorBody(refused, 429, {
+        path: "/v1/events/trigger",
+        message: /^quota_exceeded: the environment has 20 jobs waiting or running, and this trigger's 2 /,
+      });
+      // The fan-outs write the jobs: the count is theirs now.
+      await drain(ctx);
+      await openJobsMatch(ctx, environmentId, 20);
+      // The hour passes: every job runs, nothing is left counted.
+      ctx.clock.advance(60 * 60_000);
+      await drain(ctx);
+      await poll(
+        () => openJobs(ctx, environmentId),
+        (n) => n === 0,
+        { what: "every job of the hour run" },
+      );
+      await openJobsMatch(ctx, environmentId, 0);
+      // The actor is not notified through a topic: 5 members counted, 4 written; the fan-out's last
+      // batch releases the one reserved too many.
+      nextMinute(ctx.clock);
+      const withActor = await trigger(api, { ...toTeam, actor: members[0] });
+      assert.equal(withActor.statusCode, 201, withActor.body);
+      await drain(ctx);
+      await openJobsMatch(ctx, environmentId, 8);
+    });
+
     test("the open-job counts: one row per environment on SQLite; on PostgreSQL one per connection, those of closed connections folded, the sum unchanged", async () => {
       const { tenant, api, name } = await setup([
         { template: { type: "delay" }, metadata: { amount: 1, unit: "hours" } },

@@ -27,6 +27,7 @@ import type {
   TriggerStatus,
   WorkflowSnapshot,
 } from "./domain.ts";
+import { fanOutStart } from "./fan-out-cursor.ts";
 import { declaredVariables, requireVariables, withDefaults } from "./payload-variables.ts";
 import type { JobQueue, NewTask } from "./queue/port.ts";
 import {
@@ -36,6 +37,7 @@ import {
   QuotaExceeded,
   type Quotas,
   recipientsWorthCounting,
+  reserveFanOutJobs,
   spendBulk,
   spendRecipients,
   type TriggerLoad,
@@ -408,6 +410,12 @@ async function accept(
       ]);
       if (!trigger) throw new RepeatedTrigger();
       if (!resolved) {
+        // The jobs the fan-out will write count as open from now (quotas.ts, reserveFanOutJobs).
+        const reserve = (options.reserved ?? load)?.jobs ?? 0;
+        if (reserve > 0) {
+          await reserveFanOutJobs(trxDeps, tenant.environmentId, reserve);
+          await engine.advanceFanout(trx, trigger.id, fanOutStart(reserve), false);
+        }
         await deps.queue.add(trx, [
           { task: TASKS.fanOut, payload: { triggerId: trigger.id }, key: `fan-out:${trigger.id}` },
         ]);

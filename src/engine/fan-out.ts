@@ -12,6 +12,8 @@ import {
   resolveRecipients,
   type TopicRecipient,
 } from "./accept.ts";
+import { type FanOutCursor as Cursor, readFanOutCursor as readCursor } from "./fan-out-cursor.ts";
+import { releaseFanOutJobs } from "./quotas.ts";
 import { openRecipients } from "./recipient-secrets.ts";
 import * as engine from "./repository.ts";
 
@@ -23,18 +25,6 @@ interface StoredRequest {
   recipients: Recipient[];
   broadcast: boolean;
 }
-
-/**
- * Where a fan-out stands: which source it is reading (the direct recipients, then each topic in
- * order; or every subscriber for a broadcast) and the last subscriber done in it.
- */
-interface Cursor {
-  source: number;
-  after: string;
-}
-
-const readCursor = (text: string): Cursor =>
-  text === "" ? { source: 0, after: "" } : (JSON.parse(text) as Cursor);
 
 /**
  * The fan-out job of a trigger to topics, to a broadcast or to a long list of recipients: creates
@@ -67,13 +57,35 @@ export async function fanOut(deps: EngineDeps, triggerId: string): Promise<void>
         ...(batch.notes ? { notes: batch.notes } : {}),
         ...(batch.topicId !== undefined ? { topicId: batch.topicId } : {}),
       });
-      await engine.advanceFanout(trx, trigger.id, JSON.stringify(batch.next), batch.finished);
-      cursor = batch.next;
+      // The jobs just written are counted by the triggers on `jobs`: as many leave the reservation,
+      // and the last batch releases what is left of it.
+      const reserved = cursor.reserved ?? 0;
+      const perRecipient = request.plan.inactive ? 0 : request.plan.steps.length;
+      const release = batch.finished ? reserved : Math.min(reserved, batch.refs.length * perRecipient);
+      await releaseFanOutJobs(trxDeps, trigger.environmentId, release);
+      const next: Cursor = reserved > 0 ? { ...batch.next, reserved: reserved - release } : batch.next;
+      await engine.advanceFanout(trx, trigger.id, JSON.stringify(next), batch.finished);
+      cursor = next;
       return batch.finished;
     });
     deps.queue.wake();
     if (done) return;
   }
+}
+
+/**
+ * A fan-out given up after its last attempt writes no more jobs: what is left of its reservation
+ * leaves the environment's open jobs, so that the quota does not stay taken by jobs that never come.
+ */
+export async function fanOutGivenUp(deps: EngineDeps, triggerId: string): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    const trigger = await engine.findTrigger(trx, triggerId);
+    if (!trigger || trigger.fanoutDone) return;
+    const cursor = readCursor(trigger.fanoutCursor);
+    if (!cursor.reserved) return;
+    await releaseFanOutJobs(engineOnConnection(deps, trx), trigger.environmentId, cursor.reserved);
+    await engine.advanceFanout(trx, trigger.id, JSON.stringify({ ...cursor, reserved: 0 }), false);
+  });
 }
 
 const isTopic = (recipient: Recipient): recipient is TopicRecipient =>

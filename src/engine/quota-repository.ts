@@ -1,6 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database } from "../store/schema.ts";
+import { dialectOf } from "../store/values.ts";
 
 type Db = Kysely<Database>;
 
@@ -17,6 +18,22 @@ export async function openJobs(db: Db, environmentId: string): Promise<number> {
     { environmentId },
   );
   return Number(row?.open ?? 0);
+}
+
+/**
+ * Adds `delta` (negative to release) to the environment's open jobs by hand, beside what the triggers
+ * on `jobs` count: a fan-out trigger reserves the jobs it will write at its acceptance and releases
+ * them as its batches write them. Written to the connection's own row (PostgreSQL: its backend's pid,
+ * as the triggers on `jobs` do; SQLite: row 0), so it waits for no other transaction.
+ */
+export async function adjustOpenJobs(db: Db, environmentId: string, delta: number): Promise<void> {
+  if (delta === 0) return;
+  const shard = dialectOf(db) === "sqlite" ? sql`0` : sql`pg_backend_pid()`;
+  await sql`
+    insert into quota_open_jobs (environment_id, shard, open) values (${environmentId}, ${shard}, ${delta})
+    on conflict (environment_id, shard) do update set open = quota_open_jobs.open + excluded.open`.execute(
+    db,
+  );
 }
 
 /**

@@ -186,6 +186,22 @@ export async function spendBulk(
   await spendRecipients(deps, tenant, quotas, total.recipients, what);
 }
 
+/**
+ * A fan-out trigger (topics, a broadcast, a long list) writes its jobs after the acknowledgement, a
+ * batch at a time: at its acceptance it reserves them in the environment's open jobs, so that the
+ * triggers accepted meanwhile count them as if written, and each batch releases what it wrote (the
+ * triggers on `jobs` count those from then on). The reservation is the count the quota check made;
+ * the last batch releases whatever of it is left (members held back by their subscription, the actor).
+ */
+export async function reserveFanOutJobs(deps: Deps, environmentId: string, jobs: number): Promise<void> {
+  await quota.adjustOpenJobs(deps.db, environmentId, jobs);
+}
+
+/** Releases `jobs` of a fan-out's reservation (reserveFanOutJobs): they are written, or will never be. */
+export async function releaseFanOutJobs(deps: Deps, environmentId: string, jobs: number): Promise<void> {
+  await quota.adjustOpenJobs(deps.db, environmentId, -jobs);
+}
+
 /** How often each PostgreSQL process folds the open-jobs rows of closed connections (real time). */
 export const FOLD_INTERVAL_MS = 10 * 60 * 1000;
 

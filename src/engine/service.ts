@@ -10,7 +10,7 @@ import {
   lockTransactionWindows,
 } from "./digest.ts";
 import type { Job } from "./domain.ts";
-import { fanOut } from "./fan-out.ts";
+import { fanOut, fanOutGivenUp } from "./fan-out.ts";
 import * as messages from "./message-repository.ts";
 import type { TaskHandler } from "./queue/port.ts";
 import * as engine from "./repository.ts";
@@ -49,6 +49,7 @@ export function engineTasks(deps: EngineDeps, onMessage?: MessageListener) {
     handlers,
     onFailed: async (task: Parameters<typeof jobGivenUp>[1], error: unknown) => {
       if (task.task === TASKS.runJob) await jobGivenUp(deps, task, error);
+      if (task.task === TASKS.fanOut) await fanOutGivenUp(deps, String(task.payload.triggerId));
     },
   };
 }
