@@ -3,6 +3,7 @@ import { test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv } from "ajv";
 import * as ajvFormats from "ajv-formats";
+import { compileAllSchemas, pendingCompiles } from "../src/http/validation.ts";
 import { anonymous, forEachBackend } from "./harness.ts";
 import { OBJECT_ID_ANYWHERE } from "./patterns.ts";
 import { makeFixtures, ROUTES } from "./route-catalog.ts";
@@ -33,6 +34,13 @@ forEachBackend("GET /openapi.json", (ctx) => {
     assert.equal(res.statusCode, 200, res.body);
     return res.json();
   }
+
+  test("every route's request and response schemas compile (a process compiles each on its first use)", () => {
+    // What the app's routes registered and no request has used yet: a schema the validator or the
+    // serializer cannot compile would otherwise be found by the first request to use it.
+    compileAllSchemas();
+    assert.equal(pendingCompiles.size, 0);
+  });
 
   test("is a valid OpenAPI 3.1 document (checked by an OpenAPI validator)", async () => {
     const doc = await document();
