@@ -167,7 +167,8 @@ export type Problems = { message: string; errors: FieldError[] } | undefined;
  * `context` names a piece that is wrong as a whole ("event must be an object").
  */
 export function compileBodyCheck(schema: object, context: string): (value: unknown) => Problems {
-  const checked = compileChecked(bodyAjv, schema);
+  // Compiled on first use, as the routes' validators are (a bulk trigger's schema is a large one).
+  const checked = lazyValidator(bodyAjv, schema);
   return (value) => (checked(value) ? undefined : describeValidation(checked.errors ?? [], context));
 }
 
