@@ -334,6 +334,17 @@ forEachBackend(
         const link = dialog.getByRole("link", { name: "Open the notification in Activity" });
         await link.waitFor();
         assert.match((await dialog.getByRole("status").textContent()) ?? "", /^Sent\. Transaction /);
+        const [first] = (await api().get(`/v1/notifications?templates=${workflow._id}`)).json().data;
+        assert.equal(await link.getAttribute("href"), `#/activity/${first._id}`);
+        // Closed, the page previews the form's changes, not saved yet, with the same payload.
+        await dialog.getByRole("button", { name: "Close" }).click();
+        await dialog.waitFor({ state: "hidden" });
+        await page.getByRole("textbox", { name: "Content" }).fill("Goodbye {{name}}");
+        await beside.getByText("Goodbye Ada").waitFor();
+        await beside.getByText("With the changes not saved yet.").waitFor();
+        assert.equal(((await read(workflow._id)).steps as { template: Json }[])[0]?.template.content, "Hello {{name}}");
+        await page.getByRole("button", { name: "Send test" }).click();
+        await dialog.getByRole("button", { name: "Send", exact: true }).click();
         await link.click();
         await page.getByRole("heading", { name: `Notification of ${workflow.name}` }).waitFor();
         await page.getByRole("link", { name: subscriber.subscriberId }).waitFor();

@@ -9,6 +9,7 @@ import {
   createBody,
   draftOf,
   examplePayload,
+  type JsonObject,
   NEW_SETTINGS,
   newStep,
   pageMessage,
@@ -324,7 +325,11 @@ function Editor({ id }: { id: string | null }) {
                     type={current.value.template.type}
                     payloadText={payloadText}
                     label={`Preview of step ${selected + 1}`}
-                    unsaved={!same(current.value, originalOf(current))}
+                    edited={
+                      same(current.value.template, originalOf(current)?.template)
+                        ? undefined
+                        : (current.value.template as JsonObject)
+                    }
                   />
                 )}
                 {!stored && <p class="hint">Save the workflow to preview its steps.</p>}

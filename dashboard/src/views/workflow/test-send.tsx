@@ -133,7 +133,6 @@ export function TestSend({
               type={step.template.type as string}
               payloadText={payloadText}
               label={`Preview of step ${i + 1}: ${typeLabel(step.template.type as string)}`}
-              unsaved={false}
             />
           ))}
         </div>
