@@ -342,7 +342,10 @@ forEachBackend(
         await page.getByRole("textbox", { name: "Content" }).fill("Goodbye {{name}}");
         await beside.getByText("Goodbye Ada").waitFor();
         await beside.getByText("With the changes not saved yet.").waitFor();
-        assert.equal(((await read(workflow._id)).steps as { template: Json }[])[0]?.template.content, "Hello {{name}}");
+        assert.equal(
+          ((await read(workflow._id)).steps as { template: Json }[])[0]?.template.content,
+          "Hello {{name}}",
+        );
         await page.getByRole("button", { name: "Send test" }).click();
         await dialog.getByRole("button", { name: "Send", exact: true }).click();
         await link.click();
