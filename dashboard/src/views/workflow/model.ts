@@ -288,9 +288,11 @@ export function summary(step: StepValue): string {
       parts.push(oneLine(textOf(template.title) || textOf(template.content)) || "no content");
       break;
     case "custom":
-    case "trigger":
-      parts.push(`${Object.keys(template).length - 1} template fields`);
+    case "trigger": {
+      const fields = Object.keys(template).length - 1;
+      parts.push(`${fields} template field${fields === 1 ? "" : "s"}`);
       break;
+    }
     default:
       parts.push(oneLine(textOf(template.content)) || "no content");
   }
@@ -378,4 +380,75 @@ export function withMetadata(metadata: Metadata | undefined, change: Partial<Met
   const next: JsonObject = { ...metadata, ...change };
   for (const key of Object.keys(next)) if (next[key] === undefined) delete next[key];
   return next as Metadata;
+}
+
+const nonEmpty = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+const link = (url: unknown, target: unknown) => {
+  const href = nonEmpty(url);
+  if (href === undefined) return undefined;
+  return typeof target === "string" && target !== "" ? { url: href, target } : { url: href };
+};
+
+/** An email's body as Novu's v2 API shows it: its HTML, or the editor's blocks as paragraphs and links. */
+function emailBody(content: unknown): string {
+  if (!Array.isArray(content)) return typeof content === "string" ? content : "";
+  return content
+    .map((block: unknown) => {
+      const { type, content: inner, url } = isObject(block) ? block : {};
+      const body = typeof inner === "string" ? inner : "";
+      return type === "button"
+        ? `<p><a href="${typeof url === "string" ? url : ""}">${body}</a></p>`
+        : `<p>${body}</p>`;
+    })
+    .join("\n");
+}
+
+/**
+ * A channel step's template as the control values of Novu's v2 API (src/workflows/controls.ts reads
+ * a stored step the same way): what the preview route renders instead of the stored step, so the
+ * preview shows the form's changes before they are saved. A value equal to the stored step's leaves
+ * that part as stored.
+ */
+export function controlValuesOf(template: JsonObject): JsonObject {
+  const values: JsonObject = {};
+  const put = (key: string, value: unknown) => {
+    if (value !== undefined) values[key] = value;
+  };
+  const cta = isObject(template.cta) ? template.cta : {};
+  switch (template.type) {
+    case "in_app": {
+      put("subject", nonEmpty(template.subject));
+      put("body", nonEmpty(template.content) ?? "");
+      put("avatar", nonEmpty(template.avatar));
+      const action = isObject(cta.action) ? cta.action : {};
+      const buttons = Array.isArray(action.buttons) ? action.buttons.filter(isObject) : [];
+      for (const type of ["primary", "secondary"] as const) {
+        const button = buttons.find((b) => b.type === type);
+        if (!button) continue;
+        const target = link(button.url, button.target);
+        put(`${type}Action`, {
+          label: typeof button.content === "string" ? button.content : "",
+          ...(target ? { redirect: target } : {}),
+        });
+      }
+      put("redirect", isObject(cta.data) ? link(cta.data.url, cta.data.target) : undefined);
+      put("data", isObject(template.data) ? template.data : undefined);
+      break;
+    }
+    case "email": {
+      put("subject", nonEmpty(template.subject) ?? "");
+      put("body", emailBody(template.content));
+      put("preheader", nonEmpty(template.preheader));
+      const name = nonEmpty(template.senderName);
+      put("from", name === undefined ? undefined : { name });
+      break;
+    }
+    case "push":
+      put("subject", nonEmpty(template.title));
+      put("body", nonEmpty(template.content) ?? "");
+      break;
+    default:
+      put("body", nonEmpty(template.content) ?? "");
+  }
+  return values;
 }
