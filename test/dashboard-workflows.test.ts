@@ -4,7 +4,10 @@
 // is made and saved, a test send reaches Activity and the subscriber's feed, and the list shows what
 // it should. One browser for the file, one page per backend.
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { gzipSync } from "node:zlib";
 import type { Browser, Page } from "playwright-core";
 import { browserSkip, launchChromium } from "./browser-page.ts";
 import { assertAccessible, buildDashboard, consoleProblems } from "./dashboard-page.ts";
@@ -23,6 +26,13 @@ after(async () => {
 });
 
 type Json = Record<string, unknown>;
+
+test("the dashboard's files are within 100 kB gzipped, all together", { skip }, () => {
+  const assets = path.join(outDir, "assets");
+  const sizes = readdirSync(assets).map((name) => gzipSync(readFileSync(path.join(assets, name))).length);
+  const total = sizes.reduce((sum, size) => sum + size, 0);
+  assert.ok(total > 0 && total <= 100_000, `${total} bytes gzipped`);
+});
 
 /** The workflow without the fields an update moves: what must stay equal across a save. */
 const content = (workflow: Json) => {

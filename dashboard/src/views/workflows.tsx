@@ -43,7 +43,7 @@ export function Workflows() {
           New workflow
         </button>
       </div>
-      <search>
+      <search class="search-row">
         <label for="workflow-search">Search workflows</label>
         <input
           id="workflow-search"

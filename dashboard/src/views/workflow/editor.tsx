@@ -325,6 +325,7 @@ function Editor({ id }: { id: string | null }) {
                     type={current.value.template.type}
                     payloadText={payloadText}
                     label={`Preview of step ${selected + 1}`}
+                    stepSummary={summary(current.value)}
                     edited={
                       same(current.value.template, originalOf(current)?.template)
                         ? undefined
@@ -354,6 +355,9 @@ function Editor({ id }: { id: string | null }) {
           payloadText={payloadText}
           onPayloadText={setPayloadText}
           onClose={() => setTesting(false)}
+          unsaved={
+            Object.keys(updateBody(stored, { ...settings, notificationGroupId: groupId }, steps)).length > 0
+          }
         />
       )}
     </section>

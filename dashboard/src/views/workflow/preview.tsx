@@ -76,6 +76,7 @@ export function StepPreview({
   payloadText,
   label,
   edited,
+  stepSummary = "",
 }: {
   workflowId: string;
   stepId: string | undefined;
@@ -84,6 +85,8 @@ export function StepPreview({
   label: string;
   /** The step's template as the form has it, when it differs from the stored one. */
   edited?: JsonObject | undefined;
+  /** The step in a line (model.ts's summary), for the steps that render nothing. */
+  stepSummary?: string;
 }) {
   const [state, setState] = useState<{ preview?: JsonObject; problem?: string }>({});
   const parsed = parsePayload(payloadText);
@@ -113,7 +116,12 @@ export function StepPreview({
   }, [workflowId, stepId, type, payloadKey, controlsKey]);
 
   let body = null;
-  if (!isChannel(type))
+  const said = stepSummary.split(" · ")[0] ?? "";
+  const plain = said.charAt(0).toUpperCase() + said.slice(1);
+  if (type === "delay") body = <p>{plain}, then the next step runs.</p>;
+  else if (type === "digest")
+    body = <p>{plain}: the steps after it run once for all the events collected.</p>;
+  else if (!isChannel(type))
     body = <p class="hint">This step sends nothing itself: there is nothing to preview.</p>;
   else if (!stepId) body = <p class="hint">Save the workflow to preview this step.</p>;
   else if ("problem" in parsed) body = <p class="hint">{parsed.problem}</p>;

@@ -25,8 +25,11 @@ export function TestSend({
   payloadText,
   onPayloadText,
   onClose,
+  unsaved,
 }: {
   workflow: Workflow;
+  /** The page has changes not saved yet (the test sends the workflow as saved). */
+  unsaved: boolean;
   payloadText: string;
   onPayloadText: (text: string) => void;
   onClose: () => void;
@@ -86,6 +89,12 @@ export function TestSend({
           Close
         </button>
       </div>
+      {unsaved && (
+        <p class="hint">The test sends the workflow as saved: your changes not saved yet are not in it.</p>
+      )}
+      {!workflow.active && (
+        <p class="hint">The workflow is inactive: a test is recorded in Activity but sends nothing.</p>
+      )}
       <div class="test-send-body">
         <form onSubmit={send}>
           <Text
