@@ -252,6 +252,43 @@ forEachBackend(
           content({ ...afterPath, description: "Only this changed" }),
         );
 
+        // A condition added to the SMS step, and the custom step's fields edited as JSON.
+        await step(6).click();
+        await page.getByRole("button", { name: "Add condition", exact: true }).click();
+        await page.getByRole("textbox", { name: "Condition 1 Field" }).fill("vip");
+        await page.getByRole("textbox", { name: "Condition 1 Value" }).fill("true");
+        await step(9).click();
+        await page
+          .getByRole("textbox", { name: "Template fields (JSON)" })
+          .fill(JSON.stringify({ action: "resync", options: { retries: 3 } }));
+        await saveButton().click();
+        await saved("Workflow saved.");
+        const afterSteps = await read(made._id);
+        const before = afterDescription.steps as Json[];
+        assert.deepEqual(
+          content(afterSteps),
+          content({
+            ...afterDescription,
+            steps: before.map((s, i) =>
+              i === 5
+                ? {
+                    ...s,
+                    filters: [
+                      {
+                        isNegated: false,
+                        type: "GROUP",
+                        value: "AND",
+                        children: [{ on: "payload", field: "vip", operator: "EQUAL", value: "true" }],
+                      },
+                    ],
+                  }
+                : i === 8
+                  ? { ...s, template: { type: "custom", action: "resync", options: { retries: 3 } } }
+                  : s,
+            ),
+          }),
+        );
+
         // The API's step path is the page's step number, and the page selects that step.
         await step(3).click();
         await page.getByRole("spinbutton", { name: "Amount", exact: true }).fill("0");
@@ -259,7 +296,7 @@ forEachBackend(
         const alert = page.getByRole("alert").filter({ hasText: "Step 3:" });
         await alert.waitFor();
         assert.match((await alert.textContent()) ?? "", /^Step 3: amount must be a positive whole number/);
-        assert.deepEqual(await read(made._id), afterDescription);
+        assert.deepEqual(await read(made._id), afterSteps);
         await page.getByRole("spinbutton", { name: "Amount", exact: true }).fill("15");
         await saveButton().click();
         await saved("Workflow saved.");
