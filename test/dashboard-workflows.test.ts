@@ -352,10 +352,10 @@ forEachBackend(
                 cta: { type: "redirect", data: { url: "https://example.com/hello/{{name}}" } },
               },
             },
-            { template: { type: "sms", content: "Hi {{name}}, by text" } },
+            { template: { type: "sms", content: "Hi {{subscriber.firstName}}, {{name}} by text" } },
           ],
         });
-        const subscriber = await createSubscriber(ctx, tenant.dev.apiKey, { firstName: "Ada" });
+        const subscriber = await createSubscriber(ctx, tenant.dev.apiKey, { firstName: "Grace" });
         await open(workflow._id, workflow.name);
         // The preview beside the selected step.
         const beside = page.getByRole("region", { name: "Preview of step 1" });
@@ -371,11 +371,12 @@ forEachBackend(
           .getByRole("region", { name: "Preview of step 1: In-app" })
           .getByText("Hello Ada")
           .waitFor();
+        await dialog.getByRole("textbox", { name: "Subscriber ID" }).fill(subscriber.subscriberId);
+        // The previews render for that subscriber once it is found.
         await dialog
           .getByRole("region", { name: "Preview of step 2: SMS" })
-          .getByText("Hi Ada, by text")
+          .getByText("Hi Grace, Ada by text")
           .waitFor();
-        await dialog.getByRole("textbox", { name: "Subscriber ID" }).fill(subscriber.subscriberId);
         await assertAccessible(page, "send test");
         await dialog.getByRole("button", { name: "Send", exact: true }).click();
         const link = dialog.getByRole("link", { name: "Open the notification in Activity" });

@@ -77,6 +77,7 @@ export function StepPreview({
   label,
   edited,
   stepSummary = "",
+  subscriber,
 }: {
   workflowId: string;
   stepId: string | undefined;
@@ -87,11 +88,14 @@ export function StepPreview({
   edited?: JsonObject | undefined;
   /** The step in a line (model.ts's summary), for the steps that render nothing. */
   stepSummary?: string;
+  /** The subscriber to render for (its fields), else the API's example one. */
+  subscriber?: JsonObject | undefined;
 }) {
   const [state, setState] = useState<{ preview?: JsonObject; problem?: string }>({});
   const parsed = parsePayload(payloadText);
   const payloadKey = "payload" in parsed ? JSON.stringify(parsed.payload) : null;
   const controlsKey = edited && isChannel(type) ? JSON.stringify(controlValuesOf(edited)) : null;
+  const subscriberKey = subscriber ? JSON.stringify(subscriber) : null;
   useEffect(() => {
     if (!stepId || !isChannel(type) || payloadKey === null) return;
     let current = true;
@@ -100,7 +104,10 @@ export function StepPreview({
         api.POST("/v2/workflows/{workflowId}/step/{stepId}/preview", {
           params: { path: { workflowId, stepId } },
           body: {
-            previewPayload: { payload: JSON.parse(payloadKey) },
+            previewPayload: {
+              payload: JSON.parse(payloadKey),
+              ...(subscriberKey === null ? {} : { subscriber: JSON.parse(subscriberKey) }),
+            },
             ...(controlsKey === null ? {} : { controlValues: JSON.parse(controlsKey) }),
           },
         }),
@@ -113,7 +120,7 @@ export function StepPreview({
       current = false;
       clearTimeout(timer);
     };
-  }, [workflowId, stepId, type, payloadKey, controlsKey]);
+  }, [workflowId, stepId, type, payloadKey, controlsKey, subscriberKey]);
 
   let body = null;
   const said = stepSummary.split(" · ")[0] ?? "";

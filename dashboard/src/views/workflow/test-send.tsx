@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ok } from "../../api.ts";
 import type { Workflow } from "../../types.ts";
 import { Text } from "./fields.tsx";
-import { isChannel, typeLabel } from "./model.ts";
+import { isChannel, type JsonObject, typeLabel } from "./model.ts";
 import { parsePayload, StepPreview } from "./preview.tsx";
 
 const OUTCOMES: Record<string, string> = {
@@ -14,6 +14,17 @@ const OUTCOMES: Record<string, string> = {
 };
 
 const SUBSCRIBER_KEY = "tidings.testSubscriber";
+/** What a template reads of the subscriber (src/workflows/templates.ts, SYSTEM_VARIABLES). */
+const SUBSCRIBER_FIELDS = [
+  "subscriberId",
+  "firstName",
+  "lastName",
+  "email",
+  "phone",
+  "avatar",
+  "locale",
+  "data",
+] as const;
 
 /**
  * "Send test": triggers the workflow as saved for one subscriber with a payload (prefilled from the
@@ -44,6 +55,40 @@ export function TestSend({
     dialog.current?.showModal();
     return () => dialog.current?.close();
   }, []);
+
+  // The previews render for the subscriber named, once it is found (a search, so an id that names
+  // no one yet is no error): its name, email and the rest, as a send would.
+  const [subscriber, setSubscriber] = useState<JsonObject | undefined>(undefined);
+  useEffect(() => {
+    const wanted = subscriberId.trim();
+    if (wanted === "") {
+      setSubscriber(undefined);
+      return;
+    }
+    let current = true;
+    const timer = setTimeout(() => {
+      ok(api.GET("/v1/subscribers", { params: { query: { search: wanted, limit: 20 } } })).then(
+        ({ data }) => {
+          if (!current) return;
+          const found = data.find((s) => s.subscriberId === wanted);
+          setSubscriber(
+            found
+              ? Object.fromEntries(
+                  SUBSCRIBER_FIELDS.flatMap((field) =>
+                    found[field] === undefined || found[field] === null ? [] : [[field, found[field]]],
+                  ),
+                )
+              : undefined,
+          );
+        },
+        () => current && setSubscriber(undefined),
+      );
+    }, 300);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [subscriberId]);
 
   async function send(event: Event) {
     event.preventDefault();
@@ -142,6 +187,7 @@ export function TestSend({
               type={step.template.type as string}
               payloadText={payloadText}
               label={`Preview of step ${i + 1}: ${typeLabel(step.template.type as string)}`}
+              subscriber={subscriber}
             />
           ))}
         </div>
