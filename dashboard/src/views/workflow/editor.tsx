@@ -277,7 +277,10 @@ function Editor({ id }: { id: string | null }) {
                 </span>
               </li>
               {steps.map((draft, index) => (
-                <li key={draft.key} class={`flow-node type-${draft.value.template.type}`}>
+                <li
+                  key={draft.key}
+                  class={`flow-node type-${draft.value.template.type}${draft.value.active === false ? " off" : ""}`}
+                >
                   <button
                     type="button"
                     aria-current={index === selected ? "step" : undefined}
