@@ -47,6 +47,35 @@ const welcome = await call("POST", "/v1/workflows", {
     { template: { type: "email", subject: "Getting started", content: "Here is how to begin." } },
   ],
 });
+const comments = await call("POST", "/v1/workflows", {
+  name: "New comments",
+  notificationGroupId: billing._id,
+  active: true,
+  tags: ["social"],
+  steps: [
+    {
+      name: "In the app",
+      template: {
+        type: "in_app",
+        content: "{{author}} commented on {{postTitle}}",
+        cta: { type: "redirect", data: { url: "/posts/{{postId}}" } },
+      },
+    },
+    { template: { type: "delay" }, metadata: { amount: 5, unit: "minutes" } },
+    {
+      name: "Digest",
+      template: { type: "digest" },
+      metadata: { amount: 10, unit: "minutes", digestKey: "postId" },
+    },
+    {
+      template: {
+        type: "email",
+        subject: "{{step.total_count}} new comments on {{postTitle}}",
+        content: "<p>{{author}} and others commented.</p>",
+      },
+    },
+  ],
+});
 await call("POST", "/v1/workflows", {
   name: "Invoice paid",
   notificationGroupId: billing._id,
@@ -112,7 +141,12 @@ try {
   await page.getByRole("textbox", { name: "API key" }).fill(key);
   await page.getByRole("button", { name: "Sign in" }).click();
   await shot("workflows", "#/workflows", "Workflows");
-  await shot("workflow-editor", `#/workflows/${welcome._id}`, "Edit workflow");
+  await page.goto(`${base}/dashboard/#/workflows/${comments._id}`);
+  await page.getByRole("heading", { name: "Edit workflow New comments" }).waitFor();
+  await page.getByRole("button", { name: /^Step 3:/ }).click();
+  await page.getByRole("textbox", { name: "Digest key" }).waitFor();
+  await page.screenshot({ path: path.join(repo, "docs/dashboard-workflow-editor.png"), fullPage: true });
+  console.log("docs/dashboard-workflow-editor.png");
   await shot("groups", "#/groups", "Groups");
   await shot("subscribers", "#/subscribers", "Subscribers");
   await shot("subscriber", "#/subscribers/ada", "Subscriber ada");

@@ -3,54 +3,30 @@
 // backends. Without a Chromium the browser half is skipped, loudly; REQUIRE_BROWSER=1 makes that a
 // failure. The headers half needs no browser.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import os from "node:os";
-import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { browserSkip, launchChromium } from "./browser-page.ts";
+import { assertAccessible as axeCheck, buildDashboard, consoleProblems } from "./dashboard-page.ts";
 import { createGroup, createSubscriber, createWorkflow, uniqueName } from "./factories.ts";
 import { forEachBackend, type TestTenant } from "./harness.ts";
 import { poll } from "./poll.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const haveBrowser = existsSync(CHROMIUM);
-const requireBrowser = process.env.REQUIRE_BROWSER === "1";
-const repo = path.resolve(import.meta.dirname, "..");
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-if (!haveBrowser) {
-  const line = "!".repeat(100);
-  console.warn(
-    `\n${line}\n!! DASHBOARD BROWSER TESTS ${requireBrowser ? "FAIL" : "SKIPPED"}: no Chromium at ${CHROMIUM}` +
-      "\n!! (apt-get install -y chromium, or set CHROMIUM_PATH; REQUIRE_BROWSER=1 turns this skip into a failure)" +
-      `\n${line}\n`,
-  );
-}
-
+const skip = browserSkip("DASHBOARD BROWSER TESTS");
 // The current sources, built into a directory of this run's own (dist/ is left alone).
-const outDir = mkdtempSync(path.join(os.tmpdir(), "tidings-dashboard-"));
-before(() => {
-  if (!haveBrowser && !requireBrowser) return;
-  const built = spawnSync(
-    process.execPath,
-    [path.join(repo, "node_modules/vite/bin/vite.js"), "build", "dashboard"],
-    {
-      cwd: repo,
-      env: { ...process.env, DASHBOARD_OUT_DIR: outDir },
-      encoding: "utf8",
-    },
-  );
-  assert.equal(built.status, 0, `vite build failed:\n${built.stdout}\n${built.stderr}`);
+const outDir = buildDashboard(skip);
+// One browser for the file; each backend has a page of its own.
+let browser: Browser | undefined;
+before(async () => {
+  if (!skip) browser = await launchChromium();
 });
-after(() => rmSync(outDir, { recursive: true, force: true }));
+after(async () => {
+  await browser?.close();
+});
 
 forEachBackend(
   "dashboard",
   (ctx) => {
-    const noBuild =
-      !haveBrowser && !requireBrowser ? "the dashboard is built only when a browser test runs" : false;
+    const noBuild = skip ? "the dashboard is built only when a browser test runs" : false;
     test("/dashboard/ is the app, under the API's security headers and a policy allowing only its own files", {
       skip: noBuild,
     }, async () => {
@@ -82,46 +58,25 @@ forEachBackend(
       assert.ok([200, 301, 302].includes(bare.statusCode), String(bare.statusCode));
     });
 
-    describe("in a browser", {
-      skip: !haveBrowser && !requireBrowser ? `no Chromium at ${CHROMIUM}` : false,
-    }, () => {
-      let browser: Browser;
+    describe("in a browser", { skip }, () => {
       let page: Page;
       let base: string;
       let tenant: TestTenant;
-      const problems: string[] = [];
+      let problems: string[] = [];
 
       before(async () => {
-        assert.ok(haveBrowser, `REQUIRE_BROWSER=1 and no Chromium at ${CHROMIUM}`);
+        assert.ok(browser);
         base = await ctx.app.listen({ port: 0, host: "127.0.0.1" });
         tenant = await ctx.tenant();
-        browser = await chromium.launch({
-          executablePath: CHROMIUM,
-          args: ["--headless", "--no-sandbox", "--disable-gpu"],
-        });
         page = await browser.newPage();
         page.setDefaultTimeout(15_000);
-        page.on("console", (message) => {
-          if (message.type() === "error") problems.push(`console: ${message.text()}`);
-        });
-        page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+        problems = consoleProblems(page);
       });
       after(async () => {
-        await browser?.close();
+        await page?.close();
       });
 
-      /** axe-core on the page as it is: no serious or critical violation. */
-      async function assertAccessible(view: string) {
-        await page.evaluate(axeSource);
-        const violations = await page.evaluate(async () => {
-          // biome-ignore lint/suspicious/noExplicitAny: axe is the script evaluated just above
-          const result = await (globalThis as any).axe.run(document);
-          return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
-            .filter((v) => v.impact === "serious" || v.impact === "critical")
-            .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-        });
-        assert.deepEqual(violations, [], `axe on ${view}`);
-      }
+      const assertAccessible = (view: string) => axeCheck(page, view);
 
       // Chromium logs every 4xx answer as a console error: the wrong key's 401 and the refused
       // deletion's 409 are the scenario; anything else (a script error, a refused policy) is not.
@@ -198,7 +153,7 @@ forEachBackend(
         await page.getByRole("link", { name: "Workflows", exact: true }).click();
         await page.getByRole("button", { name: "New workflow" }).click();
         await page.getByRole("heading", { name: "New workflow" }).waitFor();
-        await page.getByRole("textbox", { name: "Name" }).fill(workflowName);
+        await page.getByRole("textbox", { name: "Name", exact: true }).fill(workflowName);
         await page.getByRole("combobox", { name: "Group" }).selectOption({ label: groupName });
         await page.getByRole("combobox", { name: "Severity" }).selectOption({ label: "High" });
         await page.getByRole("button", { name: "Add in-app step" }).click();
@@ -463,7 +418,7 @@ forEachBackend(
         const renamed = uniqueName("Edited");
         await page.goto(`${base}/dashboard/#/workflows/${workflow._id}`);
         await page.getByRole("heading", { name: `Edit workflow ${workflow.name}` }).waitFor();
-        await page.getByRole("textbox", { name: "Name" }).fill(renamed);
+        await page.getByRole("textbox", { name: "Name", exact: true }).fill(renamed);
         await page.getByRole("textbox", { name: "Content" }).fill("After {{n}}");
         await page.getByRole("button", { name: "Save" }).click();
         await page.getByRole("status").filter({ hasText: "Workflow saved." }).waitFor();
