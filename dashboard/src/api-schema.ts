@@ -16409,6 +16409,8 @@ export interface operations {
         emails?: string | string[];
         search?: string;
         transactionId?: string;
+        /** @description Only notifications in this status, or in any of these */
+        status?: ("delivered" | "failed" | "skipped" | "canceled" | "pending") | (("delivered" | "failed" | "skipped" | "canceled" | "pending")[]);
       };
     };
     responses: {
@@ -16475,7 +16477,7 @@ export interface operations {
         content: {
           "application/json": {
             /** @description Newest first */
-            data: {
+            data: ({
                 /** @description The environment */
                 _environmentId: string;
                 /** @description The notification's id */
@@ -16587,6 +16589,11 @@ export interface operations {
                 payload: {
                   [key: string]: unknown;
                 };
+                /**
+                 * @description At a glance, from its jobs: failed when one failed; else pending while one has still to run; else canceled when one was canceled; else delivered when one completed (or was merged into a digest); else skipped (every step skipped)
+                 * @enum {string}
+                 */
+                status: "delivered" | "failed" | "skipped" | "canceled" | "pending";
                 subscriber: {
                   _id: string;
                   email: string;
@@ -16620,7 +16627,7 @@ export interface operations {
                 transactionId: string;
                 /** Format: date-time */
                 updatedAt: string;
-              }[];
+              })[];
             /** @description Whether a later page has notifications */
             hasMore: boolean;
             /** @description The page returned (zero-based) */
@@ -16908,6 +16915,11 @@ export interface operations {
               payload: {
                 [key: string]: unknown;
               };
+              /**
+               * @description At a glance, from its jobs: failed when one failed; else pending while one has still to run; else canceled when one was canceled; else delivered when one completed (or was merged into a digest); else skipped (every step skipped)
+               * @enum {string}
+               */
+              status: "delivered" | "failed" | "skipped" | "canceled" | "pending";
               subscriber: {
                 _id: string;
                 email: string;
