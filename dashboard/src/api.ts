@@ -63,3 +63,15 @@ export function rememberKey(environmentId: string, key: string) {
 export function forgetKeys() {
   sessionStorage.removeItem(KEYRING);
 }
+
+/** A call answered with no body (204): throws as `ok` does when it failed. */
+export async function done(call: Promise<{ error?: unknown; response: Response }>): Promise<void> {
+  const { error, response } = await call;
+  if (!response.ok) {
+    const message =
+      typeof error === "object" && error !== null && "message" in error
+        ? String(error.message)
+        : response.statusText;
+    throw new ApiError(response.status, message || `HTTP ${response.status}`);
+  }
+}

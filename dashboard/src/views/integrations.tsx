@@ -331,7 +331,7 @@ export function Integrations() {
                   ) : integration.channel === "email" ? (
                     <button
                       type="button"
-                      aria-label={`Make ${integration.name} primary`}
+                      aria-label={`Make primary: ${integration.name}`}
                       onClick={() => makePrimary(integration._id, integration.name)}
                     >
                       Make primary

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { api, ok } from "../api.ts";
+import { api, done, ok } from "../api.ts";
 import { Pager, Problem, TableWrap, useLoad, when } from "../common.tsx";
 
 const PAGE_SIZE = 20;
@@ -130,7 +130,7 @@ export function TopicView({ topicKey }: { topicKey: string }) {
     setError(null);
     setStatus("");
     try {
-      await ok(
+      await done(
         api.POST("/v1/topics/{topicKey}/subscribers/removal", {
           params: path,
           body: { subscribers: [id] },
@@ -145,7 +145,7 @@ export function TopicView({ topicKey }: { topicKey: string }) {
   async function removeTopic() {
     if (!confirm(`Delete the topic “${topicKey}”?`)) return;
     try {
-      await ok(api.DELETE("/v1/topics/{topicKey}", { params: path }));
+      await done(api.DELETE("/v1/topics/{topicKey}", { params: path }));
       location.hash = "#/topics";
     } catch (failure) {
       setError(`The topic was not deleted: ${(failure as Error).message}`);
