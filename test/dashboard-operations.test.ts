@@ -118,7 +118,9 @@ forEachBackend(
         await page.getByRole("textbox", { name: "Subscriber ID" }).fill(member.subscriberId);
         await page.getByRole("button", { name: "Add", exact: true }).click();
         await page.getByRole("button", { name: `Remove ${member.subscriberId}` }).waitFor();
-        assert.deepEqual((await api().get(`/v1/topics/${key}`)).json().data.subscribers, [member.subscriberId]);
+        assert.deepEqual((await api().get(`/v1/topics/${key}`)).json().data.subscribers, [
+          member.subscriberId,
+        ]);
         await assertAccessible("topic");
         // A subscriberId nobody has is refused, and the page says so.
         await page.getByRole("textbox", { name: "Subscriber ID" }).fill("nobody-by-this-id");
@@ -140,7 +142,9 @@ forEachBackend(
           active: true,
           steps: [
             { template: { type: "in_app", content: "Order {{orderId}} shipped" } },
-            { template: { type: "email", subject: "Order {{orderId}} shipped", content: "<p>On its way</p>" } },
+            {
+              template: { type: "email", subject: "Order {{orderId}} shipped", content: "<p>On its way</p>" },
+            },
           ],
         });
         subscriberId = `ada-${Date.now()}`;
@@ -162,7 +166,10 @@ forEachBackend(
         await page.getByRole("button", { name: "Save" }).click();
         await page.getByRole("status").filter({ hasText: "Subscriber saved." }).waitFor();
         const edited = (await api().get(`/v1/subscribers/${subscriberId}`)).json().data;
-        assert.deepEqual([edited.firstName, edited.lastName, edited.email], ["Augusta", "King", "ada@example.com"]);
+        assert.deepEqual(
+          [edited.firstName, edited.lastName, edited.email],
+          ["Augusta", "King", "ada@example.com"],
+        );
 
         const inApp = page.getByRole("switch", { name: `${shipped} in-app` });
         assert.equal(await inApp.getAttribute("aria-checked"), "true");
@@ -273,13 +280,10 @@ forEachBackend(
         await page.getByRole("combobox", { name: "Status" }).selectOption("failed");
         await page.getByRole("combobox", { name: "Channel" }).selectOption("email");
         await page.getByRole("button", { name: "Filter" }).click();
-        await page.waitForFunction(
-          (tx) => {
-            const rows = [...document.querySelectorAll("tbody tr")];
-            return rows.length === 1 && (rows[0]?.textContent ?? "").includes(tx);
-          },
-          failedTx,
-        );
+        await page.waitForFunction((tx) => {
+          const rows = [...document.querySelectorAll("tbody tr")];
+          return rows.length === 1 && (rows[0]?.textContent ?? "").includes(tx);
+        }, failedTx);
         await page.getByRole("figure", { name: /Last \d+ days/ }).waitFor();
         await assertAccessible("activity");
         await failedRow.getByRole("link").click();
@@ -336,15 +340,22 @@ forEachBackend(
         const me = (await api().get("/v1/environments/me")).json().data;
         await page.getByText(me.identifier).waitFor();
         const keys = page.getByRole("table", { name: "API keys" });
-        await keys.getByRole("cell", { name: /\*\*\*\*/ }).first().waitFor();
+        await keys
+          .getByRole("cell", { name: /\*\*\*\*/ })
+          .first()
+          .waitFor();
         assert.ok(!(await page.content()).includes(tenant.dev.apiKey), "no key shown whole");
         const hmac = page.getByRole("switch", { name: "Require HMAC for subscriber sessions" });
         assert.equal(await hmac.getAttribute("aria-checked"), "false");
         await hmac.click();
-        await page.getByRole("switch", { name: "Require HMAC for subscriber sessions", checked: true }).waitFor();
+        await page
+          .getByRole("switch", { name: "Require HMAC for subscriber sessions", checked: true })
+          .waitFor();
         assert.equal((await api().get("/v1/environments/me")).json().data.hmac, true);
         await hmac.click();
-        await page.getByRole("switch", { name: "Require HMAC for subscriber sessions", checked: false }).waitFor();
+        await page
+          .getByRole("switch", { name: "Require HMAC for subscriber sessions", checked: false })
+          .waitFor();
         assert.equal((await api().get("/v1/environments/me")).json().data.hmac, false);
         await assertAccessible("settings");
 
