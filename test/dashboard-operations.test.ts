@@ -196,7 +196,7 @@ forEachBackend(
 
       let goodName = "";
       let refusingName = "";
-      test("integrations: Edit keeps the stored password when its box is left empty; Make primary; a failed email shows as failed in Activity", async () => {
+      test("integrations: Edit keeps the stored password when its box is left empty; Make primary; Send test; a failed email shows as failed in Activity", async () => {
         goodName = uniqueName("Good relay");
         refusingName = uniqueName("Refusing relay");
         for (const [name, sink, more] of [
@@ -256,6 +256,15 @@ forEachBackend(
         assert.equal(edited.credentials.password, "********");
         assert.equal(listed.find((i) => i.name === refusingName)?.primary, false);
         assert.ok(!(await page.content()).includes("smtp-Pa55"), "the password is nowhere in the page");
+
+        // Send test: through the edited integration (its kept password logs in), at once.
+        await page.getByRole("button", { name: `Send test: ${goodName}` }).click();
+        await page.getByRole("textbox", { name: "To" }).fill("ops@example.com");
+        await page.getByRole("button", { name: "Send", exact: true }).click();
+        await page.getByRole("status").filter({ hasText: "Test email sent to ops@example.com." }).waitFor();
+        const test = good.mails.find((m) => m.parsed.subject === "A test email from Tidings");
+        assert.deepEqual([test?.to, test?.user], [["ops@example.com"], "mailer"]);
+        await page.getByRole("button", { name: "Close" }).click();
 
         // Delivered through it: the server takes mail only with the login, so the password was kept.
         await api().post("/v1/events/trigger", {

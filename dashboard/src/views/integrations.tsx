@@ -253,6 +253,65 @@ function EditIntegration({
   );
 }
 
+/** "Send test": an email through this integration now, to the address given; the SMTP server's answer shown. */
+function SendTestEmail({ integration, onDone }: { integration: Integration; onDone: () => void }) {
+  const [to, setTo] = useState("");
+  const [status, setStatus] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function send(event: Event) {
+    event.preventDefault();
+    setError(null);
+    setStatus("");
+    setBusy(true);
+    try {
+      await ok(
+        api.POST("/v1/events/test/email", {
+          body: {
+            to: to.trim(),
+            subject: "A test email from Tidings",
+            content: `<p>This test email went through the integration “{{integration}}”.</p>`,
+            contentType: "customHtml",
+            payload: { integration: integration.name },
+            integrationId: integration._id,
+          },
+        }),
+      );
+      setStatus(`Test email sent to ${to.trim()}.`);
+    } catch (failure) {
+      setError((failure as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <form class="stack panel" onSubmit={send} aria-labelledby="test-email-title">
+      <h2 id="test-email-title">Send a test email through {integration.name}</h2>
+      <div class="field">
+        <label for="test-email-to">To</label>
+        <input
+          id="test-email-to"
+          type="email"
+          required
+          autocomplete="email"
+          value={to}
+          onInput={(e) => setTo(e.currentTarget.value)}
+        />
+      </div>
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          Send
+        </button>
+        <button type="button" onClick={onDone}>
+          Close
+        </button>
+      </div>
+      <p role="status">{status}</p>
+      <Problem message={error} />
+    </form>
+  );
+}
+
 /**
  * The environment's integrations: list, add, switch on and off, delete. Secrets never come back from
  * the API (it masks them) and are never shown here; the form's password field only sends one.
@@ -260,6 +319,7 @@ function EditIntegration({
 export function Integrations() {
   const { data, error, reload, setError } = useLoad(() => ok(api.GET("/v1/integrations")), []);
   const [editing, setEditing] = useState<string | null>(null);
+  const [testing, setTesting] = useState<string | null>(null);
   const [status, setStatus] = useState("");
   async function makePrimary(id: string, name: string) {
     setStatus("");
@@ -355,11 +415,24 @@ export function Integrations() {
                       aria-label={`Edit ${integration.name}`}
                       onClick={() => {
                         setStatus("");
+                        setTesting(null);
                         setEditing(integration._id);
                       }}
                     >
                       Edit
                     </button>
+                    {integration.channel === "email" && (
+                      <button
+                        type="button"
+                        aria-label={`Send test: ${integration.name}`}
+                        onClick={() => {
+                          setEditing(null);
+                          setTesting(integration._id);
+                        }}
+                      >
+                        Send test
+                      </button>
+                    )}
                     <button
                       type="button"
                       aria-label={`Delete ${integration.name}`}
@@ -385,6 +458,13 @@ export function Integrations() {
               reload();
             }
           }}
+        />
+      )}
+      {testing && rows.some((i) => i._id === testing) && (
+        <SendTestEmail
+          key={testing}
+          integration={rows.find((i) => i._id === testing) as Integration}
+          onDone={() => setTesting(null)}
         />
       )}
       {data && rows.length === 0 && (

@@ -324,62 +324,43 @@ function Preferences({ id }: { id: string }) {
       <h2>Preferences</h2>
       <Problem message={error} />
       {data && rows.length === 0 && <p>No workflows yet.</p>}
-      {rows.length > 0 && (
-        <TableWrap>
-          <table>
-            <caption class="visually-hidden">Preferences per workflow and channel</caption>
-            <thead>
-              <tr>
-                <th scope="col">Workflow</th>
-                <th scope="col">All channels</th>
-                {CHANNELS.map((c) => (
-                  <th scope="col" key={c}>
-                    {channelLabel(c)}
-                  </th>
+      <ul class="preferences" aria-label="Preferences per workflow and channel">
+        {rows.map((p) => {
+          const name = p.template.name;
+          const critical = p.template.critical;
+          const channels = p.preference.channels as Partial<Record<(typeof CHANNELS)[number], boolean>>;
+          const titleId = `preference-${p.template._id}`;
+          return (
+            <li key={p.template._id}>
+              <fieldset aria-labelledby={titleId}>
+                <span class="preference-name" id={titleId}>
+                  {name} {critical && <span class="tag">critical</span>}
+                </span>
+                <span class="preference-switch">
+                  <span aria-hidden="true">all</span>
+                  <Switch
+                    label={`${name} all channels`}
+                    checked={p.preference.enabled}
+                    disabled={critical}
+                    onChange={(enabled) => change(p.template._id, name, { enabled })}
+                  />
+                </span>
+                {CHANNELS.filter((c) => channels[c] !== undefined).map((c) => (
+                  <span class="preference-switch" key={c}>
+                    <span aria-hidden="true">{channelLabel(c)}</span>
+                    <Switch
+                      label={`${name} ${channelLabel(c)}`}
+                      checked={channels[c] === true}
+                      disabled={critical}
+                      onChange={(enabled) => change(p.template._id, name, { channel: { type: c, enabled } })}
+                    />
+                  </span>
                 ))}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((p) => {
-                const name = p.template.name;
-                const critical = p.template.critical;
-                const channels = p.preference.channels as Partial<Record<(typeof CHANNELS)[number], boolean>>;
-                return (
-                  <tr key={p.template._id}>
-                    <td>
-                      {name} {critical && <span class="tag">critical</span>}
-                    </td>
-                    <td>
-                      <Switch
-                        label={`${name} all channels`}
-                        checked={p.preference.enabled}
-                        disabled={critical}
-                        onChange={(enabled) => change(p.template._id, name, { enabled })}
-                      />
-                    </td>
-                    {CHANNELS.map((c) => (
-                      <td key={c}>
-                        {channels[c] === undefined ? (
-                          <span class="note">—</span>
-                        ) : (
-                          <Switch
-                            label={`${name} ${channelLabel(c)}`}
-                            checked={channels[c] === true}
-                            disabled={critical}
-                            onChange={(enabled) =>
-                              change(p.template._id, name, { channel: { type: c, enabled } })
-                            }
-                          />
-                        )}
-                      </td>
-                    ))}
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </TableWrap>
-      )}
+              </fieldset>
+            </li>
+          );
+        })}
+      </ul>
     </>
   );
 }
@@ -391,6 +372,8 @@ function Messages({ id }: { id: string }) {
     () => ok(api.GET("/v1/messages", { params: { query: { subscriberId: id, page, limit: 20 } } })),
     [id, page],
   );
+  const workflows = useLoad(() => ok(api.GET("/v1/workflows", { params: { query: { limit: 100 } } })), []);
+  const names = new Map((workflows.data?.data ?? []).map((w) => [w._id, w.name]));
   const rows = data?.data ?? [];
   return (
     <>
@@ -404,6 +387,7 @@ function Messages({ id }: { id: string }) {
             <thead>
               <tr>
                 <th scope="col">When</th>
+                <th scope="col">Workflow</th>
                 <th scope="col">Channel</th>
                 <th scope="col">Content</th>
                 <th scope="col">Status</th>
@@ -413,6 +397,7 @@ function Messages({ id }: { id: string }) {
               {rows.map((m) => (
                 <tr key={m._id}>
                   <td>{when(m.createdAt)}</td>
+                  <td>{names.get(m._templateId) ?? m.templateIdentifier}</td>
                   <td>{channelLabel(m.channel)}</td>
                   <td>{messageText(m)}</td>
                   <td>
