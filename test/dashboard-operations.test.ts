@@ -105,9 +105,12 @@ forEachBackend(
         await page.getByRole("heading", { name: heading, level: 1 }).waitFor();
       };
 
+      let topicKey = "";
+      let failedNotification = "";
       test("topics: create one with Key and Name, add a subscriber by its ID, remove it; the API agrees", async () => {
         const member = await createSubscriber(ctx, tenant.dev.apiKey, { firstName: "Topical" });
         const key = `team-${Date.now()}`;
+        topicKey = key;
         const name = uniqueName("Team");
         await open("topics", "Topics");
         await page.getByRole("textbox", { name: "Key" }).fill(key);
@@ -225,11 +228,13 @@ forEachBackend(
             payload: { orderId: "A-17" },
           })
         ).json().data.transactionId as string;
-        await poll(
-          async () => (await api().get(`/v1/notifications?transactionId=${failedTx}`)).json().data[0]?.status,
-          (status) => status === "failed",
-          { what: "the notification failed" },
-        );
+        failedNotification = (
+          await poll(
+            async () => (await api().get(`/v1/notifications?transactionId=${failedTx}`)).json().data[0],
+            (n) => n?.status === "failed",
+            { what: "the notification failed" },
+          )
+        )._id;
 
         // Edit the good one: a new name and sender, the password box left empty.
         await page.getByRole("button", { name: `Edit ${goodName}` }).click();
@@ -316,7 +321,9 @@ forEachBackend(
             ["subscribers", "Subscribers"],
             [`subscribers/${subscriberId}`, `Subscriber ${subscriberId}`],
             ["topics", "Topics"],
+            [`topics/${topicKey}`, /^Topic /],
             ["activity", "Activity"],
+            [`activity/${failedNotification}`, `Notification of ${shipped}`],
             ["integrations", "Integrations"],
             ["settings", "Settings"],
             ["groups", "Groups"],
