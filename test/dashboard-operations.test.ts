@@ -6,11 +6,12 @@
 // one page per backend; without Chromium the file is skipped loudly (REQUIRE_BROWSER=1: a failure).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { gzipSync } from "node:zlib";
 import type { Browser, Page } from "playwright-core";
 import { browserSkip, launchChromium } from "./browser-page.ts";
 import { createSubscriber, createWorkflow, uniqueName } from "./factories.ts";
@@ -38,6 +39,13 @@ before(async () => {
 after(async () => {
   await browser?.close();
   rmSync(outDir, { recursive: true, force: true });
+});
+
+test("the dashboard's files stay within 100 kB gzipped", { skip }, () => {
+  const assets = path.join(outDir, "assets");
+  const sizes = readdirSync(assets).map((name) => gzipSync(readFileSync(path.join(assets, name))).length);
+  const total = sizes.reduce((a, b) => a + b, 0);
+  assert.ok(total > 0 && total <= 100 * 1024, `${total} bytes gzipped`);
 });
 
 const smtpCredentials = (sink: SmtpSink, more: Record<string, unknown> = {}) => ({
@@ -265,6 +273,7 @@ forEachBackend(
         // Send test: through the edited integration (its kept password logs in), at once.
         await page.getByRole("button", { name: `Send test: ${goodName}` }).click();
         await page.getByRole("textbox", { name: "To" }).fill("ops@example.com");
+        await assertAccessible("send test");
         await page.getByRole("button", { name: "Send", exact: true }).click();
         await page.getByRole("status").filter({ hasText: "Test email sent to ops@example.com." }).waitFor();
         const test = good.mails.find((m) => m.parsed.subject === "A test email from Tidings");
