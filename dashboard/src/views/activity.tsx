@@ -110,59 +110,69 @@ export function Activity() {
           setApplied({ ...filters });
         }}
       >
-        <label for="filter-workflow">Workflow</label>
-        <select
-          id="filter-workflow"
-          value={filters.workflow}
-          onChange={(e) => setFilters({ ...filters, workflow: e.currentTarget.value })}
-        >
-          <option value="">Any workflow</option>
-          {(workflows.data?.data ?? []).map((w) => (
-            <option key={w._id} value={w._id}>
-              {w.name}
-            </option>
-          ))}
-        </select>
-        <label for="filter-subscriber">Subscriber id</label>
-        <input
-          id="filter-subscriber"
-          type="text"
-          value={filters.subscriber}
-          onInput={(e) => setFilters({ ...filters, subscriber: e.currentTarget.value })}
-        />
-        <label for="filter-transaction">Transaction id</label>
-        <input
-          id="filter-transaction"
-          type="text"
-          value={filters.transactionId}
-          onInput={(e) => setFilters({ ...filters, transactionId: e.currentTarget.value })}
-        />
-        <label for="filter-status">Status</label>
-        <select
-          id="filter-status"
-          value={filters.status}
-          onChange={(e) => setFilters({ ...filters, status: e.currentTarget.value as Status | "" })}
-        >
-          <option value="">Any status</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-        <label for="filter-channel">Channel</label>
-        <select
-          id="filter-channel"
-          value={filters.channel}
-          onChange={(e) => setFilters({ ...filters, channel: e.currentTarget.value })}
-        >
-          <option value="">Any channel</option>
-          {Object.entries(CHANNEL_LABELS).map(([value, label]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
+        <div class="field">
+          <label for="filter-workflow">Workflow</label>
+          <select
+            id="filter-workflow"
+            value={filters.workflow}
+            onChange={(e) => setFilters({ ...filters, workflow: e.currentTarget.value })}
+          >
+            <option value="">Any workflow</option>
+            {(workflows.data?.data ?? []).map((w) => (
+              <option key={w._id} value={w._id}>
+                {w.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="filter-subscriber">Subscriber id</label>
+          <input
+            id="filter-subscriber"
+            type="text"
+            value={filters.subscriber}
+            onInput={(e) => setFilters({ ...filters, subscriber: e.currentTarget.value })}
+          />
+        </div>
+        <div class="field">
+          <label for="filter-transaction">Transaction id</label>
+          <input
+            id="filter-transaction"
+            type="text"
+            value={filters.transactionId}
+            onInput={(e) => setFilters({ ...filters, transactionId: e.currentTarget.value })}
+          />
+        </div>
+        <div class="field">
+          <label for="filter-status">Status</label>
+          <select
+            id="filter-status"
+            value={filters.status}
+            onChange={(e) => setFilters({ ...filters, status: e.currentTarget.value as Status | "" })}
+          >
+            <option value="">Any status</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="filter-channel">Channel</label>
+          <select
+            id="filter-channel"
+            value={filters.channel}
+            onChange={(e) => setFilters({ ...filters, channel: e.currentTarget.value })}
+          >
+            <option value="">Any channel</option>
+            {Object.entries(CHANNEL_LABELS).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </div>
         <button type="submit">Filter</button>
       </form>
       <Problem message={error} />
