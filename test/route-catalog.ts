@@ -4,6 +4,7 @@ import type { LightMyRequestResponse } from "fastify";
 import { createGroup, createWorkflow, uniqueName } from "./factories.ts";
 import type { TestContext, TestTenant } from "./harness.ts";
 import { poll } from "./poll.ts";
+import { type SmtpSink, startSmtpSink } from "./sinks.ts";
 
 /** What a route needs to exist before it can be called: made fresh in the tenant's Development environment. */
 export interface Fixtures {
@@ -26,6 +27,8 @@ export interface Fixtures {
   messageId: string;
   /** An inactive email (nodemailer) integration. */
   integrationId: string;
+  /** An inactive email integration whose SMTP server (a sink on 127.0.0.1) takes every mail. */
+  testEmailIntegrationId: string;
   /** An empty environment of the tenant's organization besides Development and Production (so it can be deleted). */
   spareEnvironmentId: string;
   /** A tenant (Novu's /v1/tenants) of the Development environment; its identifier is shaped like an id. */
@@ -178,6 +181,21 @@ const INTEGRATION_ROUTES: CatalogRoute[] = [
     ok: 200,
     resourceUrls: integrationUrls("/set-primary"),
     noIdempotencyKey: "it sets a state (the channel's primary): repeating it changes nothing more",
+  },
+  {
+    method: "POST",
+    path: "/v1/events/test/email",
+    url: () => "/v1/events/test/email",
+    body: (f) => ({
+      to: "catalog@example.com",
+      subject: "Test {{name}}",
+      content: "<p>Hello {{name}}</p>",
+      contentType: "customHtml",
+      payload: { name: "catalog" },
+      integrationId: f.testEmailIntegrationId,
+    }),
+    ok: 201,
+    noIdempotencyKey: "each call sends an email, which a replay could not take back",
   },
   {
     method: "GET",
@@ -861,6 +879,13 @@ export const ROUTES: CatalogRoute[] = [
   ...V2_ROUTES,
 ];
 
+/** One SMTP server for the file's test emails, started when first needed; it does not hold the process. */
+let catalogSink: Promise<SmtpSink> | undefined;
+const catalogSmtpSink = () => {
+  catalogSink ??= startSmtpSink({ unref: true });
+  return catalogSink;
+};
+
 /**
  * A fresh tenant with, in its Development environment: one workflow, one unused group, one
  * subscriber, a topic holding that subscriber and an empty topic.
@@ -879,7 +904,7 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
   const tenantIdentifier = hexId();
   const transactionId = hexId();
   // What does not depend on anything else is made at once (the suite makes a set per route).
-  const [workflow, group, inApp, , , spare, integration] = await Promise.all([
+  const [workflow, group, inApp, , , spare, integration, , testEmailIntegration] = await Promise.all([
     createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
       name: uniqueName("Fixture workflow"),
       steps: [{ template: { type: "email", subject: "Hi", content: "Hello {{firstName}}" } }],
@@ -910,6 +935,19 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
       }),
     ),
     created(api.post("/v1/tenants", { identifier: tenantIdentifier, name: "Fixture tenant" })),
+    (async () =>
+      created(
+        api.post("/v1/integrations", {
+          providerId: "nodemailer",
+          channel: "email",
+          credentials: {
+            host: "127.0.0.1",
+            port: String((await catalogSmtpSink()).port),
+            ignoreTls: true,
+            from: "team@example.com",
+          },
+        }),
+      ))(),
   ]);
   const inAppIdentifier: string = inApp.triggers[0].identifier;
   const trigger = await created(
@@ -930,6 +968,7 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
     notificationId: message._notificationId,
     messageId: message._id,
     integrationId: integration.json().data._id,
+    testEmailIntegrationId: testEmailIntegration.json().data._id,
     spareEnvironmentId: spare.json().data._id,
     tenantIdentifier,
   };

@@ -19,6 +19,8 @@ export interface SmtpSinkOptions {
   login?: { user: string; password: string };
   /** Refuse every recipient with this reply (e.g. 550 or 451). */
   refuseRecipients?: { code: number; message: string };
+  /** Let the process exit while it listens (a sink shared by a whole file, never closed). */
+  unref?: boolean;
 }
 
 export interface SmtpSink {
@@ -85,6 +87,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     server.once("error", reject);
     server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
   });
+  if (options.unref) server.server.unref();
   const port = (server.server.address() as AddressInfo).port;
   return {
     port,

@@ -117,6 +117,13 @@ export interface paths {
      */
     put: operations["updateCurrentEnvironment"];
   };
+  "/v1/events/test/email": {
+    /**
+     * Send a test email now, through an email integration
+     * @description Novu's test email: `subject` and `content` are rendered with `payload` as an email step's are, and sent at once through `integrationId` (active or not, so a new integration can be tried first) or, without it, the primary active email integration. Nothing is recorded in the activity. Takes no Idempotency-Key: each call sends an email, which a replay could not take back.
+     */
+    post: operations["sendTestEmail"];
+  };
   "/v1/events/trigger": {
     /**
      * Trigger a workflow for its recipients
@@ -3141,6 +3148,233 @@ export interface operations {
       };
       /** @description hmac: false in Production, whose subscriber sessions always need the HMAC */
       403: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Send a test email now, through an email integration
+   * @description Novu's test email: `subject` and `content` are rendered with `payload` as an email step's are, and sent at once through `integrationId` (active or not, so a new integration can be tried first) or, without it, the primary active email integration. Nothing is recorded in the activity. Takes no Idempotency-Key: each call sends an email, which a replay could not take back.
+   */
+  sendTestEmail: {
+    requestBody: {
+      content: {
+        "application/json": {
+          bridge?: boolean;
+          /** @description The HTML, or the editor's blocks; a Handlebars template rendered with `payload` */
+          content: string | {
+              [key: string]: unknown;
+            }[];
+          /** @enum {string} */
+          contentType?: "customHtml" | "editor";
+          controls?: {
+            [key: string]: unknown;
+          };
+          /** @description Send through this email integration (active or not); default: the primary active one, as Novu */
+          integrationId?: string;
+          layoutId?: string | null;
+          /** @description The variables the subject and content are rendered with */
+          payload?: {
+            [key: string]: unknown;
+          };
+          preheader?: string;
+          stepId?: string | null;
+          /** @description A Handlebars template, as a step's */
+          subject: string;
+          /** @description Whom to send it to: an address, or up to 10 */
+          to: string | string[];
+          workflowId?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Sent: the SMTP server accepted it */
+      201: {
+        content: {
+          "application/json": {
+            data: {
+              /** @description That integration's identifier */
+              identifier: string;
+              /** @description The integration it went through */
+              integrationId: string;
+              /** @description The addresses the SMTP server accepted it for */
+              to: string[];
+            };
+          };
+        };
+      };
+      /** @description Invalid body, no active email integration, a template that does not render, or the provider refused the email (its reason) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such integration in the environment */
+      404: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */
@@ -16409,6 +16643,8 @@ export interface operations {
         emails?: string | string[];
         search?: string;
         transactionId?: string;
+        /** @description Only notifications in this status, or in any of these */
+        status?: ("delivered" | "failed" | "skipped" | "canceled" | "pending") | (("delivered" | "failed" | "skipped" | "canceled" | "pending")[]);
       };
     };
     responses: {
@@ -16475,7 +16711,7 @@ export interface operations {
         content: {
           "application/json": {
             /** @description Newest first */
-            data: {
+            data: ({
                 /** @description The environment */
                 _environmentId: string;
                 /** @description The notification's id */
@@ -16587,6 +16823,11 @@ export interface operations {
                 payload: {
                   [key: string]: unknown;
                 };
+                /**
+                 * @description At a glance, from its jobs: failed when one failed; else pending while one has still to run; else canceled when one was canceled; else delivered when one completed (or was merged into a digest); else skipped (every step skipped)
+                 * @enum {string}
+                 */
+                status: "delivered" | "failed" | "skipped" | "canceled" | "pending";
                 subscriber: {
                   _id: string;
                   email: string;
@@ -16620,7 +16861,7 @@ export interface operations {
                 transactionId: string;
                 /** Format: date-time */
                 updatedAt: string;
-              }[];
+              })[];
             /** @description Whether a later page has notifications */
             hasMore: boolean;
             /** @description The page returned (zero-based) */
@@ -16908,6 +17149,11 @@ export interface operations {
               payload: {
                 [key: string]: unknown;
               };
+              /**
+               * @description At a glance, from its jobs: failed when one failed; else pending while one has still to run; else canceled when one was canceled; else delivered when one completed (or was merged into a digest); else skipped (every step skipped)
+               * @enum {string}
+               */
+              status: "delivered" | "failed" | "skipped" | "canceled" | "pending";
               subscriber: {
                 _id: string;
                 email: string;

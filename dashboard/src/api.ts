@@ -42,3 +42,36 @@ export async function ok<T>(
   }
   return data as NonNullable<T>;
 }
+
+const KEYRING = "tidings.environmentKeys";
+
+/**
+ * The keys this tab was given, by environment id (sessionStorage only): switching back to an
+ * environment already signed into needs no key again. Keys are kept only as hashes by the API, so
+ * another environment's key cannot be fetched; it is typed in once.
+ */
+export function knownKeys(): Record<string, string> {
+  try {
+    return JSON.parse(sessionStorage.getItem(KEYRING) ?? "{}") as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+export function rememberKey(environmentId: string, key: string) {
+  sessionStorage.setItem(KEYRING, JSON.stringify({ ...knownKeys(), [environmentId]: key }));
+}
+export function forgetKeys() {
+  sessionStorage.removeItem(KEYRING);
+}
+
+/** A call answered with no body (204): throws as `ok` does when it failed. */
+export async function done(call: Promise<{ error?: unknown; response: Response }>): Promise<void> {
+  const { error, response } = await call;
+  if (!response.ok) {
+    const message =
+      typeof error === "object" && error !== null && "message" in error
+        ? String(error.message)
+        : response.statusText;
+    throw new ApiError(response.status, message || `HTTP ${response.status}`);
+  }
+}

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 
 /**
@@ -57,3 +58,50 @@ export function Pager({
 }
 
 export const when = (iso: string | undefined) => (iso ? new Date(iso).toLocaleString() : "");
+
+/** A state (delivered, failed, skipped, pending, canceled…) in its colour, with its word: never colour alone. */
+export function StateBadge({ state }: { state: string }) {
+  return <span class={`state state-${state}`}>{state}</span>;
+}
+
+/** An on/off control: a button with role `switch`, named by `label`, its state in aria-checked. */
+export function Switch({
+  label,
+  checked,
+  disabled,
+  onChange,
+}: {
+  label: string;
+  checked: boolean;
+  disabled?: boolean;
+  onChange: (checked: boolean) => void;
+}) {
+  return (
+    <button
+      type="button"
+      role="switch"
+      class="switch"
+      aria-checked={checked}
+      aria-label={label}
+      disabled={disabled}
+      onClick={() => onChange(!checked)}
+    >
+      {checked ? "On" : "Off"}
+    </button>
+  );
+}
+
+/** A table's box: a wide table scrolls inside it, so the page never scrolls sideways. */
+export function TableWrap({ children }: { children: ComponentChildren }) {
+  return <div class="table-wrap">{children}</div>;
+}
+
+/** The channels as people read them ("in-app", not "in_app"). */
+export const CHANNEL_LABELS: Record<string, string> = {
+  in_app: "in-app",
+  email: "email",
+  sms: "SMS",
+  chat: "chat",
+  push: "push",
+};
+export const channelLabel = (channel: string) => CHANNEL_LABELS[channel] ?? channel;

@@ -1,10 +1,12 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, forgetKey, ok, storedKey, storeKey } from "./api.ts";
+import { ApiError, api, forgetKey, forgetKeys, ok, rememberKey, storedKey, storeKey } from "./api.ts";
 import { Activity, NotificationView } from "./views/activity.tsx";
 import { Groups } from "./views/groups.tsx";
 import { Integrations } from "./views/integrations.tsx";
+import { type CurrentEnvironment, Settings } from "./views/settings.tsx";
 import { Subscribers, SubscriberView } from "./views/subscribers.tsx";
+import { Topics, TopicView } from "./views/topics.tsx";
 import { WorkflowEditor, Workflows } from "./views/workflows.tsx";
 import "./style.css";
 
@@ -24,11 +26,21 @@ const SECTIONS = [
   ["workflows", "Workflows"],
   ["groups", "Groups"],
   ["subscribers", "Subscribers"],
+  ["topics", "Topics"],
   ["activity", "Activity"],
   ["integrations", "Integrations"],
+  ["settings", "Settings"],
 ] as const;
 
-function SignIn({ onSignedIn }: { onSignedIn: (environment: string) => void }) {
+/** The environment the key opens, remembered with its key for switching back later. */
+async function currentEnvironment(): Promise<CurrentEnvironment> {
+  const { data } = await ok(api.GET("/v1/environments/me"));
+  const key = storedKey();
+  if (key) rememberKey(data._id, key);
+  return { _id: data._id, name: data.name };
+}
+
+function SignIn({ onSignedIn }: { onSignedIn: (environment: CurrentEnvironment) => void }) {
   const [key, setKey] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -38,8 +50,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (environment: string) => void }) {
     setError(null);
     storeKey(key.trim());
     try {
-      const environment = await ok(api.GET("/v1/environments/me"));
-      onSignedIn(environment.data.name);
+      onSignedIn(await currentEnvironment());
     } catch (failure) {
       forgetKey();
       setError(
@@ -75,14 +86,17 @@ function SignIn({ onSignedIn }: { onSignedIn: (environment: string) => void }) {
 }
 
 function App() {
-  const [environment, setEnvironment] = useState<string | null>(null);
+  const [environment, setEnvironment] = useState<CurrentEnvironment | null>(null);
+  const [menuOpen, setMenuOpen] = useState(false);
   const [checking, setChecking] = useState(storedKey() !== null);
   const route = useRoute();
 
+  // A link followed from the menu closes it.
+  useEffect(() => setMenuOpen(false), [route.join("/")]);
   useEffect(() => {
     if (!storedKey()) return;
-    ok(api.GET("/v1/environments/me"))
-      .then((env) => setEnvironment(env.data.name))
+    currentEnvironment()
+      .then(setEnvironment)
       .catch(() => forgetKey())
       .finally(() => setChecking(false));
   }, []);
@@ -97,12 +111,23 @@ function App() {
   else if (section === "subscribers") view = id ? <SubscriberView id={id} /> : <Subscribers />;
   else if (section === "activity") view = id ? <NotificationView id={id} /> : <Activity />;
   else if (section === "integrations") view = <Integrations />;
+  else if (section === "topics") view = id ? <TopicView topicKey={id} /> : <Topics />;
+  else if (section === "settings") view = <Settings current={environment} onSwitch={setEnvironment} />;
 
   return (
     <>
       <header>
         <span class="brand">Tidings</span>
-        <nav aria-label="Sections">
+        <button
+          type="button"
+          class="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="sections"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
+        <nav aria-label="Sections" id="sections" data-open={String(menuOpen)}>
           <ul>
             {SECTIONS.map(([path, label]) => (
               <li key={path}>
@@ -113,18 +138,21 @@ function App() {
             ))}
           </ul>
         </nav>
-        <span class="environment">Environment: {environment}</span>
+        <span class="environment">
+          Environment: <a href="#/settings">{environment.name}</a>
+        </span>
         <button
           type="button"
           onClick={() => {
             forgetKey();
+            forgetKeys();
             setEnvironment(null);
           }}
         >
           Sign out
         </button>
       </header>
-      <main>{view}</main>
+      <main key={environment._id}>{view}</main>
     </>
   );
 }

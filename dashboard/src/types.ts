@@ -18,3 +18,4 @@ export type Group = DataOf<"listNotificationGroups">[number];
 export type Subscriber = DataOf<"getSubscriber">;
 export type Notification = DataOf<"listNotifications">[number];
 export type Job = Notification["jobs"][number];
+export type Integration = DataOf<"listIntegrations">[number];

@@ -4,13 +4,15 @@ import { presentNotification } from "./presenter.ts";
 import { ListNotificationsQuery, type ListNotificationsQueryValue, NotificationPage } from "./schemas.ts";
 import { listNotifications } from "./service.ts";
 
-const list = (value: string | string[] | undefined) => (value === undefined ? undefined : [value].flat());
+const list = <T extends string>(value: T | T[] | undefined) =>
+  value === undefined ? undefined : [value].flat();
 
 function listInput(query: ListNotificationsQueryValue) {
   const workflowIds = list(query.templates);
   const subscriberIds = list(query.subscriberIds);
   const channels = list(query.channels);
   const emails = list(query.emails);
+  const statuses = list(query.status);
   return {
     ...(query.page !== undefined ? { page: query.page } : {}),
     ...(query.limit !== undefined ? { limit: query.limit } : {}),
@@ -18,6 +20,7 @@ function listInput(query: ListNotificationsQueryValue) {
     ...(subscriberIds ? { subscriberIds } : {}),
     ...(emails ? { emails } : {}),
     ...(channels ? { channels } : {}),
+    ...(statuses ? { statuses } : {}),
     ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),
   };
 }

@@ -1,6 +1,7 @@
 import type { Job } from "../engine/domain.ts";
 import type { DetailView } from "./repository.ts";
 import type { DayStats, NotificationView } from "./service.ts";
+import { notificationStatus } from "./status.ts";
 
 export function presentExecutionDetail(detail: DetailView) {
   return {
@@ -127,6 +128,7 @@ export function presentNotification(view: NotificationView) {
           email: "",
           phone: "",
         },
+    status: notificationStatus(view.jobs.map((job) => job.status)),
     jobs: view.jobs.map(presentJob),
     createdAt: notification.createdAt,
     updatedAt: notification.updatedAt,

@@ -3,6 +3,7 @@ import { type ExecutionDetail, type ExecutionStatus, notificationFromRow } from 
 import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database, NotificationsTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp } from "../store/values.ts";
+import { type NotificationStatus, statusCondition } from "./status.ts";
 
 type Db = Kysely<Database>;
 
@@ -29,6 +30,8 @@ export interface NotificationFilter {
   subscriberRefs?: string[];
   transactionId?: string;
   channels?: string[];
+  /** Notifications in any of these statuses (status.ts), as their jobs make them. */
+  statuses?: NotificationStatus[];
 }
 
 /** A page of the environment's notifications, newest first, and how many match in all. */
@@ -47,6 +50,25 @@ export async function listNotifications(
     base = base.where((eb) =>
       eb.or(channels.map((channel) => eb("channels", "like", `%${JSON.stringify(channel)}%`))),
     );
+  }
+  if (filter.statuses?.length) {
+    const statuses = filter.statuses;
+    base = base.where((eb) => {
+      const jobsIn = (list: string[]) =>
+        eb.exists(
+          eb
+            .selectFrom("jobs")
+            .select(sql.lit(1).as("one"))
+            .whereRef("jobs.notification_id", "=", "notifications.id")
+            .where("jobs.status", "in", list),
+        );
+      return eb.or(
+        statuses.map((status) => {
+          const { some, none } = statusCondition(status);
+          return eb.and([...(some ? [jobsIn(some)] : []), ...(none.length ? [eb.not(jobsIn(none))] : [])]);
+        }),
+      );
+    });
   }
   const [rows, total] = await Promise.all([
     base

@@ -1,11 +1,18 @@
 import { type Static, Type } from "typebox";
 import { FreeObject, ObjectIdString, Page } from "../http/schema-helpers.ts";
 import { Step, Trigger } from "../workflows/schemas.ts";
+import { NOTIFICATION_STATUSES, type NotificationStatus } from "./status.ts";
 
 const StringList = Type.Union([
   Type.String({ maxLength: 200 }),
   Type.Array(Type.String({ maxLength: 200 }), { maxItems: 100 }),
 ]);
+
+const Status = Type.Unsafe<NotificationStatus>({
+  type: "string",
+  enum: [...NOTIFICATION_STATUSES],
+  description: "A notification's status, as its jobs make it (see `status` on a notification)",
+});
 
 export const ListNotificationsQuery = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
@@ -16,6 +23,11 @@ export const ListNotificationsQuery = Type.Object({
   emails: Type.Optional(StringList),
   search: Type.Optional(Type.String({ maxLength: 200 })),
   transactionId: Type.Optional(Type.String({ maxLength: 255 })),
+  status: Type.Optional(
+    Type.Union([Status, Type.Array(Status, { maxItems: 5 })], {
+      description: "Only notifications in this status, or in any of these",
+    }),
+  ),
 });
 export type ListNotificationsQueryValue = Static<typeof ListNotificationsQuery>;
 
@@ -100,6 +112,14 @@ export const Notification = Type.Object(
       },
       { additionalProperties: false },
     ),
+    status: Type.Unsafe<NotificationStatus>({
+      type: "string",
+      enum: [...NOTIFICATION_STATUSES],
+      description:
+        "At a glance, from its jobs: failed when one failed; else pending while one has still to run; else " +
+        "canceled when one was canceled; else delivered when one completed (or was merged into a digest); " +
+        "else skipped (every step skipped)",
+    }),
     jobs: Type.Array(Job),
     createdAt: Type.String({ format: "date-time" }),
     updatedAt: Type.String({ format: "date-time" }),

@@ -6,6 +6,7 @@ import type { Subscriber } from "../subscribers/domain.ts";
 import { findSubscriberRefs, findSubscriberRefsByEmail, getSubscriberByRef } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import * as activity from "./repository.ts";
+import type { NotificationStatus } from "./status.ts";
 
 const PAGE_SIZE = 10;
 
@@ -51,6 +52,7 @@ export async function listNotifications(
     emails?: string[];
     transactionId?: string;
     channels?: string[];
+    statuses?: NotificationStatus[];
   },
 ) {
   const page = input.page ?? 0;
@@ -74,6 +76,7 @@ export async function listNotifications(
       ...(subscriberRefs ? { subscriberRefs } : {}),
       ...(input.transactionId !== undefined ? { transactionId: input.transactionId } : {}),
       ...(input.channels?.length ? { channels: input.channels } : {}),
+      ...(input.statuses?.length ? { statuses: input.statuses } : {}),
     },
     { offset: page * limit, limit },
   );

@@ -4,6 +4,7 @@ import { deleteIntegrationRoute } from "./delete-integration.ts";
 import { getWebhookProviderStatusRoute } from "./get-webhook-provider-status.ts";
 import { listActiveIntegrationsRoute } from "./list-active-integrations.ts";
 import { listIntegrationsRoute } from "./list-integrations.ts";
+import { sendTestEmailRoute } from "./send-test-email.ts";
 import type { IntegrationTools } from "./service.ts";
 import { setPrimaryIntegrationRoute } from "./set-primary-integration.ts";
 import { updateIntegrationRoute } from "./update-integration.ts";
@@ -17,4 +18,5 @@ export const integrationRoutes: RoutePluginWith<{ tools: IntegrationTools }> = a
   await app.register(deleteIntegrationRoute, { tools });
   await app.register(setPrimaryIntegrationRoute, { tools });
   await app.register(getWebhookProviderStatusRoute, { tools });
+  await app.register(sendTestEmailRoute, { tools });
 };

@@ -154,3 +154,55 @@ export const IntegrationList = Type.Object(
   { data: Type.Array(IntegrationResource) },
   { title: "IntegrationList", additionalProperties: false },
 );
+
+// ---------------------------------------------------------------- a test email
+
+const EmailAddress = Type.String({ maxLength: 320, format: "email" });
+
+export const TestEmailBody = Type.Object(
+  {
+    to: Type.Union([EmailAddress, Type.Array(EmailAddress, { minItems: 1, maxItems: 10 })], {
+      description: "Whom to send it to: an address, or up to 10",
+    }),
+    subject: Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      description: "A Handlebars template, as a step's",
+    }),
+    content: Type.Union([Type.String({ maxLength: 100_000 }), Type.Array(FreeObject(), { maxItems: 100 })], {
+      description: "The HTML, or the editor's blocks; a Handlebars template rendered with `payload`",
+    }),
+    contentType: Type.Optional(
+      Type.Unsafe<"customHtml" | "editor">({ type: "string", enum: ["customHtml", "editor"] }),
+    ),
+    payload: Type.Optional(FreeObject("The variables the subject and content are rendered with")),
+    preheader: Type.Optional(Type.String({ maxLength: 1000 })),
+    integrationId: Type.Optional(
+      ObjectIdString(
+        "Send through this email integration (active or not); default: the primary active one, as Novu",
+      ),
+    ),
+    // Sent by Novu's dashboard; not used here.
+    layoutId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+    bridge: Type.Optional(Type.Boolean()),
+    stepId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+    workflowId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+    controls: Type.Optional(FreeObject()),
+  },
+  { additionalProperties: false },
+);
+export type TestEmailInput = Static<typeof TestEmailBody>;
+
+export const TestEmailSent = Type.Object(
+  {
+    data: Type.Object(
+      {
+        integrationId: ObjectIdString("The integration it went through"),
+        identifier: Type.String({ description: "That integration's identifier" }),
+        to: Type.Array(Type.String(), { description: "The addresses the SMTP server accepted it for" }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { title: "TestEmailSent", additionalProperties: false },
+);

@@ -19,7 +19,8 @@ const unusable = (error: string): DeliveryResult => ({ ok: false, retryable: tru
 
 const UNOPENED = "its credentials cannot be decrypted with this server's TIDINGS_SECRET_KEY";
 
-function emailSender(integration: Integration, tools: IntegrationTools): EmailSender {
+/** An email integration as a sender (a test email goes through it as a step's email would). */
+export function emailSender(integration: Integration, tools: IntegrationTools): EmailSender {
   return {
     integrationId: integration.id,
     identifier: integration.identifier,

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import slugify from "slugify";
 import { isoNow } from "../clock.ts";
 import { type Deps, inTransaction } from "../deps.ts";
+import { previewStep } from "../engine/service.ts";
 import { badRequest, conflict, type FieldError, invalidField, mention, notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import { displayName } from "../names.ts";
@@ -9,7 +10,8 @@ import { PROVIDERS, ProviderError, type ProviderInfo, providerInfo } from "../pr
 import type { Tenant } from "../tenancy/tenant.ts";
 import { type Credentials, type Integration, MASK, SECRET_FIELDS } from "./domain.ts";
 import * as repo from "./repository.ts";
-import type { CreateIntegrationInput, UpdateIntegrationInput } from "./schemas.ts";
+import type { CreateIntegrationInput, TestEmailInput, UpdateIntegrationInput } from "./schemas.ts";
+import { emailSender } from "./senders.ts";
 import { smtpSettingsOf } from "./smtp-settings.ts";
 import { type IntegrationTools, sealing } from "./tools.ts";
 
@@ -315,4 +317,60 @@ export async function webhookProviderStatus(
     throw notFound(`No integration of provider ${mention(providerId, "with this id")} was found`);
   }
   return false;
+}
+
+/**
+ * Novu's test email (`POST /v1/events/test/email`): the subject and content rendered with the payload
+ * as an email step's are, sent at once through the named email integration (active or not: it can be
+ * tried before it is switched on), else the channel's primary active one. Nothing is recorded; a
+ * refusal is a 400 carrying the provider's reason.
+ */
+export async function sendTestEmail(
+  deps: Deps,
+  tenant: Tenant,
+  input: TestEmailInput,
+  tools: IntegrationTools,
+): Promise<{ integration: Integration; to: string[] }> {
+  const { unseal } = sealing(tools);
+  let integration: Integration | undefined;
+  if (input.integrationId !== undefined) {
+    integration = await repo.findIntegration(deps.db, tenant.environmentId, input.integrationId, unseal);
+    if (!integration) throw integrationNotFound(input.integrationId);
+    if (integration.channel !== "email") {
+      throw invalidField(
+        "integrationId",
+        `must name an email integration; this one is ${integration.channel}`,
+      );
+    }
+  } else {
+    [integration] = await repo.listIntegrations(deps.db, tenant.environmentId, unseal, {
+      active: true,
+      channel: "email",
+      primaryFirst: true,
+    });
+    if (!integration) throw badRequest("Missing an active email integration");
+  }
+  const rendered = await previewStep(
+    {
+      type: "email",
+      subject: input.subject,
+      content: input.content,
+      ...(input.preheader !== undefined ? { preheader: input.preheader } : {}),
+    },
+    { payload: input.payload ?? {} },
+  );
+  if (!rendered?.ok) throw badRequest(rendered?.reason ?? "The email could not be rendered");
+  const sender = emailSender(integration, tools);
+  const to = [input.to].flat();
+  for (const address of to) {
+    const result = await sender.send({
+      to: address,
+      subject: String(rendered.preview.subject ?? ""),
+      html: String(rendered.preview.body ?? ""),
+      senderName: "",
+      deliveryKey: `test-${randomBytes(8).toString("hex")}`,
+    });
+    if (!result.ok) throw badRequest(`The test email to ${address} was not sent: ${result.error}`);
+  }
+  return { integration, to };
 }
