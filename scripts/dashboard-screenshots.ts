@@ -153,6 +153,8 @@ try {
   await shot("activity", "#/activity", "Activity");
   await shot("notification", `#/activity/${notification._id}`, "Notification of Welcome");
   await shot("integrations", "#/integrations", "Integrations");
+  await shot("topics", "#/topics", "Topics");
+  await shot("settings", "#/settings", "Settings");
 } finally {
   await browser.close();
   await app.close();
