@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { KeyClaim } from "../auth/key-claim.ts";
+import type { BridgeOptions } from "../bridge-client.ts";
 import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError, mention, unprocessable } from "../errors.ts";
@@ -27,6 +28,7 @@ import type {
   TriggerStatus,
   WorkflowSnapshot,
 } from "./domain.ts";
+import { requirePayloadSchema } from "./payload-schema.ts";
 import { declaredVariables, requireVariables, withDefaults } from "./payload-variables.ts";
 import type { JobQueue, NewTask } from "./queue/port.ts";
 import {
@@ -55,6 +57,8 @@ export interface EngineDeps extends Deps {
   readonly renderer?: Renderer | undefined;
   /** The environments' quotas a trigger must fit (src/engine/quotas.ts); none when absent. */
   readonly quotas?: Quotas | undefined;
+  /** How steps defined in code reach their bridge (src/bridge-client.ts); without it they fail. */
+  readonly bridge?: BridgeOptions | undefined;
 }
 
 /** The engine's dependencies on another handle: a transaction, or a piece of pipelined work in one. */
@@ -307,6 +311,7 @@ async function accept(
   // defaults fill what it leaves out (an inactive workflow runs nothing and is not held to them).
   let payload = request.payload ?? {};
   if (status === "processed") {
+    requirePayloadSchema(workflow.payloadSchema, payload);
     const variables = declaredVariables(workflow.steps);
     requireVariables(variables, payload);
     payload = withDefaults(variables, payload);

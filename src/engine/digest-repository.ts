@@ -365,3 +365,22 @@ export async function carryingOthers(
     .execute();
   return rows.map((row) => row.notification_id);
 }
+
+/** The window's events as a code workflow's steps read them: each notification's id, time and payload, oldest first. */
+export async function eventRecords(
+  db: Db,
+  windowId: string,
+): Promise<{ id: string; time: string; payload: Record<string, unknown> }[]> {
+  const rows = await db
+    .selectFrom("digest_events as e")
+    .innerJoin("notifications as n", "n.id", "e.notification_id")
+    .select(["n.id", "n.payload", "e.created_at"])
+    .where("e.window_id", "=", windowId)
+    .orderBy("e.seq")
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    time: readTimestamp(row.created_at),
+    payload: readJson<Record<string, unknown>>(row.payload),
+  }));
+}

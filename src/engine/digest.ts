@@ -125,13 +125,15 @@ export async function arriveAtDigest(
   deps: EngineDeps,
   job: Job,
   notification: Notification,
+  /** A step defined in code: the window and key its bridge answered, instead of the step's metadata. */
+  given?: { settings: DigestSettings; digestKey: string; digestValue: string },
 ): Promise<StepOutcome> {
   const { db } = deps;
   const now = deps.clock.now();
   const nowIso = new Date(now).toISOString();
   const metadata = job.step.metadata;
-  const digestKey = metadata.digestKey ?? "";
-  const digestValue = digestValueOf(notification.payload, digestKey);
+  const digestKey = given?.digestKey ?? metadata.digestKey ?? "";
+  const digestValue = given?.digestValue ?? digestValueOf(notification.payload, digestKey);
   const windowKey = windowKeyOf({
     environmentId: job.environmentId,
     workflowId: job.workflowId,
@@ -200,7 +202,7 @@ export async function arriveAtDigest(
     return merged(open, open.eventCount);
   }
 
-  const settings = digestSettingsOf(metadata);
+  const settings = given?.settings ?? digestSettingsOf(metadata);
   const previousEventAt = settings.backoff ? await windows.lastEventAt(db, windowKey) : undefined;
   const decision = digestDecision({ metadata: settings, previousEventAt, now });
   const immediate = decision.mode === "immediate";

@@ -194,6 +194,8 @@ export function normalizeSteps(inputs: readonly StepDraft[], current: readonly S
         backoffUnit: metadata.backoffUnit ?? "seconds",
         updateMode: metadata.updateMode ?? false,
         ...(metadata.delayPath !== undefined ? { delayPath: metadata.delayPath } : {}),
+        ...(metadata.threshold !== undefined ? { threshold: metadata.threshold } : {}),
+        ...(metadata.throttleKey !== undefined ? { throttleKey: metadata.throttleKey } : {}),
       },
       replyCallback: input.replyCallback ?? {},
     };
