@@ -54,6 +54,28 @@ export interface paths {
       };
     };
   };
+  "/v1/bridge/controls/{workflowId}/{stepId}": {
+    /**
+     * Keep the control values of a step defined in code
+     * @description Sent with every execution of the step from then on; the app checks them against its schema.
+     */
+    put: operations["setBridgeStepControls"];
+  };
+  "/v1/bridge/diff": {
+    /** What a sync of this bridge would change */
+    post: operations["diffBridge"];
+  };
+  "/v1/bridge/preview/{workflowId}/{stepId}": {
+    /** Render a step defined in code through the bridge, with a payload */
+    post: operations["previewBridgeStep"];
+  };
+  "/v1/bridge/sync": {
+    /**
+     * Register the environment's bridge and store the workflows it defines in code
+     * @description Asks the bridge for its workflows (a GET with `action=discover`, signed with the environment's secret key) and stores each as a workflow of origin `external`; a code workflow the bridge no longer lists is deleted. Answers the environment's code workflows.
+     */
+    post: operations["syncBridge"];
+  };
   "/v1/changes": {
     /**
      * The key's environment's changes not yet in the environment derived from it
@@ -968,6 +990,1067 @@ export type external = Record<string, never>;
 
 export interface operations {
 
+  /**
+   * Keep the control values of a step defined in code
+   * @description Sent with every execution of the step from then on; the app checks them against its schema.
+   */
+  setBridgeStepControls: {
+    parameters: {
+      path: {
+        workflowId: string;
+        stepId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The step's control values, as its control schema in the app describes them */
+          controls: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The workflow as stored */
+      200: {
+        content: {
+          "application/json": {
+            /** Workflow */
+            data: {
+              /** @description The id of the API key that created the workflow */
+              _creatorId: string;
+              /** @description The environment */
+              _environmentId: string;
+              /** @description The workflow's id */
+              _id: string;
+              /** @description The workflow's notification group */
+              _notificationGroupId: string;
+              /** @description The organization */
+              _organizationId: string;
+              _parentId: string;
+              active: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              critical: boolean;
+              /** @description Free-form data kept with the workflow */
+              data: {
+                [key: string]: unknown;
+              };
+              deleted: boolean;
+              /** @description When the workflow was deleted; empty while it is live */
+              deletedAt: string;
+              /** @description The id of the API key that deleted it; empty while it is live */
+              deletedBy: string;
+              description: string;
+              draft: boolean;
+              name: string;
+              /** NotificationGroup */
+              notificationGroup: {
+                /** @description The environment the group belongs to */
+                _environmentId: string;
+                /** @description The group's id */
+                _id: string;
+                /** @description The organization the group belongs to */
+                _organizationId: string;
+                /** @description The id of the group this one is the counterpart of in another environment, or empty */
+                _parentId: string;
+                /** Format: date-time */
+                createdAt: string;
+                name: string;
+                /** Format: date-time */
+                updatedAt: string;
+              };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
+              preferenceSettings: {
+                chat: boolean;
+                email: boolean;
+                in_app: boolean;
+                push: boolean;
+                sms: boolean;
+              };
+              /**
+               * @description How much its notifications matter in the inbox: high, medium, low or none
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              steps: {
+                  /** @description The step's id */
+                  _id: string;
+                  /** @description Typed as an object by the API; empty unless the step was promoted */
+                  _parentId: {
+                    [key: string]: unknown;
+                  };
+                  /** @description The id of the step's message template */
+                  _templateId: string;
+                  active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
+                  filters: {
+                      children: {
+                          field: string;
+                          on: string;
+                          operator: string;
+                          value: string;
+                        }[];
+                      isNegated: boolean;
+                      type: string;
+                      value: string;
+                    }[];
+                  metadata: {
+                    amount: number;
+                    backoff: boolean;
+                    backoffAmount: number;
+                    backoffUnit: string;
+                    /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                    delayPath?: string;
+                    digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
+                    type: string;
+                    unit: string;
+                    updateMode: boolean;
+                  };
+                  name: string;
+                  replyCallback: {
+                    [key: string]: unknown;
+                  };
+                  shouldStopOnFail: boolean;
+                  /** @description The message template: its type, content, subject and so on */
+                  template: {
+                    [key: string]: unknown;
+                  };
+                  /** Format: uuid */
+                  uuid: string;
+                }[];
+              tags: string[];
+              triggers: {
+                  identifier: string;
+                  subscriberVariables: {
+                      name: string;
+                    }[];
+                  type: string;
+                  variables: {
+                      name: string;
+                    }[];
+                }[];
+              /** Format: date-time */
+              updatedAt: string;
+              workflowIntegrationStatus: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such code workflow or step */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** What a sync of this bridge would change */
+  diffBridge: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The URL the app serves its workflows at (@novu/framework's `serve`) */
+          bridgeUrl: string;
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Workflow ids by what a sync would do to them */
+      201: {
+        content: {
+          "application/json": {
+            /** BridgeDiff */
+            data: {
+              /** @description Workflow ids the bridge lists and this environment lacks */
+              added: string[];
+              /** @description Code workflows the bridge no longer lists: a sync deletes them */
+              removed: string[];
+              unchanged: string[];
+              /** @description Workflow ids whose definition changed */
+              updated: string[];
+            };
+          };
+        };
+      };
+      /** @description Invalid bridgeUrl, or the bridge's discover failed (the message says why) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Render a step defined in code through the bridge, with a payload */
+  previewBridgeStep: {
+    parameters: {
+      path: {
+        workflowId: string;
+        stepId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Control values to render with instead of the stored ones */
+          controls?: {
+            [key: string]: unknown;
+          };
+          /** @description The payload to render with; the framework mocks what its schema needs and this lacks */
+          payload?: {
+            [key: string]: unknown;
+          };
+          /** @description Earlier steps' results; mocked when absent */
+          state?: {
+              [key: string]: unknown;
+            }[];
+          subscriber?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The bridge's rendering of the step */
+      201: {
+        content: {
+          "application/json": {
+            /** BridgePreview */
+            data: {
+              metadata?: {
+                [key: string]: unknown;
+              };
+              options?: {
+                [key: string]: unknown;
+              };
+              /** @description What the step renders: in-app `{subject, body, …}`, email `{subject, body}`, … */
+              outputs?: {
+                [key: string]: unknown;
+              };
+              providers?: {
+                [key: string]: unknown;
+              };
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Invalid body, no bridge, or the bridge could not render (the message says why) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such code workflow or step */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Register the environment's bridge and store the workflows it defines in code
+   * @description Asks the bridge for its workflows (a GET with `action=discover`, signed with the environment's secret key) and stores each as a workflow of origin `external`; a code workflow the bridge no longer lists is deleted. Answers the environment's code workflows.
+   */
+  syncBridge: {
+    parameters: {
+      query?: {
+        /** @description Who asks (cli, dashboard, …) */
+        source?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The URL the app serves its workflows at (@novu/framework's `serve`) */
+          bridgeUrl: string;
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The environment's workflows defined in code, as stored */
+      201: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description The id of the API key that created the workflow */
+                _creatorId: string;
+                /** @description The environment */
+                _environmentId: string;
+                /** @description The workflow's id */
+                _id: string;
+                /** @description The workflow's notification group */
+                _notificationGroupId: string;
+                /** @description The organization */
+                _organizationId: string;
+                _parentId: string;
+                active: boolean;
+                /** Format: date-time */
+                createdAt: string;
+                critical: boolean;
+                /** @description Free-form data kept with the workflow */
+                data: {
+                  [key: string]: unknown;
+                };
+                deleted: boolean;
+                /** @description When the workflow was deleted; empty while it is live */
+                deletedAt: string;
+                /** @description The id of the API key that deleted it; empty while it is live */
+                deletedBy: string;
+                description: string;
+                draft: boolean;
+                name: string;
+                /** NotificationGroup */
+                notificationGroup: {
+                  /** @description The environment the group belongs to */
+                  _environmentId: string;
+                  /** @description The group's id */
+                  _id: string;
+                  /** @description The organization the group belongs to */
+                  _organizationId: string;
+                  /** @description The id of the group this one is the counterpart of in another environment, or empty */
+                  _parentId: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  name: string;
+                  /** Format: date-time */
+                  updatedAt: string;
+                };
+                /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+                origin?: string;
+                /** @description The JSON Schema a trigger's payload must match */
+                payloadSchema?: {
+                  [key: string]: unknown;
+                };
+                preferenceSettings: {
+                  chat: boolean;
+                  email: boolean;
+                  in_app: boolean;
+                  push: boolean;
+                  sms: boolean;
+                };
+                /**
+                 * @description How much its notifications matter in the inbox: high, medium, low or none
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                steps: {
+                    /** @description The step's id */
+                    _id: string;
+                    /** @description Typed as an object by the API; empty unless the step was promoted */
+                    _parentId: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The id of the step's message template */
+                    _templateId: string;
+                    active: boolean;
+                    /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                    code?: {
+                      /** @description The control values sent to the bridge with each execution of the step */
+                      controlValues: {
+                        [key: string]: unknown;
+                      };
+                      /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                      type: string;
+                    };
+                    filters: {
+                        children: {
+                            field: string;
+                            on: string;
+                            operator: string;
+                            value: string;
+                          }[];
+                        isNegated: boolean;
+                        type: string;
+                        value: string;
+                      }[];
+                    metadata: {
+                      amount: number;
+                      backoff: boolean;
+                      backoffAmount: number;
+                      backoffUnit: string;
+                      /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                      delayPath?: string;
+                      digestKey: string;
+                      /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                      threshold?: number;
+                      /** @description Throttle steps: the payload path whose value gets a window of its own */
+                      throttleKey?: string;
+                      type: string;
+                      unit: string;
+                      updateMode: boolean;
+                    };
+                    name: string;
+                    replyCallback: {
+                      [key: string]: unknown;
+                    };
+                    shouldStopOnFail: boolean;
+                    /** @description The message template: its type, content, subject and so on */
+                    template: {
+                      [key: string]: unknown;
+                    };
+                    /** Format: uuid */
+                    uuid: string;
+                  }[];
+                tags: string[];
+                triggers: {
+                    identifier: string;
+                    subscriberVariables: {
+                        name: string;
+                      }[];
+                    type: string;
+                    variables: {
+                        name: string;
+                      }[];
+                  }[];
+                /** Format: date-time */
+                updatedAt: string;
+                workflowIntegrationStatus: {
+                  [key: string]: unknown;
+                };
+              })[];
+          };
+        };
+      };
+      /** @description Invalid bridgeUrl, or the bridge's discover failed (the message says why) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
   /**
    * The key's environment's changes not yet in the environment derived from it
    * @description Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow and group of this environment (Development) that Production lacks, has otherwise, or still has after it was deleted here. A change's `_id` is its record's id. Applied changes are not kept: `promoted=true` lists none.
@@ -14524,6 +15607,12 @@ export interface operations {
                   /** Format: date-time */
                   updatedAt: string;
                 };
+                /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+                origin?: string;
+                /** @description The JSON Schema a trigger's payload must match */
+                payloadSchema?: {
+                  [key: string]: unknown;
+                };
                 preferenceSettings: {
                   chat: boolean;
                   email: boolean;
@@ -14546,6 +15635,15 @@ export interface operations {
                     /** @description The id of the step's message template */
                     _templateId: string;
                     active: boolean;
+                    /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                    code?: {
+                      /** @description The control values sent to the bridge with each execution of the step */
+                      controlValues: {
+                        [key: string]: unknown;
+                      };
+                      /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                      type: string;
+                    };
                     filters: {
                         children: {
                             field: string;
@@ -14565,6 +15663,10 @@ export interface operations {
                       /** @description Scheduled delays: the payload path of the ISO date to wait for */
                       delayPath?: string;
                       digestKey: string;
+                      /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                      threshold?: number;
+                      /** @description Throttle steps: the payload path whose value gets a window of its own */
+                      throttleKey?: string;
                       type: string;
                       unit: string;
                       updateMode: boolean;
@@ -14767,6 +15869,10 @@ export interface operations {
                 /** @description Scheduled delays (type: scheduled): the payload path of the ISO date to wait for */
                 delayPath?: string;
                 digestKey?: string;
+                /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                threshold?: number;
+                /** @description Throttle steps: the payload path whose value gets a window of its own */
+                throttleKey?: string;
                 /** @enum {string} */
                 type?: "regular" | "backoff" | "timed" | "scheduled";
                 /** @enum {string} */
@@ -14784,7 +15890,7 @@ export interface operations {
                  * @description The channel or action of the step
                  * @enum {string}
                  */
-                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom";
+                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom" | "throttle";
                 [key: string]: unknown;
               };
               /** Format: uuid */
@@ -14906,6 +16012,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -14928,6 +16040,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -14947,6 +16068,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -15249,6 +16374,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -15271,6 +16402,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -15290,6 +16430,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -15517,6 +16661,10 @@ export interface operations {
                 /** @description Scheduled delays (type: scheduled): the payload path of the ISO date to wait for */
                 delayPath?: string;
                 digestKey?: string;
+                /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                threshold?: number;
+                /** @description Throttle steps: the payload path whose value gets a window of its own */
+                throttleKey?: string;
                 /** @enum {string} */
                 type?: "regular" | "backoff" | "timed" | "scheduled";
                 /** @enum {string} */
@@ -15534,7 +16682,7 @@ export interface operations {
                  * @description The channel or action of the step
                  * @enum {string}
                  */
-                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom";
+                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom" | "throttle";
                 [key: string]: unknown;
               };
               /** Format: uuid */
@@ -15652,6 +16800,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -15674,6 +16828,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -15693,6 +16856,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -16202,6 +17369,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -16224,6 +17397,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -16243,6 +17425,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -16543,6 +17729,15 @@ export interface operations {
                       /** @description The id of the step's message template */
                       _templateId: string;
                       active: boolean;
+                      /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                      code?: {
+                        /** @description The control values sent to the bridge with each execution of the step */
+                        controlValues: {
+                          [key: string]: unknown;
+                        };
+                        /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                        type: string;
+                      };
                       filters: {
                           children: {
                               field: string;
@@ -16562,6 +17757,10 @@ export interface operations {
                         /** @description Scheduled delays: the payload path of the ISO date to wait for */
                         delayPath?: string;
                         digestKey: string;
+                        /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                        threshold?: number;
+                        /** @description Throttle steps: the payload path whose value gets a window of its own */
+                        throttleKey?: string;
                         type: string;
                         unit: string;
                         updateMode: boolean;
@@ -16864,6 +18063,15 @@ export interface operations {
                     /** @description The id of the step's message template */
                     _templateId: string;
                     active: boolean;
+                    /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                    code?: {
+                      /** @description The control values sent to the bridge with each execution of the step */
+                      controlValues: {
+                        [key: string]: unknown;
+                      };
+                      /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                      type: string;
+                    };
                     filters: {
                         children: {
                             field: string;
@@ -16883,6 +18091,10 @@ export interface operations {
                       /** @description Scheduled delays: the payload path of the ISO date to wait for */
                       delayPath?: string;
                       digestKey: string;
+                      /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                      threshold?: number;
+                      /** @description Throttle steps: the payload path whose value gets a window of its own */
+                      throttleKey?: string;
                       type: string;
                       unit: string;
                       updateMode: boolean;
@@ -29850,6 +31062,12 @@ export interface operations {
                   /** Format: date-time */
                   updatedAt: string;
                 };
+                /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+                origin?: string;
+                /** @description The JSON Schema a trigger's payload must match */
+                payloadSchema?: {
+                  [key: string]: unknown;
+                };
                 preferenceSettings: {
                   chat: boolean;
                   email: boolean;
@@ -29872,6 +31090,15 @@ export interface operations {
                     /** @description The id of the step's message template */
                     _templateId: string;
                     active: boolean;
+                    /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                    code?: {
+                      /** @description The control values sent to the bridge with each execution of the step */
+                      controlValues: {
+                        [key: string]: unknown;
+                      };
+                      /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                      type: string;
+                    };
                     filters: {
                         children: {
                             field: string;
@@ -29891,6 +31118,10 @@ export interface operations {
                       /** @description Scheduled delays: the payload path of the ISO date to wait for */
                       delayPath?: string;
                       digestKey: string;
+                      /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                      threshold?: number;
+                      /** @description Throttle steps: the payload path whose value gets a window of its own */
+                      throttleKey?: string;
                       type: string;
                       unit: string;
                       updateMode: boolean;
@@ -30092,6 +31323,10 @@ export interface operations {
                 /** @description Scheduled delays (type: scheduled): the payload path of the ISO date to wait for */
                 delayPath?: string;
                 digestKey?: string;
+                /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                threshold?: number;
+                /** @description Throttle steps: the payload path whose value gets a window of its own */
+                throttleKey?: string;
                 /** @enum {string} */
                 type?: "regular" | "backoff" | "timed" | "scheduled";
                 /** @enum {string} */
@@ -30109,7 +31344,7 @@ export interface operations {
                  * @description The channel or action of the step
                  * @enum {string}
                  */
-                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom";
+                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom" | "throttle";
                 [key: string]: unknown;
               };
               /** Format: uuid */
@@ -30231,6 +31466,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -30253,6 +31494,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -30272,6 +31522,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -30571,6 +31825,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -30593,6 +31853,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -30612,6 +31881,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -30838,6 +32111,10 @@ export interface operations {
                 /** @description Scheduled delays (type: scheduled): the payload path of the ISO date to wait for */
                 delayPath?: string;
                 digestKey?: string;
+                /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                threshold?: number;
+                /** @description Throttle steps: the payload path whose value gets a window of its own */
+                throttleKey?: string;
                 /** @enum {string} */
                 type?: "regular" | "backoff" | "timed" | "scheduled";
                 /** @enum {string} */
@@ -30855,7 +32132,7 @@ export interface operations {
                  * @description The channel or action of the step
                  * @enum {string}
                  */
-                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom";
+                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom" | "throttle";
                 [key: string]: unknown;
               };
               /** Format: uuid */
@@ -30973,6 +32250,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -30995,6 +32278,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -31014,6 +32306,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -31521,6 +32817,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -31543,6 +32845,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -31562,6 +32873,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -42163,7 +43478,7 @@ export interface operations {
               /** @description Default: the name, slugified */
               stepId?: string;
               /** @enum {string} */
-              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
             })[];
           tags?: string[];
           /** @description Only false: payloads are not validated against a schema */
@@ -42308,7 +43623,7 @@ export interface operations {
                    * @description The step's type (a v1 `trigger` step shows as `custom`)
                    * @enum {string}
                    */
-                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
                   /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
                   variables: {
                     [key: string]: unknown;
@@ -42624,7 +43939,7 @@ export interface operations {
                    * @description The step's type (a v1 `trigger` step shows as `custom`)
                    * @enum {string}
                    */
-                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
                   /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
                   variables: {
                     [key: string]: unknown;
@@ -42826,7 +44141,7 @@ export interface operations {
               /** @description Default: the name, slugified */
               stepId?: string;
               /** @enum {string} */
-              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
             })[];
           tags?: string[];
           /** @description Only false: payloads are not validated against a schema */
@@ -42967,7 +44282,7 @@ export interface operations {
                    * @description The step's type (a v1 `trigger` step shows as `custom`)
                    * @enum {string}
                    */
-                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
                   /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
                   variables: {
                     [key: string]: unknown;
@@ -43428,7 +44743,7 @@ export interface operations {
                    * @description The step's type (a v1 `trigger` step shows as `custom`)
                    * @enum {string}
                    */
-                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
                   /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
                   variables: {
                     [key: string]: unknown;
@@ -43688,7 +45003,7 @@ export interface operations {
                   [key: string]: unknown;
                 };
                 /** @enum {string} */
-                type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
               };
             };
           };
@@ -43945,7 +45260,7 @@ export interface operations {
                * @description The step's type (a v1 `trigger` step shows as `custom`)
                * @enum {string}
                */
-              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
               /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
               variables: {
                 [key: string]: unknown;
@@ -44197,7 +45512,7 @@ export interface operations {
                    * @description The step's type (a v1 `trigger` step shows as `custom`)
                    * @enum {string}
                    */
-                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
                   /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
                   variables: {
                     [key: string]: unknown;
