@@ -214,7 +214,8 @@ async function syncBridge(
 ): Promise<number> {
   if (!bridgeUrl) throw new UsageError("sync needs --bridge-url <url>");
   const key = secretKey ?? process.env.NOVU_SECRET_KEY;
-  if (!key) throw new UsageError("sync needs --secret-key <key> (or NOVU_SECRET_KEY): the environment's API key");
+  if (!key)
+    throw new UsageError("sync needs --secret-key <key> (or NOVU_SECRET_KEY): the environment's API key");
   const base = apiUrl ?? process.env.TIDINGS_API_URL ?? `http://localhost:${process.env.PORT ?? "3000"}`;
   const response = await fetch(new URL("/v1/bridge/sync?source=cli", base), {
     method: "POST",
@@ -234,7 +235,8 @@ async function syncBridge(
     [
       `Synced ${workflows.length} workflow${workflows.length === 1 ? "" : "s"} from ${bridgeUrl}:`,
       ...workflows.map(
-        (w) => `  ${w.triggers[0]?.identifier ?? "?"}  ${w.steps.length} step(s)${w.active ? "" : "  (inactive)"}`,
+        (w) =>
+          `  ${w.triggers[0]?.identifier ?? "?"}  ${w.steps.length} step(s)${w.active ? "" : "  (inactive)"}`,
       ),
     ].join("\n"),
   );

@@ -187,7 +187,10 @@ export async function discoverBridge(
   let answer: unknown;
   try {
     // Asked by someone waiting for the answer: said at once, not after backing off and retrying.
-    answer = await callBridge({ url: bridgeUrl, action: "discover", secretKey }, { ...tools.bridge, retries: 0 });
+    answer = await callBridge(
+      { url: bridgeUrl, action: "discover", secretKey },
+      { ...tools.bridge, retries: 0 },
+    );
   } catch (error) {
     if (error instanceof BridgeError) throw badRequest(`Bridge discover failed: ${error.message}`);
     throw error;
