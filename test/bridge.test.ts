@@ -403,7 +403,7 @@ forEachBackend<ManualClock>(
       assert.match(String(mails[0]?.parsed.html), /Items: apples, pears, plums/);
     });
 
-    test("throttle: at most 2 runs a minute per subscriber; the third ends throttled in the activity", async () => {
+    test("throttle: at most N runs a window per subscriber (and key); the others end throttled in the activity", async () => {
       const subscriberId = hexId();
       const statuses: string[] = [];
       let last: JobView[] = [];
@@ -423,6 +423,37 @@ forEachBackend<ManualClock>(
         (await finished(later)).map((j) => j.status),
         ["completed", "completed"],
       );
+
+      // A stored workflow's throttle step: once per minute per subscriber and value of payload.project.
+      const groups = await api.get("/v1/notification-groups");
+      const stored = await api.post("/v1/workflows", {
+        name: `Stored throttle ${hexId()}`,
+        notificationGroupId: groups.json().data[0]._id,
+        active: true,
+        steps: [
+          {
+            template: { type: "throttle" },
+            metadata: { amount: 1, unit: "minutes", threshold: 1, throttleKey: "project" },
+          },
+          { template: { type: "in_app", content: "Build of {{project}}" } },
+        ],
+      });
+      assert.equal(stored.statusCode, 201, stored.body);
+      const name = stored.json().data.triggers[0].identifier;
+      const runs = [];
+      for (const project of ["a", "a", "b"]) {
+        runs.push(
+          (await finished(await trigger(name, { project }, subscriberId))).map((j) => j.status).join(","),
+        );
+      }
+      assert.deepEqual(runs, ["completed,completed", "canceled,canceled", "completed,completed"]);
+      const noWindow = await api.post("/v1/workflows", {
+        name: `Broken throttle ${hexId()}`,
+        notificationGroupId: groups.json().data[0]._id,
+        steps: [{ template: { type: "throttle" }, metadata: { threshold: 2 } }],
+      });
+      assert.equal(noWindow.statusCode, 400, noWindow.body);
+      assert.match(noWindow.json().message, /steps\[0\]\.metadata\.amount must be a positive whole number/);
     });
 
     test("bridge down: retried on 503, then failed with the reason; nothing delivered twice once it is back", async () => {
