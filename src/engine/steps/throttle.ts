@@ -8,7 +8,7 @@ import type { StepOutcome } from "../step-outcome.ts";
 import { addUnits } from "../time-units.ts";
 
 /**
- * Throttle steps (docs/engine.md, "Throttle"): at most `threshold` runs of the workflow's step per
+ * Throttle steps (docs/engine.md, "Delays and digests"): at most `threshold` runs of the workflow's step per
  * subscriber (and per value of the throttle key, when there is one) within a window of `amount` ×
  * `unit` before now; a run past it ends there, `canceled` with "Throttled" in its execution detail,
  * and its later steps are canceled. A run let through is counted in `throttle_passes`, in the same
