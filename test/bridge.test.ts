@@ -335,6 +335,10 @@ forEachBackend<ManualClock>(
 
       const controls = await api.put("/v1/bridge/controls/welcome/hello", { controls: { greeting: "Hi" } });
       assert.equal(controls.statusCode, 200, controls.body);
+      const v2 = await api.get("/v2/workflows/welcome");
+      assert.equal(v2.statusCode, 200, v2.body);
+      assert.equal(v2.json().data.origin, "external");
+      assert.deepEqual(v2.json().data.steps[0].controlValues, { greeting: "Hi" });
       const again = await trigger("welcome", { name: "Grace" });
       await finished(again);
       assert.equal((await messagesOf(again))[0]?.subject, "Hi, Grace");

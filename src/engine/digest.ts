@@ -365,18 +365,27 @@ export async function lockTransactionWindows(
   // SQLite: one transaction writes at a time, which is lock enough.
   if (dialectOf(deps.db) === "sqlite") return;
   const jobs = await windows.liveDigestJobsOfTransaction(deps.db, environmentId, transactionId);
-  const keys = jobs.map((job) => {
-    const digestKey = job.step.metadata.digestKey ?? "";
-    return windowKeyOf({
-      environmentId: job.environmentId,
-      workflowId: job.workflowId,
-      stepId: job.step._id,
-      subscriberRef: job.subscriberRef,
-      digestKey,
-      digestValue: digestValueOf(job.payload, digestKey),
+  // A step defined in code keys its window by what its bridge answered: the window it joined says.
+  const joined = await Promise.all(
+    jobs.filter((job) => job.step.code !== undefined).map((job) => windows.membershipOf(deps.db, job.id)),
+  );
+  const keys = jobs
+    .filter((job) => job.step.code === undefined)
+    .map((job) => {
+      const digestKey = job.step.metadata.digestKey ?? "";
+      return windowKeyOf({
+        environmentId: job.environmentId,
+        workflowId: job.workflowId,
+        stepId: job.step._id,
+        subscriberRef: job.subscriberRef,
+        digestKey,
+        digestValue: digestValueOf(job.payload, digestKey),
+      });
     });
-  });
-  await windows.lockWindowKeys(deps.db, keys);
+  await windows.lockWindowKeys(deps.db, [
+    ...keys,
+    ...joined.flatMap((member) => (member ? [member.window.windowKey] : [])),
+  ]);
 }
 
 /**
