@@ -2,7 +2,7 @@ import { BridgeError, callBridge } from "../../bridge-client.ts";
 import { isoNow } from "../../clock.ts";
 import { newObjectId } from "../../ids.ts";
 import { pipelined } from "../../store/pipeline.ts";
-import { type Subscriber, subscriberForTemplates } from "../../subscribers/domain.ts";
+import type { Subscriber } from "../../subscribers/domain.ts";
 import { holdSubscriber } from "../../subscribers/service.ts";
 import { environmentSecretKey, getBridgeUrl } from "../../tenancy/service.ts";
 import { type Channel, TIME_UNITS, type TimeUnit } from "../../workflows/domain.ts";
@@ -123,6 +123,12 @@ async function stateOf(deps: EngineDeps, job: Job): Promise<StepState[]> {
   return states;
 }
 
+/** The subscriber as the app sees it (Novu's fields): none of this service's own ids or dates. */
+function subscriberForBridge(subscriber: Subscriber): Record<string, unknown> {
+  const { subscriberId, firstName, lastName, email, phone, avatar, locale, timezone, data } = subscriber;
+  return { subscriberId, firstName, lastName, email, phone, avatar, locale, timezone, data };
+}
+
 /** One signed execute call for the job's step, with its retries; a failed outcome when it cannot be made. */
 async function execute(
   deps: EngineDeps,
@@ -148,7 +154,7 @@ async function execute(
     action: "execute",
     payload: notification.payload,
     controls: job.step.code?.controlValues ?? {},
-    subscriber: subscriberForTemplates(subscriber),
+    subscriber: subscriberForBridge(subscriber),
     state: await stateOf(deps, job),
     context: {},
     env: {},
