@@ -273,6 +273,14 @@ export async function environmentSecretKey(
   environmentId: string,
   sealer: KeySealer | undefined,
 ): Promise<string | undefined> {
-  const { keys } = await openEnvironmentKeys(deps, environmentId, sealer);
-  return keys[0];
+  if (!sealer) return undefined;
+  for (const row of await tenancy.listSealedKeys(deps.db, environmentId)) {
+    if (row.sealed === null) continue;
+    try {
+      return sealer.open(row.sealed, row.id);
+    } catch {
+      // Sealed with another secret key: the next one, perhaps.
+    }
+  }
+  return undefined;
 }
