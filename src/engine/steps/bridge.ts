@@ -129,6 +129,32 @@ function subscriberForBridge(subscriber: Subscriber): Record<string, unknown> {
   return { subscriberId, firstName, lastName, email, phone, avatar, locale, timezone, data };
 }
 
+/**
+ * The environment's bridge URL and signing key, read at most once a second per environment and
+ * process: a step's reads on SQLite wait for the group commit they join, and every step of a busy
+ * environment would read the same two values. A sync's new URL is used within a second.
+ */
+const BRIDGE_OF_TTL_MS = 1_000;
+const bridges = new Map<
+  string,
+  { readAt: number; found: Promise<{ bridgeUrl: string; secretKey: string | undefined }> }
+>();
+
+function bridgeOf(deps: EngineDeps, environmentId: string) {
+  const now = Date.now();
+  const kept = bridges.get(environmentId);
+  if (kept && now - kept.readAt < BRIDGE_OF_TTL_MS) return kept.found;
+  const found = Promise.all([
+    getBridgeUrl(deps, environmentId),
+    environmentSecretKey(deps, environmentId, deps.secrets),
+  ]).then(([bridgeUrl, secretKey]) => ({ bridgeUrl, secretKey }));
+  // A failed read is not kept.
+  found.catch(() => bridges.delete(environmentId));
+  if (bridges.size > 10_000) bridges.clear();
+  bridges.set(environmentId, { readAt: now, found });
+  return found;
+}
+
 /** One signed execute call for the job's step, with its retries; a failed outcome when it cannot be made. */
 async function execute(
   deps: EngineDeps,
@@ -138,10 +164,7 @@ async function execute(
 ): Promise<Executed | Failure> {
   if (!deps.bridge)
     return failed("This process cannot call bridges (no bridge options were given to the worker)");
-  const [bridgeUrl, secretKey] = await Promise.all([
-    getBridgeUrl(deps, job.environmentId),
-    environmentSecretKey(deps, job.environmentId, deps.secrets),
-  ]);
+  const { bridgeUrl, secretKey } = await bridgeOf(deps, job.environmentId);
   if (bridgeUrl === "")
     return failed("The environment has no bridge URL: sync the app's bridge (POST /v1/bridge/sync)");
   if (secretKey === undefined)
