@@ -11,7 +11,7 @@ import { ManualClock } from "../src/clock.ts";
 import { type Client, forEachBackend, testConfig } from "./harness.ts";
 import { poll } from "./poll.ts";
 import { drain } from "./queue-helpers.ts";
-import { type SmtpSink, startSmtpSink } from "./sinks.ts";
+import { type SmtpSink, startSmtpSink, startWebhookSink, type WebhookSink } from "./sinks.ts";
 
 // Workflows defined in code (docs/bridge.md): a real @novu/framework app, served by its express
 // adapter on a local port with strictAuthentication and the environment's secret key, synced into
@@ -79,6 +79,7 @@ function workflows() {
         subject: `Receipt ${computed.code}`,
         body: `<p>Thanks, ${subscriber.firstName}: order ${computed.code}</p>`,
       }));
+      await step.chat("team", async () => ({ body: `Order ${computed.code} is paid` }));
     },
     {
       payloadSchema: {
@@ -161,6 +162,7 @@ forEachBackend<ManualClock>(
     let apiKey: string;
     let bridge: BridgeApp;
     let sink: SmtpSink;
+    let hooks: WebhookSink;
 
     before(async () => {
       const tenant = await ctx.tenant();
@@ -182,10 +184,14 @@ forEachBackend<ManualClock>(
         },
       });
       assert.equal(res.statusCode, 201, res.body);
+      hooks = await startWebhookSink();
+      const chat = await api.post("/v1/integrations", { active: true, providerId: "slack", channel: "chat" });
+      assert.equal(chat.statusCode, 201, chat.body);
     });
     after(async () => {
       await bridge?.close();
       await sink?.close();
+      await hooks?.close();
     });
 
     async function sync(url = bridge.url) {
@@ -276,6 +282,7 @@ forEachBackend<ManualClock>(
         [
           ["custom", "custom"],
           ["email", "email"],
+          ["chat", "chat"],
         ],
       );
       // In the workflow list like any workflow; its steps are the app's.
@@ -370,18 +377,26 @@ forEachBackend<ManualClock>(
       assert.equal((await messagesOf(tx))[0]?.content, "Waited 2000 ms");
     });
 
-    test("email: a custom step's outputs reach the email, rendered by the bridge, at the SMTP sink", async () => {
+    test("email and chat: a custom step's outputs reach them, rendered by the bridge, at the sinks", async () => {
       const address = `${hexId()}@example.com`;
-      const tx = await trigger(
-        "receipt",
-        { order: 7 },
-        { subscriberId: hexId(), email: address, firstName: "Lin" },
-      );
+      const subscriberId = hexId();
+      const made = await api.post("/v1/subscribers", { subscriberId, email: address, firstName: "Lin" });
+      assert.equal(made.statusCode, 201, made.body);
+      const hook = await api.put(`/v1/subscribers/${subscriberId}/credentials`, {
+        providerId: "slack",
+        credentials: { webhookUrl: `${hooks.url}/services/${hexId()}` },
+      });
+      assert.equal(hook.statusCode, 200, hook.body);
+      const tx = await trigger("receipt", { order: 7 }, subscriberId);
       const jobs = await finished(tx);
       assert.deepEqual(
         jobs.map((j) => j.status),
-        ["completed", "completed"],
+        ["completed", "completed", "completed"],
         JSON.stringify(jobs),
+      );
+      assert.deepEqual(
+        hooks.requests.map((r) => r.body),
+        [{ text: "Order R-7 is paid" }],
       );
       const mail = sink.mails.find((m) => m.to.includes(address));
       assert.ok(mail, "the email reached the sink");
