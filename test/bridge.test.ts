@@ -163,10 +163,12 @@ forEachBackend<ManualClock>(
     let bridge: BridgeApp;
     let sink: SmtpSink;
     let hooks: WebhookSink;
+    let production: string;
 
     before(async () => {
       const tenant = await ctx.tenant();
       apiKey = tenant.dev.apiKey;
+      production = tenant.prod.environmentId;
       api = ctx.client(apiKey);
       bridge = await startBridgeApp(apiKey);
       sink = await startSmtpSink();
@@ -313,6 +315,10 @@ forEachBackend<ManualClock>(
       const back = await sync();
       assert.equal(back.statusCode, 201, back.body);
       assert.equal(back.json().data.length, 5);
+      // Production gets them from its own app's bridge, not by a publish.
+      const publish = await api.post(`/v2/environments/${production}/diff`, {});
+      assert.equal(publish.statusCode, 200, publish.body);
+      assert.deepEqual(publish.json().data.resources, []);
     });
 
     test("trigger: a payload that breaks the payload schema is refused naming the field", async () => {
