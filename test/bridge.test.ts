@@ -346,6 +346,12 @@ forEachBackend<ManualClock>(
       assert.equal(message?.content, "Welcome aboard, Ada");
       assert.equal(message?.cta.data.url, "https://example.com/start");
 
+      const refused = await api.put("/v1/bridge/controls/welcome/hello", { controls: { greeting: 5 } });
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.match(
+        refused.json().message,
+        /^controls\.greeting must be string \(the step's control schema\)/,
+      );
       const controls = await api.put("/v1/bridge/controls/welcome/hello", { controls: { greeting: "Hi" } });
       assert.equal(controls.statusCode, 200, controls.body);
       const v2 = await api.get("/v2/workflows/welcome");

@@ -5,6 +5,7 @@ import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError, mention, unprocessable } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
+import { requirePayloadSchema } from "../json-schema.ts";
 import { pipelined } from "../store/pipeline.ts";
 import { type Subscriber, subscriberForTemplates } from "../subscribers/domain.ts";
 import {
@@ -28,7 +29,6 @@ import type {
   TriggerStatus,
   WorkflowSnapshot,
 } from "./domain.ts";
-import { requirePayloadSchema } from "./payload-schema.ts";
 import { declaredVariables, requireVariables, withDefaults } from "./payload-variables.ts";
 import type { JobQueue, NewTask } from "./queue/port.ts";
 import {

@@ -3,6 +3,7 @@ import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { badRequest, type FieldError, invalidField, mention, notFound } from "../errors.ts";
 import { isObjectId, newObjectId, newUuid } from "../ids.ts";
+import { requireSchema } from "../json-schema.ts";
 import { defaultGroup } from "../notification-groups/service.ts";
 import { environmentSecretKey, getBridgeUrl, type KeySealer, setBridgeUrl } from "../tenancy/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
@@ -356,6 +357,12 @@ export async function setStepControls(
       );
     const index = current.steps.findIndex((s) => s.stepId === stepId || s._id === stepId);
     const step = current.steps[index];
+    // What the app would refuse at every execution of the step is refused now.
+    const definition = (current.codeDefinition?.steps as DiscoveredStep[] | undefined)?.find(
+      (s) => s.stepId === step?.stepId,
+    );
+    if (step?.code)
+      requireSchema(definition?.controlSchema, controlValues, "controls", "the step's control schema");
     if (!step?.code)
       throw notFound(
         `Step ${mention(stepId, "with this id")} was not found in workflow ${current.identifier}`,
