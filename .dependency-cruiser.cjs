@@ -22,7 +22,7 @@ const FEATURES = [
 ];
 // Infrastructure every feature may use, and which uses no feature (but for the few types below).
 const INFRA =
-  "^src/(store|http|errors\\.ts|ids\\.ts|clock\\.ts|deps\\.ts|config\\.ts|outbound\\.ts|ops|idempotency)";
+  "^src/(store|http|errors\\.ts|ids\\.ts|clock\\.ts|deps\\.ts|config\\.ts|outbound\\.ts|bridge-client\\.ts|json-schema\\.ts|ops|idempotency)";
 const PUBLIC_FACE = "/(service|domain|schemas|presenter|tenant|index)\\.ts$";
 
 const above = (feature) => FEATURES.slice(FEATURES.indexOf(feature) + 1);

@@ -54,7 +54,7 @@ import { tenantRoutes } from "./tenants/routes.ts";
 import { topicRoutes, topicV2Routes } from "./topics/routes.ts";
 import { InboxRealtime, type RealtimeCluster, widgetRoutes } from "./widgets/routes.ts";
 import { workerRegistry } from "./worker.ts";
-import { workflowRoutes, workflowV2Routes } from "./workflows/routes.ts";
+import { bridgeRoutes, workflowRoutes, workflowV2Routes } from "./workflows/routes.ts";
 import { workflowGroupReferences } from "./workflows/service.ts";
 
 export { loggerOptions, logRedaction } from "./ops/logging.ts";
@@ -279,6 +279,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
       outboundAllow: config.outboundAllow,
     });
   app.decorate("secrets", integrations.box);
+  // Calls to code-first workflow apps: the webhooks' outbound policy, the config's timeout and retries.
+  const bridgeOptions = { ...config.bridge, outbound: integrations.outbound };
   // In this order: running deliveries finish before their SMTP pools close.
   app.addHook("onClose", async () => {
     if (ownQueue) await queue.stop();
@@ -288,7 +290,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
   if (options.runWorker ?? true) {
     const senders = channelSenders({ db: store.db, clock }, integrations);
     const { handlers, ...startOptions } = workerRegistry(
-      { db: store.db, clock, secrets: integrations.box, queue, senders, render: config.render },
+      {
+        db: store.db,
+        clock,
+        secrets: integrations.box,
+        queue,
+        senders,
+        render: config.render,
+        bridge: bridgeOptions,
+      },
       onInboxChange,
     );
     await queue.start(handlers, startOptions);
@@ -376,6 +386,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     async (v1) => {
       requireApiKey(v1);
       await v1.register(workflowRoutes);
+      await v1.register(bridgeRoutes, { tools: { bridge: bridgeOptions, sealer: integrations.box } });
       await v1.register(notificationGroupRoutes, { references: workflowGroupReferences });
       await v1.register(subscriberRoutes, {
         erasure: engineSubscriberErasure,

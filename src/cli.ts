@@ -29,6 +29,11 @@ const USAGE = `Usage: npm run cli -- <command> [options]
       Bring the database schema up to date (creating the database when there is none).
   serve
       Start the server (the same as npm start).
+  sync --bridge-url <url> [--api-url <url>] [--secret-key <key>] [--json]
+      Register a code-first workflow app's bridge with a running server and store the workflows
+      it defines (POST /v1/bridge/sync, as \`npx novu sync\` does). --api-url defaults to
+      TIDINGS_API_URL or http://localhost:$PORT (3000); --secret-key to NOVU_SECRET_KEY: the API
+      key of the environment the workflows go to.
 
 The database is the server's: DATABASE_URL (PostgreSQL) or DATA_DIR (SQLite, default ./data).
 init and migrate create the database when there is none; the other commands refuse to.
@@ -140,6 +145,9 @@ export async function run(argv: string[]): Promise<number> {
       json: { type: "boolean", default: false },
       name: { type: "string" },
       environment: { type: "string" },
+      "bridge-url": { type: "string" },
+      "api-url": { type: "string" },
+      "secret-key": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -190,9 +198,49 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     case "keys":
       return keys(sub, arg, values.environment, json);
+    case "sync":
+      return syncBridge(values["bridge-url"], values["api-url"], values["secret-key"], json);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/** Asks a running server to sync the bridge, as Novu's CLI does; prints the workflows it stored. */
+async function syncBridge(
+  bridgeUrl: string | undefined,
+  apiUrl: string | undefined,
+  secretKey: string | undefined,
+  json: boolean,
+): Promise<number> {
+  if (!bridgeUrl) throw new UsageError("sync needs --bridge-url <url>");
+  const key = secretKey ?? process.env.NOVU_SECRET_KEY;
+  if (!key)
+    throw new UsageError("sync needs --secret-key <key> (or NOVU_SECRET_KEY): the environment's API key");
+  const base = apiUrl ?? process.env.TIDINGS_API_URL ?? `http://localhost:${process.env.PORT ?? "3000"}`;
+  const response = await fetch(new URL("/v1/bridge/sync?source=cli", base), {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `ApiKey ${key}` },
+    body: JSON.stringify({ bridgeUrl }),
+  });
+  const body = (await response.json().catch(() => ({}))) as {
+    message?: string;
+    data?: { triggers: { identifier: string }[]; steps: unknown[]; active: boolean }[];
+  };
+  if (response.status !== 201) {
+    process.stderr.write(`tidings: sync failed (HTTP ${response.status}): ${body.message ?? "no answer"}\n`);
+    return 1;
+  }
+  const workflows = body.data ?? [];
+  print(json, workflows, () =>
+    [
+      `Synced ${workflows.length} workflow${workflows.length === 1 ? "" : "s"} from ${bridgeUrl}:`,
+      ...workflows.map(
+        (w) =>
+          `  ${w.triggers[0]?.identifier ?? "?"}  ${w.steps.length} step(s)${w.active ? "" : "  (inactive)"}`,
+      ),
+    ].join("\n"),
+  );
+  return 0;
 }
 
 async function keys(

@@ -66,6 +66,12 @@ export interface Config {
   /** How long an SMTP server may take to accept a connection, and then to greet (SMTP_TIMEOUT_MS). */
   readonly smtpTimeoutMs: number;
   /**
+   * Calls to a code-first workflow app's bridge (src/bridge-client.ts): each may take BRIDGE_TIMEOUT_MS
+   * (5 s); a timeout, network failure, 408, 429 or 5xx is tried again BRIDGE_RETRIES times (3), after
+   * BRIDGE_RETRY_BASE_MS (1 s), doubled each time.
+   */
+  readonly bridge: { readonly timeoutMs: number; readonly retries: number; readonly retryBaseMs: number };
+  /**
    * What rendering a step's templates may spend (RENDER_TIMEOUT_MS, 50 ms for a step's fields
    * together; RENDER_MAX_BYTES, 256 KiB a field): past either, the step fails (src/engine/render.ts).
    */
@@ -239,6 +245,11 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: secretKey === undefined ? undefined : decodeSecretKey(secretKey),
     webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 50, 600_000),
     smtpTimeoutMs: integer(env, "SMTP_TIMEOUT_MS", 10_000, 50, 600_000),
+    bridge: Object.freeze({
+      timeoutMs: integer(env, "BRIDGE_TIMEOUT_MS", 5_000, 50, 600_000),
+      retries: integer(env, "BRIDGE_RETRIES", 3, 0, 10),
+      retryBaseMs: integer(env, "BRIDGE_RETRY_BASE_MS", 1_000, 0, 60_000),
+    }),
     render: Object.freeze({
       timeoutMs: integer(env, "RENDER_TIMEOUT_MS", 50, 1, 60_000),
       maxBytes: integer(env, "RENDER_MAX_BYTES", 256 * 1024, 1024, 64 * 1024 * 1024),

@@ -1,3 +1,4 @@
+import type { BridgeOptions } from "./bridge-client.ts";
 import type { Deps } from "./deps.ts";
 import type { JobQueue, StartOptions, TaskHandler } from "./engine/queue/index.ts";
 import {
@@ -18,6 +19,8 @@ export interface WorkerDeps extends Deps {
   readonly queue: JobQueue;
   readonly senders?: ChannelSenders | undefined;
   readonly render?: RenderLimits | undefined;
+  /** How steps defined in code reach their bridge; without it they fail. */
+  readonly bridge?: BridgeOptions | undefined;
 }
 
 /** The worker role's registry: the queue runs each task by its name's handler. */

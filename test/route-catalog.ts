@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import type { LightMyRequestResponse } from "fastify";
 import { createGroup, createWorkflow, uniqueName } from "./factories.ts";
 import type { TestContext, TestTenant } from "./harness.ts";
@@ -33,7 +35,57 @@ export interface Fixtures {
   spareEnvironmentId: string;
   /** A tenant (Novu's /v1/tenants) of the Development environment; its identifier is shaped like an id. */
   tenantIdentifier: string;
+  /** A bridge (of a code-first app) synced into the Development environment: one workflow, CODE_WORKFLOW. */
+  bridgeUrl: string;
 }
+
+/** The workflow the catalog's bridge defines in code, and its one step. */
+const CODE_WORKFLOW = "catalog-code";
+const CODE_STEP = "note";
+
+let catalogBridge: Promise<string> | undefined;
+
+/**
+ * A stand-in for a code-first app's bridge (test/bridge.test.ts runs the real framework): it
+ * answers discover with one workflow and a preview with fixed content, whatever the signature.
+ */
+function startCatalogBridge(): Promise<string> {
+  catalogBridge ??= new Promise((resolve) => {
+    const server = http.createServer((request, response) => {
+      const action = new URL(request.url ?? "/", "http://bridge").searchParams.get("action");
+      request.resume();
+      response.setHeader("content-type", "application/json");
+      if (action === "discover") {
+        response.end(
+          JSON.stringify({
+            workflows: [{ workflowId: CODE_WORKFLOW, steps: [{ stepId: CODE_STEP, type: "in_app" }] }],
+          }),
+        );
+      } else {
+        response.end(
+          JSON.stringify({
+            outputs: { body: "Hello" },
+            providers: {},
+            options: { skip: false },
+            metadata: {},
+          }),
+        );
+      }
+    });
+    server.listen(0, "127.0.0.1", () => {
+      server.unref();
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/novu`);
+    });
+  });
+  return catalogBridge;
+}
+
+const codeWorkflowUrls = (path: string) => (): ResourceUrl[] => [
+  {
+    url: path,
+    notFound: new RegExp(`^No workflow defined in code ${CODE_WORKFLOW} in this environment$`),
+  },
+];
 
 export interface CatalogRoute {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -514,7 +566,45 @@ const V2_ROUTES: CatalogRoute[] = [
  * test fails when the OpenAPI document lists a /v1 or /v2 route that is missing here: a new route
  * cannot forget them.
  */
+const BRIDGE_ROUTES: CatalogRoute[] = [
+  {
+    method: "POST",
+    path: "/v1/bridge/sync",
+    url: () => "/v1/bridge/sync?source=cli",
+    body: (f) => ({ bridgeUrl: f.bridgeUrl }),
+    ok: 201,
+    noIdempotencyKey:
+      "a sync sets the environment's code workflows to the bridge's: repeating it changes nothing more",
+  },
+  {
+    method: "POST",
+    path: "/v1/bridge/diff",
+    url: () => "/v1/bridge/diff",
+    body: (f) => ({ bridgeUrl: f.bridgeUrl }),
+    ok: 201,
+    noIdempotencyKey: "a diff writes nothing",
+  },
+  {
+    method: "PUT",
+    path: "/v1/bridge/controls/:workflowId/:stepId",
+    url: () => `/v1/bridge/controls/${CODE_WORKFLOW}/${CODE_STEP}`,
+    body: () => ({ controls: { greeting: "Hi" } }),
+    ok: 200,
+    resourceUrls: codeWorkflowUrls(`/v1/bridge/controls/${CODE_WORKFLOW}/${CODE_STEP}`),
+  },
+  {
+    method: "POST",
+    path: "/v1/bridge/preview/:workflowId/:stepId",
+    url: () => `/v1/bridge/preview/${CODE_WORKFLOW}/${CODE_STEP}`,
+    body: () => ({ payload: { name: "Ada" } }),
+    ok: 201,
+    resourceUrls: codeWorkflowUrls(`/v1/bridge/preview/${CODE_WORKFLOW}/${CODE_STEP}`),
+    noIdempotencyKey: "a preview writes nothing",
+  },
+];
+
 export const ROUTES: CatalogRoute[] = [
+  ...BRIDGE_ROUTES,
   ...both("/v1/workflows").map(
     (path): CatalogRoute => ({
       method: "POST",
@@ -949,6 +1039,8 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
         }),
       ))(),
   ]);
+  const bridgeUrl = await startCatalogBridge();
+  await created(api.post("/v1/bridge/sync", { bridgeUrl }));
   const inAppIdentifier: string = inApp.triggers[0].identifier;
   const trigger = await created(
     api.post("/v1/events/trigger", { name: inAppIdentifier, to: subscriberId, transactionId }),
@@ -971,6 +1063,7 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
     testEmailIntegrationId: testEmailIntegration.json().data._id,
     spareEnvironmentId: spare.json().data._id,
     tenantIdentifier,
+    bridgeUrl,
   };
 }
 

@@ -54,6 +54,28 @@ export interface paths {
       };
     };
   };
+  "/v1/bridge/controls/{workflowId}/{stepId}": {
+    /**
+     * Keep the control values of a step defined in code
+     * @description Sent with every execution of the step from then on; the app checks them against its schema.
+     */
+    put: operations["setBridgeStepControls"];
+  };
+  "/v1/bridge/diff": {
+    /** What a sync of this bridge would change */
+    post: operations["diffBridge"];
+  };
+  "/v1/bridge/preview/{workflowId}/{stepId}": {
+    /** Render a step defined in code through the bridge, with a payload */
+    post: operations["previewBridgeStep"];
+  };
+  "/v1/bridge/sync": {
+    /**
+     * Register the environment's bridge and store the workflows it defines in code
+     * @description Asks the bridge for its workflows (a GET with `action=discover`, signed with the environment's secret key) and stores each as a workflow of origin `external`; a code workflow the bridge no longer lists is deleted. Answers the environment's code workflows.
+     */
+    post: operations["syncBridge"];
+  };
   "/v1/changes": {
     /**
      * The key's environment's changes not yet in the environment derived from it
@@ -975,6 +997,1067 @@ export type external = Record<string, never>;
 
 export interface operations {
 
+  /**
+   * Keep the control values of a step defined in code
+   * @description Sent with every execution of the step from then on; the app checks them against its schema.
+   */
+  setBridgeStepControls: {
+    parameters: {
+      path: {
+        workflowId: string;
+        stepId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The step's control values, as its control schema in the app describes them */
+          controls: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The workflow as stored */
+      200: {
+        content: {
+          "application/json": {
+            /** Workflow */
+            data: {
+              /** @description The id of the API key that created the workflow */
+              _creatorId: string;
+              /** @description The environment */
+              _environmentId: string;
+              /** @description The workflow's id */
+              _id: string;
+              /** @description The workflow's notification group */
+              _notificationGroupId: string;
+              /** @description The organization */
+              _organizationId: string;
+              _parentId: string;
+              active: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              critical: boolean;
+              /** @description Free-form data kept with the workflow */
+              data: {
+                [key: string]: unknown;
+              };
+              deleted: boolean;
+              /** @description When the workflow was deleted; empty while it is live */
+              deletedAt: string;
+              /** @description The id of the API key that deleted it; empty while it is live */
+              deletedBy: string;
+              description: string;
+              draft: boolean;
+              name: string;
+              /** NotificationGroup */
+              notificationGroup: {
+                /** @description The environment the group belongs to */
+                _environmentId: string;
+                /** @description The group's id */
+                _id: string;
+                /** @description The organization the group belongs to */
+                _organizationId: string;
+                /** @description The id of the group this one is the counterpart of in another environment, or empty */
+                _parentId: string;
+                /** Format: date-time */
+                createdAt: string;
+                name: string;
+                /** Format: date-time */
+                updatedAt: string;
+              };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
+              preferenceSettings: {
+                chat: boolean;
+                email: boolean;
+                in_app: boolean;
+                push: boolean;
+                sms: boolean;
+              };
+              /**
+               * @description How much its notifications matter in the inbox: high, medium, low or none
+               * @enum {string}
+               */
+              severity: "high" | "medium" | "low" | "none";
+              steps: {
+                  /** @description The step's id */
+                  _id: string;
+                  /** @description Typed as an object by the API; empty unless the step was promoted */
+                  _parentId: {
+                    [key: string]: unknown;
+                  };
+                  /** @description The id of the step's message template */
+                  _templateId: string;
+                  active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
+                  filters: {
+                      children: {
+                          field: string;
+                          on: string;
+                          operator: string;
+                          value: string;
+                        }[];
+                      isNegated: boolean;
+                      type: string;
+                      value: string;
+                    }[];
+                  metadata: {
+                    amount: number;
+                    backoff: boolean;
+                    backoffAmount: number;
+                    backoffUnit: string;
+                    /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                    delayPath?: string;
+                    digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
+                    type: string;
+                    unit: string;
+                    updateMode: boolean;
+                  };
+                  name: string;
+                  replyCallback: {
+                    [key: string]: unknown;
+                  };
+                  shouldStopOnFail: boolean;
+                  /** @description The message template: its type, content, subject and so on */
+                  template: {
+                    [key: string]: unknown;
+                  };
+                  /** Format: uuid */
+                  uuid: string;
+                }[];
+              tags: string[];
+              triggers: {
+                  identifier: string;
+                  subscriberVariables: {
+                      name: string;
+                    }[];
+                  type: string;
+                  variables: {
+                      name: string;
+                    }[];
+                }[];
+              /** Format: date-time */
+              updatedAt: string;
+              workflowIntegrationStatus: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+      /** @description Invalid body */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such code workflow or step */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** What a sync of this bridge would change */
+  diffBridge: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The URL the app serves its workflows at (@novu/framework's `serve`) */
+          bridgeUrl: string;
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Workflow ids by what a sync would do to them */
+      201: {
+        content: {
+          "application/json": {
+            /** BridgeDiff */
+            data: {
+              /** @description Workflow ids the bridge lists and this environment lacks */
+              added: string[];
+              /** @description Code workflows the bridge no longer lists: a sync deletes them */
+              removed: string[];
+              unchanged: string[];
+              /** @description Workflow ids whose definition changed */
+              updated: string[];
+            };
+          };
+        };
+      };
+      /** @description Invalid bridgeUrl, or the bridge's discover failed (the message says why) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Render a step defined in code through the bridge, with a payload */
+  previewBridgeStep: {
+    parameters: {
+      path: {
+        workflowId: string;
+        stepId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Control values to render with instead of the stored ones */
+          controls?: {
+            [key: string]: unknown;
+          };
+          /** @description The payload to render with; the framework mocks what its schema needs and this lacks */
+          payload?: {
+            [key: string]: unknown;
+          };
+          /** @description Earlier steps' results; mocked when absent */
+          state?: {
+              [key: string]: unknown;
+            }[];
+          subscriber?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The bridge's rendering of the step */
+      201: {
+        content: {
+          "application/json": {
+            /** BridgePreview */
+            data: {
+              metadata?: {
+                [key: string]: unknown;
+              };
+              options?: {
+                [key: string]: unknown;
+              };
+              /** @description What the step renders: in-app `{subject, body, …}`, email `{subject, body}`, … */
+              outputs?: {
+                [key: string]: unknown;
+              };
+              providers?: {
+                [key: string]: unknown;
+              };
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Invalid body, no bridge, or the bridge could not render (the message says why) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such code workflow or step */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Register the environment's bridge and store the workflows it defines in code
+   * @description Asks the bridge for its workflows (a GET with `action=discover`, signed with the environment's secret key) and stores each as a workflow of origin `external`; a code workflow the bridge no longer lists is deleted. Answers the environment's code workflows.
+   */
+  syncBridge: {
+    parameters: {
+      query?: {
+        /** @description Who asks (cli, dashboard, …) */
+        source?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The URL the app serves its workflows at (@novu/framework's `serve`) */
+          bridgeUrl: string;
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The environment's workflows defined in code, as stored */
+      201: {
+        content: {
+          "application/json": {
+            data: ({
+                /** @description The id of the API key that created the workflow */
+                _creatorId: string;
+                /** @description The environment */
+                _environmentId: string;
+                /** @description The workflow's id */
+                _id: string;
+                /** @description The workflow's notification group */
+                _notificationGroupId: string;
+                /** @description The organization */
+                _organizationId: string;
+                _parentId: string;
+                active: boolean;
+                /** Format: date-time */
+                createdAt: string;
+                critical: boolean;
+                /** @description Free-form data kept with the workflow */
+                data: {
+                  [key: string]: unknown;
+                };
+                deleted: boolean;
+                /** @description When the workflow was deleted; empty while it is live */
+                deletedAt: string;
+                /** @description The id of the API key that deleted it; empty while it is live */
+                deletedBy: string;
+                description: string;
+                draft: boolean;
+                name: string;
+                /** NotificationGroup */
+                notificationGroup: {
+                  /** @description The environment the group belongs to */
+                  _environmentId: string;
+                  /** @description The group's id */
+                  _id: string;
+                  /** @description The organization the group belongs to */
+                  _organizationId: string;
+                  /** @description The id of the group this one is the counterpart of in another environment, or empty */
+                  _parentId: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  name: string;
+                  /** Format: date-time */
+                  updatedAt: string;
+                };
+                /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+                origin?: string;
+                /** @description The JSON Schema a trigger's payload must match */
+                payloadSchema?: {
+                  [key: string]: unknown;
+                };
+                preferenceSettings: {
+                  chat: boolean;
+                  email: boolean;
+                  in_app: boolean;
+                  push: boolean;
+                  sms: boolean;
+                };
+                /**
+                 * @description How much its notifications matter in the inbox: high, medium, low or none
+                 * @enum {string}
+                 */
+                severity: "high" | "medium" | "low" | "none";
+                steps: {
+                    /** @description The step's id */
+                    _id: string;
+                    /** @description Typed as an object by the API; empty unless the step was promoted */
+                    _parentId: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The id of the step's message template */
+                    _templateId: string;
+                    active: boolean;
+                    /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                    code?: {
+                      /** @description The control values sent to the bridge with each execution of the step */
+                      controlValues: {
+                        [key: string]: unknown;
+                      };
+                      /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                      type: string;
+                    };
+                    filters: {
+                        children: {
+                            field: string;
+                            on: string;
+                            operator: string;
+                            value: string;
+                          }[];
+                        isNegated: boolean;
+                        type: string;
+                        value: string;
+                      }[];
+                    metadata: {
+                      amount: number;
+                      backoff: boolean;
+                      backoffAmount: number;
+                      backoffUnit: string;
+                      /** @description Scheduled delays: the payload path of the ISO date to wait for */
+                      delayPath?: string;
+                      digestKey: string;
+                      /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                      threshold?: number;
+                      /** @description Throttle steps: the payload path whose value gets a window of its own */
+                      throttleKey?: string;
+                      type: string;
+                      unit: string;
+                      updateMode: boolean;
+                    };
+                    name: string;
+                    replyCallback: {
+                      [key: string]: unknown;
+                    };
+                    shouldStopOnFail: boolean;
+                    /** @description The message template: its type, content, subject and so on */
+                    template: {
+                      [key: string]: unknown;
+                    };
+                    /** Format: uuid */
+                    uuid: string;
+                  }[];
+                tags: string[];
+                triggers: {
+                    identifier: string;
+                    subscriberVariables: {
+                        name: string;
+                      }[];
+                    type: string;
+                    variables: {
+                        name: string;
+                      }[];
+                  }[];
+                /** Format: date-time */
+                updatedAt: string;
+                workflowIntegrationStatus: {
+                  [key: string]: unknown;
+                };
+              })[];
+          };
+        };
+      };
+      /** @description Invalid bridgeUrl, or the bridge's discover failed (the message says why) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
   /**
    * The key's environment's changes not yet in the environment derived from it
    * @description Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow and group of this environment (Development) that Production lacks, has otherwise, or still has after it was deleted here. A change's `_id` is its record's id. Applied changes are not kept: `promoted=true` lists none.
@@ -14758,6 +15841,12 @@ export interface operations {
                   /** Format: date-time */
                   updatedAt: string;
                 };
+                /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+                origin?: string;
+                /** @description The JSON Schema a trigger's payload must match */
+                payloadSchema?: {
+                  [key: string]: unknown;
+                };
                 preferenceSettings: {
                   chat: boolean;
                   email: boolean;
@@ -14780,6 +15869,15 @@ export interface operations {
                     /** @description The id of the step's message template */
                     _templateId: string;
                     active: boolean;
+                    /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                    code?: {
+                      /** @description The control values sent to the bridge with each execution of the step */
+                      controlValues: {
+                        [key: string]: unknown;
+                      };
+                      /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                      type: string;
+                    };
                     filters: {
                         children: {
                             field: string;
@@ -14799,6 +15897,10 @@ export interface operations {
                       /** @description Scheduled delays: the payload path of the ISO date to wait for */
                       delayPath?: string;
                       digestKey: string;
+                      /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                      threshold?: number;
+                      /** @description Throttle steps: the payload path whose value gets a window of its own */
+                      throttleKey?: string;
                       type: string;
                       unit: string;
                       updateMode: boolean;
@@ -15001,6 +16103,10 @@ export interface operations {
                 /** @description Scheduled delays (type: scheduled): the payload path of the ISO date to wait for */
                 delayPath?: string;
                 digestKey?: string;
+                /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                threshold?: number;
+                /** @description Throttle steps: the payload path whose value gets a window of its own */
+                throttleKey?: string;
                 /** @enum {string} */
                 type?: "regular" | "backoff" | "timed" | "scheduled";
                 /** @enum {string} */
@@ -15018,7 +16124,7 @@ export interface operations {
                  * @description The channel or action of the step
                  * @enum {string}
                  */
-                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom";
+                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom" | "throttle";
                 [key: string]: unknown;
               };
               /** Format: uuid */
@@ -15140,6 +16246,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -15162,6 +16274,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -15181,6 +16302,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -15483,6 +16608,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -15505,6 +16636,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -15524,6 +16664,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -15751,6 +16895,10 @@ export interface operations {
                 /** @description Scheduled delays (type: scheduled): the payload path of the ISO date to wait for */
                 delayPath?: string;
                 digestKey?: string;
+                /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                threshold?: number;
+                /** @description Throttle steps: the payload path whose value gets a window of its own */
+                throttleKey?: string;
                 /** @enum {string} */
                 type?: "regular" | "backoff" | "timed" | "scheduled";
                 /** @enum {string} */
@@ -15768,7 +16916,7 @@ export interface operations {
                  * @description The channel or action of the step
                  * @enum {string}
                  */
-                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom";
+                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom" | "throttle";
                 [key: string]: unknown;
               };
               /** Format: uuid */
@@ -15886,6 +17034,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -15908,6 +17062,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -15927,6 +17090,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -16436,6 +17603,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -16458,6 +17631,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -16477,6 +17659,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -16779,6 +17965,15 @@ export interface operations {
                       /** @description The id of the step's message template */
                       _templateId: string;
                       active: boolean;
+                      /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                      code?: {
+                        /** @description The control values sent to the bridge with each execution of the step */
+                        controlValues: {
+                          [key: string]: unknown;
+                        };
+                        /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                        type: string;
+                      };
                       filters: {
                           children: {
                               field: string;
@@ -16798,6 +17993,10 @@ export interface operations {
                         /** @description Scheduled delays: the payload path of the ISO date to wait for */
                         delayPath?: string;
                         digestKey: string;
+                        /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                        threshold?: number;
+                        /** @description Throttle steps: the payload path whose value gets a window of its own */
+                        throttleKey?: string;
                         type: string;
                         unit: string;
                         updateMode: boolean;
@@ -17105,6 +18304,15 @@ export interface operations {
                     /** @description The id of the step's message template */
                     _templateId: string;
                     active: boolean;
+                    /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                    code?: {
+                      /** @description The control values sent to the bridge with each execution of the step */
+                      controlValues: {
+                        [key: string]: unknown;
+                      };
+                      /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                      type: string;
+                    };
                     filters: {
                         children: {
                             field: string;
@@ -17124,6 +18332,10 @@ export interface operations {
                       /** @description Scheduled delays: the payload path of the ISO date to wait for */
                       delayPath?: string;
                       digestKey: string;
+                      /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                      threshold?: number;
+                      /** @description Throttle steps: the payload path whose value gets a window of its own */
+                      throttleKey?: string;
                       type: string;
                       unit: string;
                       updateMode: boolean;
@@ -30096,6 +31308,12 @@ export interface operations {
                   /** Format: date-time */
                   updatedAt: string;
                 };
+                /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+                origin?: string;
+                /** @description The JSON Schema a trigger's payload must match */
+                payloadSchema?: {
+                  [key: string]: unknown;
+                };
                 preferenceSettings: {
                   chat: boolean;
                   email: boolean;
@@ -30118,6 +31336,15 @@ export interface operations {
                     /** @description The id of the step's message template */
                     _templateId: string;
                     active: boolean;
+                    /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                    code?: {
+                      /** @description The control values sent to the bridge with each execution of the step */
+                      controlValues: {
+                        [key: string]: unknown;
+                      };
+                      /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                      type: string;
+                    };
                     filters: {
                         children: {
                             field: string;
@@ -30137,6 +31364,10 @@ export interface operations {
                       /** @description Scheduled delays: the payload path of the ISO date to wait for */
                       delayPath?: string;
                       digestKey: string;
+                      /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                      threshold?: number;
+                      /** @description Throttle steps: the payload path whose value gets a window of its own */
+                      throttleKey?: string;
                       type: string;
                       unit: string;
                       updateMode: boolean;
@@ -30338,6 +31569,10 @@ export interface operations {
                 /** @description Scheduled delays (type: scheduled): the payload path of the ISO date to wait for */
                 delayPath?: string;
                 digestKey?: string;
+                /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                threshold?: number;
+                /** @description Throttle steps: the payload path whose value gets a window of its own */
+                throttleKey?: string;
                 /** @enum {string} */
                 type?: "regular" | "backoff" | "timed" | "scheduled";
                 /** @enum {string} */
@@ -30355,7 +31590,7 @@ export interface operations {
                  * @description The channel or action of the step
                  * @enum {string}
                  */
-                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom";
+                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom" | "throttle";
                 [key: string]: unknown;
               };
               /** Format: uuid */
@@ -30477,6 +31712,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -30499,6 +31740,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -30518,6 +31768,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -30817,6 +32071,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -30839,6 +32099,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -30858,6 +32127,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -31084,6 +32357,10 @@ export interface operations {
                 /** @description Scheduled delays (type: scheduled): the payload path of the ISO date to wait for */
                 delayPath?: string;
                 digestKey?: string;
+                /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                threshold?: number;
+                /** @description Throttle steps: the payload path whose value gets a window of its own */
+                throttleKey?: string;
                 /** @enum {string} */
                 type?: "regular" | "backoff" | "timed" | "scheduled";
                 /** @enum {string} */
@@ -31101,7 +32378,7 @@ export interface operations {
                  * @description The channel or action of the step
                  * @enum {string}
                  */
-                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom";
+                type: "in_app" | "email" | "sms" | "chat" | "push" | "digest" | "delay" | "trigger" | "custom" | "throttle";
                 [key: string]: unknown;
               };
               /** Format: uuid */
@@ -31219,6 +32496,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -31241,6 +32524,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -31260,6 +32552,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -31767,6 +33063,12 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               };
+              /** @description external: defined in code and synced from the environment's bridge (its steps are read-only here) */
+              origin?: string;
+              /** @description The JSON Schema a trigger's payload must match */
+              payloadSchema?: {
+                [key: string]: unknown;
+              };
               preferenceSettings: {
                 chat: boolean;
                 email: boolean;
@@ -31789,6 +33091,15 @@ export interface operations {
                   /** @description The id of the step's message template */
                   _templateId: string;
                   active: boolean;
+                  /** @description Present on the steps of a workflow defined in code: they run through its bridge */
+                  code?: {
+                    /** @description The control values sent to the bridge with each execution of the step */
+                    controlValues: {
+                      [key: string]: unknown;
+                    };
+                    /** @description The step's type in the code-first framework (in_app, email, custom, …) */
+                    type: string;
+                  };
                   filters: {
                       children: {
                           field: string;
@@ -31808,6 +33119,10 @@ export interface operations {
                     /** @description Scheduled delays: the payload path of the ISO date to wait for */
                     delayPath?: string;
                     digestKey: string;
+                    /** @description Throttle steps: how many runs a window (amount × unit) lets through */
+                    threshold?: number;
+                    /** @description Throttle steps: the payload path whose value gets a window of its own */
+                    throttleKey?: string;
                     type: string;
                     unit: string;
                     updateMode: boolean;
@@ -42409,7 +43724,7 @@ export interface operations {
               /** @description Default: the name, slugified */
               stepId?: string;
               /** @enum {string} */
-              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
             })[];
           tags?: string[];
           /** @description Only false: payloads are not validated against a schema */
@@ -42554,7 +43869,7 @@ export interface operations {
                    * @description The step's type (a v1 `trigger` step shows as `custom`)
                    * @enum {string}
                    */
-                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
                   /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
                   variables: {
                     [key: string]: unknown;
@@ -42870,7 +44185,7 @@ export interface operations {
                    * @description The step's type (a v1 `trigger` step shows as `custom`)
                    * @enum {string}
                    */
-                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
                   /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
                   variables: {
                     [key: string]: unknown;
@@ -43072,7 +44387,7 @@ export interface operations {
               /** @description Default: the name, slugified */
               stepId?: string;
               /** @enum {string} */
-              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
             })[];
           tags?: string[];
           /** @description Only false: payloads are not validated against a schema */
@@ -43213,7 +44528,7 @@ export interface operations {
                    * @description The step's type (a v1 `trigger` step shows as `custom`)
                    * @enum {string}
                    */
-                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
                   /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
                   variables: {
                     [key: string]: unknown;
@@ -43674,7 +44989,7 @@ export interface operations {
                    * @description The step's type (a v1 `trigger` step shows as `custom`)
                    * @enum {string}
                    */
-                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
                   /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
                   variables: {
                     [key: string]: unknown;
@@ -43934,7 +45249,7 @@ export interface operations {
                   [key: string]: unknown;
                 };
                 /** @enum {string} */
-                type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
               };
             };
           };
@@ -44191,7 +45506,7 @@ export interface operations {
                * @description The step's type (a v1 `trigger` step shows as `custom`)
                * @enum {string}
                */
-              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+              type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
               /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
               variables: {
                 [key: string]: unknown;
@@ -44443,7 +45758,7 @@ export interface operations {
                    * @description The step's type (a v1 `trigger` step shows as `custom`)
                    * @enum {string}
                    */
-                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom";
+                  type: "in_app" | "email" | "sms" | "push" | "chat" | "delay" | "digest" | "custom" | "throttle";
                   /** @description A JSON schema of what the step's templates can read (subscriber, payload) */
                   variables: {
                     [key: string]: unknown;

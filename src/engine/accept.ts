@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { KeyClaim } from "../auth/key-claim.ts";
+import type { BridgeOptions } from "../bridge-client.ts";
 import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError, mention, unprocessable } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
+import { requirePayloadSchema } from "../json-schema.ts";
 import { pipelined } from "../store/pipeline.ts";
 import { type Subscriber, subscriberForTemplates } from "../subscribers/domain.ts";
 import {
@@ -57,6 +59,8 @@ export interface EngineDeps extends Deps {
   readonly renderer?: Renderer | undefined;
   /** The environments' quotas a trigger must fit (src/engine/quotas.ts); none when absent. */
   readonly quotas?: Quotas | undefined;
+  /** How steps defined in code reach their bridge (src/bridge-client.ts); without it they fail. */
+  readonly bridge?: BridgeOptions | undefined;
 }
 
 /** The engine's dependencies on another handle: a transaction, or a piece of pipelined work in one. */
@@ -309,6 +313,7 @@ async function accept(
   // defaults fill what it leaves out (an inactive workflow runs nothing and is not held to them).
   let payload = request.payload ?? {};
   if (status === "processed") {
+    requirePayloadSchema(workflow.payloadSchema, payload);
     const variables = declaredVariables(workflow.steps);
     requireVariables(variables, payload);
     payload = withDefaults(variables, payload);

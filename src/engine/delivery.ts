@@ -22,6 +22,8 @@ export interface DeliveryOutcome {
   executionStatus: ExecutionStatus;
   detail: string;
   raw?: string;
+  /** For `failed`: the rest of the run is canceled whatever `shouldStopOnFail` says. */
+  stopsRun?: boolean;
 }
 
 /**
@@ -148,6 +150,8 @@ export async function deliverEmail(
   job: Job,
   notification: Notification,
   subscriber: Subscriber,
+  /** Content rendered elsewhere (a step defined in code: its bridge), asked for once the email can go. */
+  given?: () => Promise<RenderedEmail | DeliveryOutcome>,
 ): Promise<DeliveryOutcome> {
   const sender = await deps.senders?.email(job.environmentId);
   if (!sender) return skipped("No active email integration in this environment");
@@ -155,17 +159,9 @@ export async function deliverEmail(
   if ((await jobMessages(deps.db, job.id)).length > 0)
     return { status: "completed", executionStatus: "Success", detail: "The email was already sent" };
 
-  const template = job.step.template;
-  const rendering = await (deps.renderer ?? defaultRenderer()).render(
-    fieldsToRender(job.type, emailFields(template)),
-    await dataFor(deps, job, notification, subscriber),
-  );
-  if (!rendering.ok) return overBudget(job, rendering);
-  const rendered = (field: string) => rendering.fields.get(field)?.text ?? "";
-  const { problems } = rendering;
-  const subject = rendered("subject");
-  const html = emailHtml(template.content, rendered);
-  const senderName = rendered("senderName");
+  const content = given ? await given() : await renderEmail(deps, job, notification, subscriber);
+  if ("status" in content) return content;
+  const { subject, html, senderName, problems } = content;
 
   const result = await sender.send({ to: subscriber.email, subject, html, senderName, deliveryKey: job.id });
   if (!result.ok) return refused(sender, result);
@@ -184,6 +180,35 @@ export async function deliverEmail(
   };
 }
 
+/** An email ready to send: subject, HTML body, sender name, and what rendering warned of. */
+export interface RenderedEmail {
+  subject: string;
+  html: string;
+  senderName: string;
+  problems: string[];
+}
+
+async function renderEmail(
+  deps: EngineDeps,
+  job: Job,
+  notification: Notification,
+  subscriber: Subscriber,
+): Promise<RenderedEmail | DeliveryOutcome> {
+  const template = job.step.template;
+  const rendering = await (deps.renderer ?? defaultRenderer()).render(
+    fieldsToRender(job.type, emailFields(template)),
+    await dataFor(deps, job, notification, subscriber),
+  );
+  if (!rendering.ok) return overBudget(job, rendering);
+  const rendered = (field: string) => rendering.fields.get(field)?.text ?? "";
+  return {
+    subject: rendered("subject"),
+    html: emailHtml(template.content, rendered),
+    senderName: rendered("senderName"),
+    problems: rendering.problems,
+  };
+}
+
 /**
  * A chat step: the rendered text goes to the subscriber's webhook of each active chat integration's
  * provider (the one its channel names, when it names one). Each delivery is recorded as it
@@ -194,6 +219,8 @@ export async function deliverChat(
   job: Job,
   notification: Notification,
   subscriber: Subscriber,
+  /** Text rendered elsewhere (a step defined in code: its bridge), asked for once there is a webhook. */
+  given?: () => Promise<{ text: string } | DeliveryOutcome>,
 ): Promise<DeliveryOutcome> {
   const senders = (await deps.senders?.chat(job.environmentId)) ?? [];
   if (senders.length === 0) return skipped("No active chat integration in this environment");
@@ -223,13 +250,23 @@ export async function deliverChat(
   }
 
   const sent = new Set((await jobMessages(deps.db, job.id)).map((m) => m.providerId));
-  const rendering = await (deps.renderer ?? defaultRenderer()).render(
-    fieldsToRender(job.type, { content: job.step.template.content }),
-    await dataFor(deps, job, notification, subscriber),
-  );
-  if (!rendering.ok) return overBudget(job, rendering);
-  const text = rendering.fields.get("content")?.text ?? "";
-  const { problems } = rendering;
+  if (targets.every(({ sender }) => sent.has(sender.providerId)))
+    return { status: "completed", executionStatus: "Success", detail: "The chat message was already sent" };
+  let text: string;
+  let problems: string[] = [];
+  if (given) {
+    const content = await given();
+    if ("status" in content) return content;
+    text = content.text;
+  } else {
+    const rendering = await (deps.renderer ?? defaultRenderer()).render(
+      fieldsToRender(job.type, { content: job.step.template.content }),
+      await dataFor(deps, job, notification, subscriber),
+    );
+    if (!rendering.ok) return overBudget(job, rendering);
+    text = rendering.fields.get("content")?.text ?? "";
+    problems = rendering.problems;
+  }
   const delivered: string[] = [];
   const deliveredThrough: string[] = [];
   const retryable: string[] = [];

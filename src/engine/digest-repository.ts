@@ -300,17 +300,18 @@ export async function liveDigestJobsOfTransaction(db: Db, environmentId: string,
   const rows = await db
     .selectFrom("jobs as j")
     .innerJoin("notifications as n", "n.id", "j.notification_id")
-    .select(["j.environment_id", "j.workflow_id", "j.subscriber_ref", "j.step", "n.payload"])
+    .select(["j.id", "j.environment_id", "j.workflow_id", "j.subscriber_ref", "j.step", "n.payload"])
     .where("j.environment_id", "=", environmentId)
     .where("j.transaction_id", "=", transactionId)
     .where("j.type", "=", "digest")
     .where("j.status", "in", ["pending", "queued", "running", "delayed", "merged"])
     .execute();
   return rows.map((row) => ({
+    id: row.id,
     environmentId: row.environment_id,
     workflowId: row.workflow_id,
     subscriberRef: row.subscriber_ref,
-    step: readJson<{ _id: string; metadata: { digestKey?: string } }>(row.step),
+    step: readJson<{ _id: string; metadata: { digestKey?: string }; code?: unknown }>(row.step),
     payload: readJson<Record<string, unknown>>(row.payload),
   }));
 }
@@ -364,4 +365,23 @@ export async function carryingOthers(
     .where("w.total_count", ">", 1)
     .execute();
   return rows.map((row) => row.notification_id);
+}
+
+/** The window's events as a code workflow's steps read them: each notification's id, time and payload, oldest first. */
+export async function eventRecords(
+  db: Db,
+  windowId: string,
+): Promise<{ id: string; time: string; payload: Record<string, unknown> }[]> {
+  const rows = await db
+    .selectFrom("digest_events as e")
+    .innerJoin("notifications as n", "n.id", "e.notification_id")
+    .select(["n.id", "n.payload", "e.created_at"])
+    .where("e.window_id", "=", windowId)
+    .orderBy("e.seq")
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    time: readTimestamp(row.created_at),
+    payload: readJson<Record<string, unknown>>(row.payload),
+  }));
 }

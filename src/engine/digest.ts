@@ -125,13 +125,15 @@ export async function arriveAtDigest(
   deps: EngineDeps,
   job: Job,
   notification: Notification,
+  /** A step defined in code: the window and key its bridge answered, instead of the step's metadata. */
+  given?: { settings: DigestSettings; digestKey: string; digestValue: string },
 ): Promise<StepOutcome> {
   const { db } = deps;
   const now = deps.clock.now();
   const nowIso = new Date(now).toISOString();
   const metadata = job.step.metadata;
-  const digestKey = metadata.digestKey ?? "";
-  const digestValue = digestValueOf(notification.payload, digestKey);
+  const digestKey = given?.digestKey ?? metadata.digestKey ?? "";
+  const digestValue = given?.digestValue ?? digestValueOf(notification.payload, digestKey);
   const windowKey = windowKeyOf({
     environmentId: job.environmentId,
     workflowId: job.workflowId,
@@ -200,7 +202,7 @@ export async function arriveAtDigest(
     return merged(open, open.eventCount);
   }
 
-  const settings = digestSettingsOf(metadata);
+  const settings = given?.settings ?? digestSettingsOf(metadata);
   const previousEventAt = settings.backoff ? await windows.lastEventAt(db, windowKey) : undefined;
   const decision = digestDecision({ metadata: settings, previousEventAt, now });
   const immediate = decision.mode === "immediate";
@@ -363,18 +365,27 @@ export async function lockTransactionWindows(
   // SQLite: one transaction writes at a time, which is lock enough.
   if (dialectOf(deps.db) === "sqlite") return;
   const jobs = await windows.liveDigestJobsOfTransaction(deps.db, environmentId, transactionId);
-  const keys = jobs.map((job) => {
-    const digestKey = job.step.metadata.digestKey ?? "";
-    return windowKeyOf({
-      environmentId: job.environmentId,
-      workflowId: job.workflowId,
-      stepId: job.step._id,
-      subscriberRef: job.subscriberRef,
-      digestKey,
-      digestValue: digestValueOf(job.payload, digestKey),
+  // A step defined in code keys its window by what its bridge answered: the window it joined says.
+  const joined = await Promise.all(
+    jobs.filter((job) => job.step.code !== undefined).map((job) => windows.membershipOf(deps.db, job.id)),
+  );
+  const keys = jobs
+    .filter((job) => job.step.code === undefined)
+    .map((job) => {
+      const digestKey = job.step.metadata.digestKey ?? "";
+      return windowKeyOf({
+        environmentId: job.environmentId,
+        workflowId: job.workflowId,
+        stepId: job.step._id,
+        subscriberRef: job.subscriberRef,
+        digestKey,
+        digestValue: digestValueOf(job.payload, digestKey),
+      });
     });
-  });
-  await windows.lockWindowKeys(deps.db, keys);
+  await windows.lockWindowKeys(deps.db, [
+    ...keys,
+    ...joined.flatMap((member) => (member ? [member.window.windowKey] : [])),
+  ]);
 }
 
 /**

@@ -31,6 +31,8 @@ import { templateData } from "./render.ts";
 import { defaultRenderer, fieldsToRender, renderLimitDetail } from "./renderer.ts";
 import * as engine from "./repository.ts";
 import type { StepOutcome } from "./step-outcome.ts";
+import { runCodeStep } from "./steps/bridge.ts";
+import { passThrottle, throttleSettingsOf } from "./steps/throttle.ts";
 import { addUnits } from "./time-units.ts";
 
 /** What a step's handler decided: the job's final status (or `delayed`), and what to record. */
@@ -163,6 +165,11 @@ async function decide(
   if (!subscriber)
     return { status: "skipped", executionStatus: "Warning", detail: "The subscriber no longer exists" };
 
+  // A step defined in code runs through its app's bridge (steps/bridge.ts); a channel step's does
+  // once the subscriber's preferences let it, below.
+  if (job.step.code && !isChannelStep(job.type))
+    return runCodeStep(deps, job, notification, subscriber, onMessage);
+
   // A delay that has waited its time passes on at once, whatever else it is.
   if (job.type === "delay") return delay(deps, job, notification);
 
@@ -195,6 +202,7 @@ async function decide(
   });
   if (!decision.run)
     return { status: "skipped", executionStatus: "Success", detail: `Skipped: ${decision.reason}` };
+  if (job.step.code) return runCodeStep(deps, job, notification, subscriber, onMessage);
 
   switch (job.type) {
     case "in_app":
@@ -212,6 +220,10 @@ async function decide(
       };
     case "digest":
       return { inTransaction: (trxDeps) => arriveAtDigest(trxDeps, job, notification) };
+    case "throttle": {
+      const settings = throttleSettingsOf(job, notification);
+      return { inTransaction: (trxDeps) => passThrottle(trxDeps, job, settings) };
+    }
     default:
       return { status: "skipped", executionStatus: "Success", detail: `A ${job.type} step delivers nothing` };
   }

@@ -218,9 +218,12 @@ export async function comparePromotion(
   source: Environment,
   target: Environment,
 ): Promise<Promotion> {
+  // Workflows defined in code reach each environment from its own app's bridge (a sync), not by
+  // promotion: they are neither copied nor compared.
+  const stored = (list: Workflow[]) => list.filter((workflow) => workflow.origin !== "external");
   const [sourceWorkflows, targetWorkflows, sourceGroups, targetGroups] = await Promise.all([
-    listLiveWorkflows(deps, source.id),
-    listLiveWorkflows(deps, target.id),
+    listLiveWorkflows(deps, source.id).then(stored),
+    listLiveWorkflows(deps, target.id).then(stored),
     listGroups(deps, { environmentId: source.id }),
     listGroups(deps, { environmentId: target.id }),
   ]);

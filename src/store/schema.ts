@@ -27,6 +27,8 @@ export interface EnvironmentsTable {
   identifier: ColumnType<string, string | undefined, string>;
   /** Whether subscriber sessions must carry an HMAC of the subscriberId (migration 0003). */
   hmac: ColumnType<boolean | number, boolean | undefined, boolean>;
+  /** The URL of the environment's code-first workflow app (its bridge); "" when none (migration 0020). */
+  bridge_url: ColumnType<string, string | undefined, string>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -74,6 +76,12 @@ export interface WorkflowsTable {
   workflow_integration_status: Json;
   /** Migration 0011: high, medium, low or none; what the inbox shows and filters by. */
   severity: ColumnType<string, string | undefined, string>;
+  /** Migration 0020: "" for a workflow stored here, "external" for one defined in code and synced from its bridge. */
+  origin: ColumnType<string, string | undefined, string>;
+  /** Migration 0020: the JSON Schema a trigger's payload must match, as JSON; "" for none. */
+  payload_schema: ColumnType<string, string | undefined, string>;
+  /** Migration 0020: a code workflow's definition as its bridge answered at the last sync, as JSON; "". */
+  code_definition: ColumnType<string, string | undefined, string>;
   notification_group_id: string;
   parent_id: string;
   creator_id: string;
@@ -420,6 +428,15 @@ export interface TenantsTable {
   updated_at: Timestamp;
 }
 
+/** Migration 0020: a run a throttle step let through, counted against its key's window. */
+export interface ThrottlePassesTable {
+  job_id: string;
+  environment_id: string;
+  /** A hash of the environment, workflow, step, subscriber and throttle key. */
+  throttle_key: string;
+  created_at: Timestamp;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   environments: EnvironmentsTable;
@@ -447,4 +464,5 @@ export interface Database {
   quota_recipients: QuotaRecipientsTable;
   quota_open_jobs: QuotaOpenJobsTable;
   tenants: TenantsTable;
+  throttle_passes: ThrottlePassesTable;
 }

@@ -304,3 +304,21 @@ export async function lockEnvironment(db: Db, id: string) {
     await db.selectFrom("environments").select("id").where("id", "=", id).forUpdate().execute();
   }
 }
+
+/** The environment's bridge URL (migration 0020): "" when none was registered; undefined: no environment. */
+export async function findBridgeUrl(db: Db, id: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("environments")
+    .select("bridge_url")
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row?.bridge_url;
+}
+
+export async function setBridgeUrl(db: Db, id: string, url: string, now: string): Promise<void> {
+  await db
+    .updateTable("environments")
+    .set({ bridge_url: url, updated_at: now })
+    .where("id", "=", id)
+    .execute();
+}

@@ -254,3 +254,33 @@ export function deleteEnvironmentRecord(deps: Deps, tenant: Pick<Tenant, "organi
 export function lockEnvironment(deps: Deps, id: string): Promise<void> {
   return tenancy.lockEnvironment(deps.db, id);
 }
+
+/** The URL of the environment's code-first workflow app (its bridge); "" when none is registered. */
+export async function getBridgeUrl(deps: Deps, environmentId: string): Promise<string> {
+  return (await tenancy.findBridgeUrl(deps.db, environmentId)) ?? "";
+}
+
+export async function setBridgeUrl(deps: Deps, environmentId: string, url: string): Promise<void> {
+  await tenancy.setBridgeUrl(deps.db, environmentId, url, isoNow(deps.clock));
+}
+
+/**
+ * The environment's secret API key in plaintext, which signs the calls to its bridge (the app's
+ * `serve` checks them with the same key): its newest live key this sealer opens; undefined when none.
+ */
+export async function environmentSecretKey(
+  deps: Deps,
+  environmentId: string,
+  sealer: KeySealer | undefined,
+): Promise<string | undefined> {
+  if (!sealer) return undefined;
+  for (const row of await tenancy.listSealedKeys(deps.db, environmentId)) {
+    if (row.sealed === null) continue;
+    try {
+      return sealer.open(row.sealed, row.id);
+    } catch {
+      // Sealed with another secret key: the next one, perhaps.
+    }
+  }
+  return undefined;
+}

@@ -294,6 +294,34 @@ const lookBackWindow: Lens = {
 
 const SKIP = unsupported("conditions are a v1 step's filters (PUT /v1/workflows/:id)");
 
+/** A throttle's threshold: how many runs its window lets through. */
+const threshold: Lens = {
+  read: ({ metadata }) => metadata.threshold ?? 1,
+  write({ metadata }, value) {
+    if (value === undefined || value === null) delete metadata.threshold;
+    else if (typeof value === "number" && Number.isInteger(value) && value >= 1) metadata.threshold = value;
+    else return "must be a whole number of at least 1";
+    return undefined;
+  },
+};
+
+/** A throttle's key: the payload path whose value gets a window of its own. */
+const throttleKey: Lens = {
+  read: ({ metadata }) => nonEmpty(metadata.throttleKey),
+  write({ metadata }, value) {
+    if (value === undefined || value === null || value === "") delete metadata.throttleKey;
+    else if (typeof value === "string") metadata.throttleKey = value;
+    else return "must be a string";
+    return undefined;
+  },
+};
+
+const throttleType: Lens = {
+  read: () => "fixed",
+  write: (_parts, value) =>
+    value === undefined || value === "fixed" ? undefined : "must be fixed: a dynamic window is not supported",
+};
+
 /**
  * A custom step's (and a v1 trigger step's) template fields but its type, under `custom`: Novu's
  * SDK sends a custom step's control values under that one key.
@@ -365,6 +393,14 @@ const LENSES: Record<V2StepType, Record<string, Lens>> = {
     digestKey,
     lookBackWindow,
     cron: unsupported("a digest by cron"),
+    skip: SKIP,
+  },
+  throttle: {
+    type: throttleType,
+    amount: metadataAmount,
+    unit: metadataUnit,
+    threshold,
+    throttleKey,
     skip: SKIP,
   },
 };

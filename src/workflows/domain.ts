@@ -57,7 +57,25 @@ export interface StepMetadata {
   backoffUnit: TimeUnit;
   updateMode: boolean;
   delayPath?: string;
+  /** Throttle steps: how many runs the window (amount × unit) lets through; the rest end throttled. */
+  threshold?: number;
+  /** Throttle steps: a payload path whose value splits the count (one window per value); "" for none. */
+  throttleKey?: string;
 }
+
+/**
+ * A step defined in code (a workflow synced from a bridge): what the bridge said of it at the last
+ * sync, and the control values this environment keeps for it. Its content comes from the bridge.
+ */
+export interface CodeStep {
+  /** The framework's own step type (`in_app`, `email`, `custom`, `http_request`, …). */
+  type: string;
+  /** The control values sent with every execute call of the step (editable; `{}` by default). */
+  controlValues: Record<string, unknown>;
+}
+
+/** Where a workflow comes from: "" stored here, "external" defined in code and synced from its bridge. */
+export type WorkflowOrigin = "" | "external";
 
 /** The message template: its type, plus content, subject, cta and whatever the channel reads. */
 export interface StepTemplate {
@@ -83,6 +101,8 @@ export interface Step {
   _parentId: Record<string, unknown>;
   metadata: StepMetadata;
   replyCallback: Record<string, unknown>;
+  /** Present on the steps of a workflow defined in code: they run through the bridge. */
+  code?: CodeStep;
 }
 
 export interface TriggerVariable {
@@ -124,6 +144,12 @@ export interface Workflow {
   preferenceSettings: PreferenceSettings;
   data: Record<string, unknown>;
   workflowIntegrationStatus: Record<string, unknown>;
+  /** "external" for a workflow defined in code (its steps are read-only here). */
+  origin: WorkflowOrigin;
+  /** The JSON Schema a trigger's payload must match; null for none. */
+  payloadSchema: Record<string, unknown> | null;
+  /** A code workflow's definition as its bridge answered at the last sync; null for others. */
+  codeDefinition: Record<string, unknown> | null;
   notificationGroupId: string;
   notificationGroup: NotificationGroup;
   /** The counterpart in another environment; "" when none. */
@@ -150,7 +176,8 @@ export type RunnableWorkflow = Pick<
   | "steps"
   | "triggers"
   | "preferenceSettings"
->;
+> &
+  Partial<Pick<Workflow, "payloadSchema">>;
 
 /** What a preview renders a step with: the payload, the subscriber, the actor. */
 export interface PreviewData {

@@ -11,6 +11,7 @@ export const STEP_TYPES = [
   "delay",
   "trigger",
   "custom",
+  "throttle",
 ] as const;
 export const FILTER_TYPES = [
   "BOOLEAN",
@@ -54,4 +55,14 @@ export const METADATA_TYPES = ["regular", "backoff", "timed", "scheduled"] as co
 /** Trigger identifiers: letters, digits, hyphens and underscores. */
 export const IDENTIFIER_PATTERN = "^[A-Za-z0-9_-]{1,100}$";
 /** The step types of Novu's v2 API that Tidings runs; its own `trigger` steps show as `custom`. */
-export const V2_STEP_TYPES = ["in_app", "email", "sms", "push", "chat", "delay", "digest", "custom"] as const;
+export const V2_STEP_TYPES = [
+  "in_app",
+  "email",
+  "sms",
+  "push",
+  "chat",
+  "delay",
+  "digest",
+  "custom",
+  "throttle",
+] as const;

@@ -32,15 +32,19 @@ function variablesOf(workflow: Workflow): Record<string, unknown> {
   };
 }
 
+/** Novu's origin: "external" for a workflow defined in code (synced from its bridge). */
+const originOf = (workflow: Workflow) => (workflow.origin === "external" ? "external" : ORIGIN);
+
 export function presentStepV2(workflow: Workflow, step: Step & { stepId: string }): V2StepValue {
-  const values = controlValuesOf(step);
+  // A step defined in code: the control values kept for its bridge.
+  const values = step.code ? step.code.controlValues : controlValuesOf(step);
   return {
     _id: step._id,
     stepId: step.stepId,
     slug: step.stepId,
     name: step.name,
     type: v2TypeOf(step.template.type),
-    origin: ORIGIN,
+    origin: originOf(workflow),
     workflowId: workflow.identifier,
     workflowDatabaseId: workflow.id,
     controlValues: values,
@@ -61,9 +65,9 @@ export function presentWorkflowV2(workflow: Workflow): V2WorkflowValue {
     active: workflow.active,
     status: workflow.active ? "ACTIVE" : "INACTIVE",
     severity: workflow.severity,
-    origin: ORIGIN,
+    origin: originOf(workflow),
     isTranslationEnabled: false,
-    validatePayload: false,
+    validatePayload: workflow.payloadSchema !== null,
     steps: stepsWithIds(workflow).map((step) => presentStepV2(workflow, step)),
     preferences: {
       user: null,
@@ -90,7 +94,7 @@ export function presentWorkflowListItemV2(workflow: Workflow): V2WorkflowListIte
     name: workflow.name,
     tags: workflow.tags,
     status: workflow.active ? "ACTIVE" : "INACTIVE",
-    origin: ORIGIN,
+    origin: originOf(workflow),
     isTranslationEnabled: false,
     stepTypeOverviews: steps.map((step) => v2TypeOf(step.template.type)),
     steps: steps.map((step) => ({ slug: step.stepId, type: v2TypeOf(step.template.type) })),

@@ -30,6 +30,8 @@ export function presentWorkflow(workflow: Workflow): WorkflowResource {
     notificationGroup: presentGroup(workflow.notificationGroup),
     data: workflow.data,
     workflowIntegrationStatus: workflow.workflowIntegrationStatus,
+    ...(workflow.origin === "external" ? { origin: "external" } : {}),
+    ...(workflow.payloadSchema ? { payloadSchema: workflow.payloadSchema } : {}),
     createdAt: workflow.createdAt,
     updatedAt: workflow.updatedAt,
   };

@@ -54,6 +54,10 @@ function byRef(ref: WorkflowRef) {
 /** The live-workflow predicate, as a literal so the partial indexes (WHERE deleted = false) apply. */
 const live = sql<boolean>`workflows.deleted = false`;
 
+/** A JSON object column that may be empty (""): the object, or null. */
+const schemaOf = (value: string | undefined): Record<string, unknown> | null =>
+  value === undefined || value === "" ? null : readJson<Record<string, unknown>>(value);
+
 function toWorkflow(row: Row): Workflow {
   const deletedAt = readTimestamp(row.deleted_at);
   return {
@@ -74,6 +78,9 @@ function toWorkflow(row: Row): Workflow {
     preferenceSettings: readJson<PreferenceSettings>(row.preference_settings),
     data: readJson<Record<string, unknown>>(row.data),
     workflowIntegrationStatus: readJson<Record<string, unknown>>(row.workflow_integration_status),
+    origin: row.origin === "external" ? "external" : "",
+    payloadSchema: schemaOf(row.payload_schema),
+    codeDefinition: schemaOf(row.code_definition),
     notificationGroupId: row.notification_group_id,
     parentId: row.parent_id,
     deleted: readBool(row.deleted),
@@ -211,6 +218,7 @@ const RUNNABLE_COLUMNS = [
   "steps",
   "triggers",
   "preference_settings",
+  "payload_schema",
 ] as const;
 
 /**
@@ -269,6 +277,7 @@ async function selectRunnableWorkflow(
     steps: readJson<Step[]>(row.steps),
     triggers: readJson<Trigger[]>(row.triggers),
     preferenceSettings: readJson<PreferenceSettings>(row.preference_settings),
+    payloadSchema: schemaOf(row.payload_schema),
   };
 }
 
@@ -726,5 +735,43 @@ export async function purgeDeletedWorkflows(db: Db, environmentId: string) {
     .deleteFrom("workflows")
     .where("environment_id", "=", environmentId)
     .where("deleted", "=", true)
+    .execute();
+}
+
+/** The environment's live workflows defined in code (origin "external"), oldest first. */
+export async function listCodeWorkflows(db: Db, environmentId: string): Promise<Workflow[]> {
+  const rows = await db
+    .selectFrom("workflows")
+    .selectAll("workflows")
+    .select(withGroup)
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live)
+    .where("workflows.origin", "=", "external")
+    .orderBy("workflows.created_at")
+    .orderBy("workflows.id")
+    .execute();
+  return rows.map((row) => toWorkflow(row as Row));
+}
+
+/** Writes what a workflow defined in code carries besides its document (migration 0020). */
+export async function setCodeColumns(
+  db: Db,
+  environmentId: string,
+  id: string,
+  code: {
+    origin: "" | "external";
+    payloadSchema: Record<string, unknown> | null;
+    definition: Record<string, unknown> | null;
+  },
+): Promise<void> {
+  await db
+    .updateTable("workflows")
+    .set({
+      origin: code.origin,
+      payload_schema: code.payloadSchema === null ? "" : JSON.stringify(code.payloadSchema),
+      code_definition: code.definition === null ? "" : JSON.stringify(code.definition),
+    })
+    .where("workflows.environment_id", "=", environmentId)
+    .where("workflows.id", "=", id)
     .execute();
 }

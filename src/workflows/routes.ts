@@ -17,4 +17,5 @@ export const workflowRoutes: RoutePlugin = async (app) => {
   await app.register(deleteWorkflowRoute);
 };
 
+export { bridgeRoutes } from "./bridge-routes.ts";
 export { workflowV2Routes } from "./v2-routes.ts";

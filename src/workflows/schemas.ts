@@ -58,8 +58,27 @@ export const StepMetadata = Type.Object(
     delayPath: Type.Optional(
       Type.String({ description: "Scheduled delays: the payload path of the ISO date to wait for" }),
     ),
+    threshold: Type.Optional(
+      Type.Integer({ description: "Throttle steps: how many runs a window (amount × unit) lets through" }),
+    ),
+    throttleKey: Type.Optional(
+      Type.String({ description: "Throttle steps: the payload path whose value gets a window of its own" }),
+    ),
   },
   { additionalProperties: false },
+);
+
+export const CodeStep = Type.Object(
+  {
+    type: Type.String({
+      description: "The step's type in the code-first framework (in_app, email, custom, …)",
+    }),
+    controlValues: FreeObject("The control values sent to the bridge with each execution of the step"),
+  },
+  {
+    additionalProperties: false,
+    description: "Present on the steps of a workflow defined in code: they run through its bridge",
+  },
 );
 
 export const Step = Type.Object(
@@ -75,6 +94,7 @@ export const Step = Type.Object(
     _parentId: FreeObject("Typed as an object by the API; empty unless the step was promoted"),
     metadata: StepMetadata,
     replyCallback: FreeObject(),
+    code: Type.Optional(CodeStep),
   },
   { additionalProperties: false },
 );
@@ -126,6 +146,13 @@ export const Workflow = Type.Object(
     notificationGroup: NotificationGroup,
     data: FreeObject("Free-form data kept with the workflow"),
     workflowIntegrationStatus: FreeObject(),
+    origin: Type.Optional(
+      Type.String({
+        description:
+          "external: defined in code and synced from the environment's bridge (its steps are read-only here)",
+      }),
+    ),
+    payloadSchema: Type.Optional(FreeObject("The JSON Schema a trigger's payload must match")),
     createdAt: Type.String({ format: "date-time" }),
     updatedAt: Type.String({ format: "date-time" }),
   },
@@ -172,6 +199,16 @@ export const StepMetadataInput = Type.Object(
     updateMode: Type.Optional(Type.Boolean()),
     delayPath: Type.Optional(
       ShortText(200, "Scheduled delays (type: scheduled): the payload path of the ISO date to wait for"),
+    ),
+    threshold: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000_000,
+        description: "Throttle steps: how many runs a window (amount × unit) lets through",
+      }),
+    ),
+    throttleKey: Type.Optional(
+      ShortText(200, "Throttle steps: the payload path whose value gets a window of its own"),
     ),
   },
   { additionalProperties: false },

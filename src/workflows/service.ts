@@ -412,6 +412,13 @@ export async function updateWorkflow(
       db.transaction().execute(async (trx) => {
         const current = await workflows.findWorkflow(trx, tenant.environmentId, ref, { forUpdate: true });
         if (!current) throw workflowNotFound(workflowId);
+        if (current.origin === "external" && input.steps !== undefined) {
+          throw invalidField(
+            "steps",
+            "cannot be changed here: the workflow is defined in code (change it in the app and sync; control " +
+              "values: PUT /v1/bridge/controls/:workflowId/:stepId)",
+          );
+        }
         const identifier = input.identifier ?? identifierOf(current);
         if (
           identifier !== identifierOf(current) &&

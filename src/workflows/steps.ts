@@ -49,7 +49,7 @@ const UNIT_MS: Record<TimeUnit, number> = {
 };
 
 /**
- * What makes a delay or digest step impossible to run, per field (docs/engine.md, "Delays and digests"): a
+ * What makes a delay, digest or throttle step impossible to run, per field (docs/engine.md, "Delays and digests"): a
  * wait that is not a positive whole number of a known unit, a scheduled delay without `delayPath`, a backoff
  * without a positive `backoffAmount`, a metadata type the step does not have. Unknown units are the schema's
  * 400 already; missing ones mean seconds, as stored.
@@ -58,7 +58,7 @@ export function stepTimerErrors(inputs: readonly StepInputValue[]): FieldError[]
   const errors: FieldError[] = [];
   for (const [i, input] of inputs.entries()) {
     const type = input.template.type;
-    if (type !== "delay" && type !== "digest") continue;
+    if (type !== "delay" && type !== "digest" && type !== "throttle") continue;
     const metadata = input.metadata ?? {};
     const at = `steps[${i}].metadata`;
     const kind = metadata.type ?? "regular";
@@ -76,6 +76,11 @@ export function stepTimerErrors(inputs: readonly StepInputValue[]): FieldError[]
         errors.push({ field: `${at}.${amountField}`, message: "must make a wait of at most 100 years" });
       }
     };
+    if (type === "throttle") {
+      // A window of amount × unit; the threshold defaults to 1 (the schema refuses one below it).
+      wait("amount", "unit", "for a throttle step (its window)");
+      continue;
+    }
     if (type === "delay") {
       if (kind === "scheduled") {
         if (!metadata.delayPath?.trim()) {
@@ -194,6 +199,8 @@ export function normalizeSteps(inputs: readonly StepDraft[], current: readonly S
         backoffUnit: metadata.backoffUnit ?? "seconds",
         updateMode: metadata.updateMode ?? false,
         ...(metadata.delayPath !== undefined ? { delayPath: metadata.delayPath } : {}),
+        ...(metadata.threshold !== undefined ? { threshold: metadata.threshold } : {}),
+        ...(metadata.throttleKey !== undefined ? { throttleKey: metadata.throttleKey } : {}),
       },
       replyCallback: input.replyCallback ?? {},
     };
