@@ -6,6 +6,7 @@ const FEATURES = [
   "tenancy",
   "notification-groups",
   "workflows",
+  "layouts",
   "subscribers",
   "topics",
   "tenants",

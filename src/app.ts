@@ -50,6 +50,7 @@ import type { Store } from "./store/store.ts";
 import { subscriberRoutes, subscriberV2Routes } from "./subscribers/routes.ts";
 import { environmentRoutes } from "./tenancy/routes.ts";
 import { findKeyOwner } from "./tenancy/service.ts";
+import { layoutRoutes } from "./layouts/routes.ts";
 import { tenantRoutes } from "./tenants/routes.ts";
 import { topicRoutes, topicV2Routes } from "./topics/routes.ts";
 import { InboxRealtime, type RealtimeCluster, widgetRoutes } from "./widgets/routes.ts";
@@ -383,6 +384,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       });
       await v1.register(topicRoutes);
       await v1.register(tenantRoutes);
+      await v1.register(layoutRoutes);
       await v1.register(environmentRoutes, { sealer: integrations.box });
       await v1.register(environmentV1Routes, {
         sealer: integrations.box,

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { type Deps, inTransaction } from "../deps.ts";
 import { ApiError, badRequest, invalidField, notFound, unprocessable } from "../errors.ts";
+import { copyLayouts } from "../layouts/service.ts";
 import type { NotificationGroup } from "../notification-groups/domain.ts";
 import {
   createGroupCopy,
@@ -406,6 +407,11 @@ export async function publishEnvironment(
         published.push({ change, outcome: "updated", targetId: copy.id });
       }
     }
+
+    // Layouts travel with the workflows: the target's copies of the source's, brought up to date
+    // (a promoted step names the source's layout, and the target's copy answers for it).
+    if (!dryRun && chosen.some((c) => c.kind === "workflow" && c.action !== "deleted"))
+      await copyLayouts(d, { ...tenant, environmentId: source.id }, targetTenant);
 
     for (const change of chosen.filter((c): c is WorkflowChange => c.kind === "workflow")) {
       if (change.action === "deleted") {

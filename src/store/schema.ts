@@ -420,6 +420,23 @@ export interface TenantsTable {
   updated_at: Timestamp;
 }
 
+/** Migration 0020: an environment's email layouts (Novu's), unique by identifier in the environment. */
+export interface LayoutsTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  parent_id: string;
+  creator_id: string;
+  identifier: string;
+  name: string;
+  description: string;
+  content: string;
+  variables: Json;
+  is_default: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   environments: EnvironmentsTable;
@@ -447,4 +464,5 @@ export interface Database {
   quota_recipients: QuotaRecipientsTable;
   quota_open_jobs: QuotaOpenJobsTable;
   tenants: TenantsTable;
+  layouts: LayoutsTable;
 }

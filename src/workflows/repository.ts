@@ -552,6 +552,29 @@ export async function countWorkflowsInGroup(db: Db, environmentId: string, group
 }
 
 /**
+ * How many live workflows of the environment have a step that names one of these layouts (its
+ * `_layoutId` or `layoutId`), read from the steps' JSON text.
+ */
+export async function countWorkflowsUsingLayout(db: Db, environmentId: string, layoutIds: readonly string[]) {
+  const ids = layoutIds.filter((id) => /^[0-9a-f]{24}$/.test(id));
+  if (ids.length === 0) return 0;
+  return countRows(
+    db
+      .selectFrom("workflows")
+      .where("workflows.environment_id", "=", environmentId)
+      .where(live)
+      .where((eb) =>
+        eb.or(
+          ids.flatMap((id) => [
+            eb("workflows.steps", "like", `%"_layoutId":"${id}"%`),
+            eb("workflows.steps", "like", `%"layoutId":"${id}"%`),
+          ]),
+        ),
+      ),
+  );
+}
+
+/**
  * Removes the deleted workflows of a group for good: they only ever point at it, and the group
  * cannot go while anything (even a deleted workflow) references it.
  */

@@ -475,6 +475,11 @@ export const workflowGroupReferences: GroupReferences = {
   release: workflows.purgeDeletedWorkflowsOfGroup,
 };
 
+/** How many live workflows of the environment have a step that uses one of these layouts. */
+export function countWorkflowsUsingLayout(deps: Deps, environmentId: string, layoutIds: readonly string[]) {
+  return workflows.countWorkflowsUsingLayout(deps.db, environmentId, layoutIds);
+}
+
 export type { WorkflowSummary } from "./repository.ts";
 // The template language is a workflow rule (a template that does not compile is refused at save);
 // the engine renders with the same parser and helpers.

@@ -18,6 +18,7 @@ import * as topicsV2 from "./0016-topics-v2.ts";
 import * as inboxTagSets from "./0017-inbox-tag-sets.ts";
 import * as subscriberEmail from "./0018-subscriber-email.ts";
 import * as tenants from "./0019-tenants.ts";
+import * as layouts from "./0020-layouts.ts";
 import type { ColumnTypes } from "./column-types.ts";
 import type { MigrationContext } from "./context.ts";
 
@@ -47,6 +48,7 @@ const steps: Record<string, Step> = {
   "0017-inbox-tag-sets": inboxTagSets,
   "0018-subscriber-email": subscriberEmail,
   "0019-tenants": tenants,
+  "0020-layouts": layouts,
 };
 
 export function migrationProvider(types: ColumnTypes, context: MigrationContext = {}): MigrationProvider {
