@@ -38,6 +38,7 @@ import { type InboxChange, SessionTokens } from "./inbox/service.ts";
 import { integrationRoutes } from "./integrations/routes.ts";
 import { channelSenders, type IntegrationTools, openIntegrationTools } from "./integrations/service.ts";
 import { layoutRoutes } from "./layouts/routes.ts";
+import { layoutV2Routes } from "./layouts/v2-routes.ts";
 import { notificationGroupRoutes } from "./notification-groups/routes.ts";
 import { clientErrorHandler, requireHost } from "./ops/client-errors.ts";
 import { registerDashboard } from "./ops/dashboard.ts";
@@ -408,6 +409,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         outbound: integrations.outbound,
       });
       await v2.register(topicV2Routes);
+      await v2.register(layoutV2Routes);
       await v2.register(subscriberNotificationRoutes, {
         onChange: onInboxChange,
         maxSnoozeDurationHours: config.inboxMaxSnoozeDurationHours,

@@ -30,6 +30,8 @@ export interface Fixtures {
   spareEnvironmentId: string;
   /** A tenant (Novu's /v1/tenants) of the Development environment; its identifier is shaped like an id. */
   tenantIdentifier: string;
+  /** An email layout of the Development environment, not the default and unused. */
+  layoutId: string;
 }
 
 export interface CatalogRoute {
@@ -428,7 +430,47 @@ const topicV2Route = (
 const SETS_FIELDS = "it sets the fields sent: repeating it changes nothing more";
 
 /** Novu's /v2 subscribers, topics and their subscriptions and preferences (what @novu/api 3 calls). */
+const layoutV2Route = (
+  method: CatalogRoute["method"],
+  suffix: string,
+  ok: number,
+  body?: () => Record<string, unknown>,
+): CatalogRoute => ({
+  method,
+  path: `/v2/layouts/:layoutId${suffix}`,
+  url: (f) => `/v2/layouts/${f.layoutId}${suffix}`,
+  ...(body ? { body } : {}),
+  ok,
+  resourceUrls: (f) => [
+    {
+      url: `/v2/layouts/${f.layoutId}${suffix}`,
+      notFound: new RegExp(`^Layout ${f.layoutId} was not found$`),
+    },
+  ],
+});
+
 const V2_ROUTES: CatalogRoute[] = [
+  {
+    method: "GET",
+    path: "/v2/layouts",
+    url: () => "/v2/layouts?limit=10&orderBy=name&query=Fixture",
+    ok: 200,
+  },
+  {
+    method: "POST",
+    path: "/v2/layouts",
+    url: () => "/v2/layouts",
+    body: () => ({ layoutId: hexId(), name: "Catalog layout" }),
+    ok: 201,
+  },
+  layoutV2Route("GET", "", 200),
+  layoutV2Route("PUT", "", 200, () => ({
+    name: uniqueName("Catalog layout"),
+    controlValues: { email: { body: "<div>{{{body}}}</div>", editorType: "html" } },
+  })),
+  layoutV2Route("DELETE", "", 204),
+  layoutV2Route("POST", "/duplicate", 201, () => ({ name: uniqueName("Catalog copy") })),
+  layoutV2Route("GET", "/usage", 200),
   { method: "GET", path: "/v2/subscribers", url: () => "/v2/subscribers?limit=10&name=Fixture", ok: 200 },
   {
     // Not scoped: a subscriberId the key's environment does not have is created there.
@@ -676,6 +718,42 @@ export const ROUTES: CatalogRoute[] = [
   ),
   {
     method: "POST",
+    path: "/v1/layouts",
+    url: () => "/v1/layouts",
+    body: () => ({ name: "Catalog layout", identifier: hexId(), content: "<main>{{{body}}}</main>" }),
+    ok: 201,
+  },
+  {
+    method: "GET",
+    path: "/v1/layouts",
+    url: () => "/v1/layouts?page=0&pageSize=10",
+    ok: 200,
+  },
+  ...(
+    [
+      ["GET", "", 200, undefined],
+      ["PATCH", "", 200, () => ({ name: uniqueName("Catalog layout") })],
+      ["DELETE", "", 204, undefined],
+      ["POST", "/default", 204, undefined],
+    ] as const
+  ).map(
+    ([method, suffix, ok, body]): CatalogRoute => ({
+      method,
+      path: `/v1/layouts/:layoutId${suffix}`,
+      url: (f) => `/v1/layouts/${f.layoutId}${suffix}`,
+      ...(body ? { body } : {}),
+      ok,
+      ...(method === "POST" ? { noIdempotencyKey: "Making a layout the default twice is the same" } : {}),
+      resourceUrls: (f) => [
+        {
+          url: `/v1/layouts/${f.layoutId}${suffix}`,
+          notFound: new RegExp(`^Layout not found for id ${f.layoutId} in the environment [0-9a-f]{24}$`),
+        },
+      ],
+    }),
+  ),
+  {
+    method: "POST",
     path: "/v1/topics",
     url: () => "/v1/topics",
     body: () => ({ key: hexId(), name: "Catalog topic" }),
@@ -879,7 +957,7 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
   const tenantIdentifier = hexId();
   const transactionId = hexId();
   // What does not depend on anything else is made at once (the suite makes a set per route).
-  const [workflow, group, inApp, , , spare, integration] = await Promise.all([
+  const [workflow, group, inApp, , , spare, integration, , layout] = await Promise.all([
     createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
       name: uniqueName("Fixture workflow"),
       steps: [{ template: { type: "email", subject: "Hi", content: "Hello {{firstName}}" } }],
@@ -910,6 +988,13 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
       }),
     ),
     created(api.post("/v1/tenants", { identifier: tenantIdentifier, name: "Fixture tenant" })),
+    created(
+      api.post("/v1/layouts", {
+        name: "Fixture layout",
+        identifier: hexId(),
+        content: "<div>{{{body}}}</div>",
+      }),
+    ),
   ]);
   const inAppIdentifier: string = inApp.triggers[0].identifier;
   const trigger = await created(
@@ -932,6 +1017,7 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
     integrationId: integration.json().data._id,
     spareEnvironmentId: spare.json().data._id,
     tenantIdentifier,
+    layoutId: layout.json().data._id,
   };
 }
 

@@ -21,3 +21,22 @@ export function presentLayout(layout: Layout) {
     updatedAt: layout.updatedAt,
   };
 }
+
+/** Novu's /v2 layout (@novu/api's LayoutResponseDto). */
+export function presentLayoutV2(layout: Layout) {
+  return {
+    _id: layout.id,
+    id: layout.id,
+    layoutId: layout.identifier,
+    slug: layout.identifier,
+    name: layout.name,
+    isDefault: layout.isDefault,
+    isTranslationEnabled: false,
+    createdAt: layout.createdAt,
+    updatedAt: layout.updatedAt,
+    origin: "novu-cloud" as const,
+    type: "REGULAR" as const,
+    variables: null,
+    controls: { values: { email: { body: layout.content, editorType: "html" as const } } },
+  };
+}

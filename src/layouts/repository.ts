@@ -1,6 +1,6 @@
-import type { Kysely, Selectable } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import type { Database, LayoutsTable } from "../store/schema.ts";
-import { countRows, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { Layout, LayoutVariable } from "./domain.ts";
 
 type Db = Kysely<Database>;
@@ -172,4 +172,39 @@ export async function deleteLayout(db: Db, environmentId: string, id: string): P
     .where("id", "=", id)
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
+}
+
+const SORT_COLUMNS = { createdAt: "created_at", updatedAt: "updated_at", name: "name" } as const;
+
+/** Novu's /v2 list: a window of the environment's layouts, by a column either way, those whose name or identifier contain `query`. */
+export async function searchLayouts(
+  db: Db,
+  environmentId: string,
+  input: {
+    offset: number;
+    limit: number;
+    orderBy: keyof typeof SORT_COLUMNS;
+    direction: "asc" | "desc";
+    query: string;
+  },
+) {
+  let base = db.selectFrom("layouts").where("environment_id", "=", environmentId);
+  if (input.query !== "") {
+    const pattern = `%${input.query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const like = dialectOf(db) === "sqlite" ? sql`like` : sql`ilike`;
+    base = base.where(
+      sql<boolean>`(name ${like} ${pattern} escape '\\' or identifier ${like} ${pattern} escape '\\')`,
+    );
+  }
+  const [rows, totalCount] = await Promise.all([
+    base
+      .selectAll()
+      .orderBy(SORT_COLUMNS[input.orderBy], input.direction)
+      .orderBy("id", input.direction)
+      .limit(input.limit)
+      .offset(input.offset)
+      .execute(),
+    countRows(base),
+  ]);
+  return { totalCount, layouts: rows.map(toLayout) };
 }

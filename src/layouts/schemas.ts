@@ -118,3 +118,123 @@ export const UpdateLayoutBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+// ------------------------------------------------------------------------------------------------ /v2
+
+const LayoutRef = Type.String({
+  pattern: SUBSCRIBER_ID_TEXT_PATTERN,
+  maxLength: 128,
+  description: "The layout's identifier (its layoutId), or its id",
+});
+export const LayoutV2Params = Type.Object({ layoutId: LayoutRef });
+
+const EmailControls = Type.Object(
+  {
+    body: LayoutContent,
+    editorType: Type.Optional(
+      Type.Literal("html", { description: "Only HTML: Tidings has no block editor" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const LayoutV2 = Type.Object(
+  {
+    _id: ObjectIdString("The layout's id"),
+    id: ObjectIdString("The layout's id"),
+    layoutId: Type.String({ description: "The layout's identifier" }),
+    slug: Type.String({ description: "The same identifier" }),
+    name: Type.String(),
+    isDefault: Type.Boolean(),
+    isTranslationEnabled: Type.Boolean({ description: "Always false: Tidings has no translations" }),
+    createdAt: Type.String({ format: "date-time" }),
+    updatedAt: Type.String({ format: "date-time" }),
+    origin: Type.Literal("novu-cloud"),
+    type: Type.Literal("REGULAR"),
+    variables: Type.Null(),
+    controls: Type.Object(
+      {
+        values: Type.Object(
+          {
+            email: Type.Object(
+              { body: Type.String(), editorType: Type.Literal("html") },
+              { additionalProperties: false },
+            ),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { title: "LayoutV2", additionalProperties: false },
+);
+
+export const LayoutV2List = Type.Object(
+  { layouts: Type.Array(LayoutV2), totalCount: Type.Integer() },
+  { title: "LayoutV2List", additionalProperties: false },
+);
+
+export const ListLayoutsV2Query = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: "Default 10" })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: "Default 0" })),
+  orderBy: Type.Optional(
+    Type.Union([Type.Literal("createdAt"), Type.Literal("updatedAt"), Type.Literal("name")], {
+      description: "Default createdAt",
+    }),
+  ),
+  orderDirection: Type.Optional(
+    Type.Union([Type.Literal("ASC"), Type.Literal("DESC")], { description: "Default DESC" }),
+  ),
+  query: Type.Optional(
+    Type.String({ maxLength: 200, description: "Only layouts whose name or layoutId contains this" }),
+  ),
+});
+
+export const CreateLayoutV2Body = Type.Object(
+  {
+    layoutId: LayoutIdentifier(),
+    name: LayoutName,
+    isTranslationEnabled: Type.Optional(
+      Type.Boolean({ description: "Ignored: Tidings has no translations" }),
+    ),
+    __source: Type.Optional(Type.String({ maxLength: 50, description: "Ignored" })),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateLayoutV2Body = Type.Object(
+  {
+    name: LayoutName,
+    isTranslationEnabled: Type.Optional(
+      Type.Boolean({ description: "Ignored: Tidings has no translations" }),
+    ),
+    controlValues: Type.Optional(
+      Type.Union(
+        [Type.Object({ email: Type.Optional(EmailControls) }, { additionalProperties: false }), Type.Null()],
+        {
+          description: "`email.body` is the layout's HTML (with {{{body}}}); null puts the plain layout back",
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const DuplicateLayoutBody = Type.Object(
+  {
+    name: LayoutName,
+    layoutId: Type.Optional(LayoutIdentifier("The copy's identifier (else one made from the name)")),
+    isTranslationEnabled: Type.Optional(Type.Boolean({ description: "Ignored" })),
+  },
+  { additionalProperties: false },
+);
+
+export const LayoutUsage = Type.Object(
+  {
+    workflows: Type.Array(
+      Type.Object({ name: Type.String(), workflowId: Type.String() }, { additionalProperties: false }),
+    ),
+  },
+  { title: "LayoutUsage", additionalProperties: false },
+);

@@ -5,7 +5,7 @@ import { newObjectId } from "../ids.ts";
 import { isUniqueViolation } from "../store/store.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { compileCheck, templateVariables } from "../workflows/index.ts";
-import { countWorkflowsUsingLayout } from "../workflows/service.ts";
+import { workflowsUsingLayout } from "../workflows/service.ts";
 import { frameOf, type Layout, type LayoutFrame, type LayoutVariable } from "./domain.ts";
 import * as layouts from "./repository.ts";
 
@@ -165,7 +165,7 @@ export async function deleteLayout(deps: Deps, tenant: Tenant, id: string): Prom
     const layout = await layouts.findLayout(d.db, tenant.environmentId, id);
     if (!layout) throw missing(id, tenant);
     const names = [layout.id, ...(layout.parentId ? [layout.parentId] : [])];
-    if ((await countWorkflowsUsingLayout(d, tenant.environmentId, names)) > 0)
+    if ((await workflowsUsingLayout(d, tenant.environmentId, names)).length > 0)
       throw conflict(`Layout with id ${id} is being used so it can not be deleted`);
     if (layout.isDefault)
       throw conflict(`Layout with id ${id} is being used as your default layout, so it can not be deleted`);
@@ -232,4 +232,103 @@ export async function copyLayouts(deps: Deps, source: Tenant, target: Tenant): P
     }
     if (layout.isDefault && copyId) await layouts.clearDefaults(deps.db, target.environmentId, copyId, now);
   }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Novu's /v2 layouts (@novu/api's `layouts.*`): named by their identifier (`layoutId`) or their id;
+// the HTML is the control value `email.body`.
+
+/** The HTML of a layout made without one: the email as it is, in a document. */
+export const PLAIN_LAYOUT = "<!DOCTYPE html>\n<html>\n<body>\n{{{body}}}\n</body>\n</html>";
+
+/** The layout named by its identifier, or by its id. */
+export async function getLayoutByRef(deps: Deps, tenant: Tenant, ref: string): Promise<Layout> {
+  const found =
+    (await layouts.findLayoutByIdentifier(deps.db, tenant.environmentId, ref)) ??
+    (/^[0-9a-f]{24}$/.test(ref) ? await layouts.findLayout(deps.db, tenant.environmentId, ref) : undefined);
+  if (!found) throw notFound(`Layout ${mention(ref, "given")} was not found`);
+  return found;
+}
+
+export async function searchLayouts(
+  deps: Deps,
+  tenant: Tenant,
+  input: {
+    limit?: number | undefined;
+    offset?: number | undefined;
+    orderBy?: "createdAt" | "updatedAt" | "name" | undefined;
+    orderDirection?: "ASC" | "DESC" | undefined;
+    query?: string | undefined;
+  },
+) {
+  return layouts.searchLayouts(deps.db, tenant.environmentId, {
+    limit: input.limit ?? 10,
+    offset: input.offset ?? 0,
+    orderBy: input.orderBy ?? "createdAt",
+    direction: input.orderDirection === "ASC" ? "asc" : "desc",
+    query: input.query?.trim() ?? "",
+  });
+}
+
+export async function createLayoutV2(
+  deps: Deps,
+  tenant: Tenant,
+  input: { layoutId: string; name: string; content?: string | undefined },
+): Promise<Layout> {
+  return createLayout(deps, tenant, {
+    identifier: input.layoutId,
+    name: input.name,
+    content: input.content ?? PLAIN_LAYOUT,
+  });
+}
+
+/** PUT: the name, and the HTML when `controlValues` says (null puts the plain layout back). */
+export async function updateLayoutV2(
+  deps: Deps,
+  tenant: Tenant,
+  ref: string,
+  input: { name: string; content?: string | null | undefined },
+): Promise<Layout> {
+  const layout = await getLayoutByRef(deps, tenant, ref);
+  const content = input.content === null ? PLAIN_LAYOUT : input.content;
+  return updateLayout(deps, tenant, layout.id, {
+    name: input.name,
+    ...(content !== undefined ? { content } : {}),
+  });
+}
+
+export async function deleteLayoutV2(deps: Deps, tenant: Tenant, ref: string): Promise<void> {
+  const layout = await getLayoutByRef(deps, tenant, ref);
+  await deleteLayout(deps, tenant, layout.id);
+}
+
+/** A copy under a new name (and identifier: the one given, else one made from the name), never the default. */
+export async function duplicateLayout(
+  deps: Deps,
+  tenant: Tenant,
+  ref: string,
+  input: { name: string; layoutId?: string | undefined },
+): Promise<Layout> {
+  const source = await getLayoutByRef(deps, tenant, ref);
+  const slug =
+    input.name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 100) || "layout";
+  const identifier = input.layoutId ?? `${slug}-${newObjectId(deps.clock.now()).slice(-8)}`;
+  return createLayout(deps, tenant, {
+    identifier,
+    name: input.name,
+    description: source.description,
+    content: source.content,
+    variables: source.variables,
+  });
+}
+
+/** The live workflows whose steps use the layout. */
+export async function layoutUsage(deps: Deps, tenant: Tenant, ref: string) {
+  const layout = await getLayoutByRef(deps, tenant, ref);
+  const names = [layout.id, ...(layout.parentId ? [layout.parentId] : [])];
+  return workflowsUsingLayout(deps, tenant.environmentId, names);
 }

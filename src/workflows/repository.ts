@@ -552,26 +552,28 @@ export async function countWorkflowsInGroup(db: Db, environmentId: string, group
 }
 
 /**
- * How many live workflows of the environment have a step that names one of these layouts (its
- * `_layoutId` or `layoutId`), read from the steps' JSON text.
+ * The live workflows of the environment with a step that names one of these layouts (its
+ * `_layoutId` or `layoutId`), read from the steps' JSON text: their names and trigger identifiers.
  */
-export async function countWorkflowsUsingLayout(db: Db, environmentId: string, layoutIds: readonly string[]) {
+export async function workflowsUsingLayout(db: Db, environmentId: string, layoutIds: readonly string[]) {
   const ids = layoutIds.filter((id) => /^[0-9a-f]{24}$/.test(id));
-  if (ids.length === 0) return 0;
-  return countRows(
-    db
-      .selectFrom("workflows")
-      .where("workflows.environment_id", "=", environmentId)
-      .where(live)
-      .where((eb) =>
-        eb.or(
-          ids.flatMap((id) => [
-            eb("workflows.steps", "like", `%"_layoutId":"${id}"%`),
-            eb("workflows.steps", "like", `%"layoutId":"${id}"%`),
-          ]),
-        ),
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom("workflows")
+    .select(["workflows.name", "workflows.identifier"])
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live)
+    .where((eb) =>
+      eb.or(
+        ids.flatMap((id) => [
+          eb("workflows.steps", "like", `%"_layoutId":"${id}"%`),
+          eb("workflows.steps", "like", `%"layoutId":"${id}"%`),
+        ]),
       ),
-  );
+    )
+    .orderBy("workflows.created_at", "asc")
+    .limit(1000)
+    .execute();
 }
 
 /**

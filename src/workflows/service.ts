@@ -475,9 +475,9 @@ export const workflowGroupReferences: GroupReferences = {
   release: workflows.purgeDeletedWorkflowsOfGroup,
 };
 
-/** How many live workflows of the environment have a step that uses one of these layouts. */
-export function countWorkflowsUsingLayout(deps: Deps, environmentId: string, layoutIds: readonly string[]) {
-  return workflows.countWorkflowsUsingLayout(deps.db, environmentId, layoutIds);
+/** The live workflows of the environment with a step that uses one of these layouts: name and trigger identifier. */
+export function workflowsUsingLayout(deps: Deps, environmentId: string, layoutIds: readonly string[]) {
+  return workflows.workflowsUsingLayout(deps.db, environmentId, layoutIds);
 }
 
 export type { WorkflowSummary } from "./repository.ts";
