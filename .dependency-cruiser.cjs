@@ -10,6 +10,7 @@ const FEATURES = [
   "subscribers",
   "topics",
   "tenants",
+  "workflow-overrides",
   "onboarding",
   "environments",
   "engine",

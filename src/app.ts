@@ -56,6 +56,7 @@ import { tenantRoutes } from "./tenants/routes.ts";
 import { topicRoutes, topicV2Routes } from "./topics/routes.ts";
 import { InboxRealtime, type RealtimeCluster, widgetRoutes } from "./widgets/routes.ts";
 import { workerRegistry } from "./worker.ts";
+import { workflowOverrideRoutes } from "./workflow-overrides/routes.ts";
 import { workflowRoutes, workflowV2Routes } from "./workflows/routes.ts";
 import { workflowGroupReferences } from "./workflows/service.ts";
 
@@ -386,6 +387,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       await v1.register(topicRoutes);
       await v1.register(tenantRoutes);
       await v1.register(layoutRoutes);
+      await v1.register(workflowOverrideRoutes);
       await v1.register(environmentRoutes, { sealer: integrations.box });
       await v1.register(environmentV1Routes, {
         sealer: integrations.box,

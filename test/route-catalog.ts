@@ -32,6 +32,9 @@ export interface Fixtures {
   tenantIdentifier: string;
   /** An email layout of the Development environment, not the default and unused. */
   layoutId: string;
+  /** The _id of the tenant `tenantIdentifier`, and the override of `workflowId` for it. */
+  tenantId: string;
+  overrideId: string;
 }
 
 export interface CatalogRoute {
@@ -753,6 +756,61 @@ export const ROUTES: CatalogRoute[] = [
     }),
   ),
   {
+    // The fixtures' workflow has an override for the fixtures' tenant; this one is for a new tenant.
+    method: "POST",
+    path: "/v1/workflow-overrides",
+    url: () => "/v1/workflow-overrides",
+    body: (f) => ({ workflowId: f.inAppIdentifier, tenantId: f.tenantId, active: false }),
+    ok: 201,
+  },
+  {
+    method: "GET",
+    path: "/v1/workflow-overrides",
+    url: () => "/v1/workflow-overrides?page=0&limit=10",
+    ok: 200,
+  },
+  ...(
+    [
+      ["GET", 200, undefined],
+      ["PUT", 200, () => ({ active: counter++ % 2 === 0 })],
+      ["DELETE", 200, undefined],
+    ] as const
+  ).map(
+    ([method, ok, body]): CatalogRoute => ({
+      method,
+      path: "/v1/workflow-overrides/:overrideId",
+      url: (f) => `/v1/workflow-overrides/${f.overrideId}`,
+      ...(body ? { body } : {}),
+      ok,
+      resourceUrls: (f) => [
+        {
+          url: `/v1/workflow-overrides/${f.overrideId}`,
+          notFound: new RegExp(`^Workflow Override with id ${f.overrideId} not found$`),
+        },
+      ],
+    }),
+  ),
+  ...(
+    [
+      ["GET", 200, undefined],
+      ["PUT", 200, () => ({ preferenceSettings: { email: counter++ % 2 === 0 } })],
+    ] as const
+  ).map(
+    ([method, ok, body]): CatalogRoute => ({
+      method,
+      path: "/v1/workflow-overrides/workflows/:workflowId/tenants/:tenantId",
+      url: (f) => `/v1/workflow-overrides/workflows/${f.workflowId}/tenants/${f.tenantId}`,
+      ...(body ? { body } : {}),
+      ok,
+      resourceUrls: (f) => [
+        {
+          url: `/v1/workflow-overrides/workflows/${f.workflowId}/tenants/${f.tenantId}`,
+          notFound: new RegExp(`^Workflow ${f.workflowId} was not found$`),
+        },
+      ],
+    }),
+  ),
+  {
     method: "POST",
     path: "/v1/topics",
     url: () => "/v1/topics",
@@ -997,6 +1055,14 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
     ),
   ]);
   const inAppIdentifier: string = inApp.triggers[0].identifier;
+  const tenantId: string = (await created(api.get(`/v1/tenants/${tenantIdentifier}`), 200)).json().data._id;
+  const override = await created(
+    api.post("/v1/workflow-overrides", {
+      workflowId: workflow._id,
+      tenantId,
+      preferenceSettings: { sms: false },
+    }),
+  );
   const trigger = await created(
     api.post("/v1/events/trigger", { name: inAppIdentifier, to: subscriberId, transactionId }),
   );
@@ -1018,6 +1084,8 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
     spareEnvironmentId: spare.json().data._id,
     tenantIdentifier,
     layoutId: layout.json().data._id,
+    tenantId,
+    overrideId: override.json().data._id,
   };
 }
 

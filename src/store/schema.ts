@@ -437,6 +437,19 @@ export interface LayoutsTable {
   updated_at: Timestamp;
 }
 
+/** Migration 0021: a workflow's overrides for one tenant (Novu's), one per workflow and tenant. */
+export interface WorkflowOverridesTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  workflow_id: string;
+  tenant_id: string;
+  active: Bool;
+  preference_settings: Json;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   environments: EnvironmentsTable;
@@ -465,4 +478,5 @@ export interface Database {
   quota_open_jobs: QuotaOpenJobsTable;
   tenants: TenantsTable;
   layouts: LayoutsTable;
+  workflow_overrides: WorkflowOverridesTable;
 }

@@ -19,6 +19,7 @@ import * as inboxTagSets from "./0017-inbox-tag-sets.ts";
 import * as subscriberEmail from "./0018-subscriber-email.ts";
 import * as tenants from "./0019-tenants.ts";
 import * as layouts from "./0020-layouts.ts";
+import * as workflowOverrides from "./0021-workflow-overrides.ts";
 import type { ColumnTypes } from "./column-types.ts";
 import type { MigrationContext } from "./context.ts";
 
@@ -49,6 +50,7 @@ const steps: Record<string, Step> = {
   "0018-subscriber-email": subscriberEmail,
   "0019-tenants": tenants,
   "0020-layouts": layouts,
+  "0021-workflow-overrides": workflowOverrides,
 };
 
 export function migrationProvider(types: ColumnTypes, context: MigrationContext = {}): MigrationProvider {
