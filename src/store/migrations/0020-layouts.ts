@@ -31,6 +31,14 @@ export async function up(db: Kysely<any>, t: ColumnTypes): Promise<void> {
     .columns(["environment_id", "identifier"])
     .unique()
     .execute();
-  await db.schema.createIndex("layouts_newest").on("layouts").columns(["environment_id", "created_at", "id"]).execute();
-  await db.schema.createIndex("layouts_parent").on("layouts").columns(["environment_id", "parent_id"]).execute();
+  await db.schema
+    .createIndex("layouts_newest")
+    .on("layouts")
+    .columns(["environment_id", "created_at", "id"])
+    .execute();
+  await db.schema
+    .createIndex("layouts_parent")
+    .on("layouts")
+    .columns(["environment_id", "parent_id"])
+    .execute();
 }
