@@ -12,6 +12,7 @@ const FEATURES = [
   "tenants",
   "workflow-overrides",
   "onboarding",
+  "organizations",
   "environments",
   "engine",
   "events",

@@ -48,6 +48,7 @@ import { registerMetrics } from "./ops/metrics.ts";
 import { registerRateLimit } from "./ops/rate-limit.ts";
 import { docsCsp, registerSecurity } from "./ops/security.ts";
 import { LocalBuckets } from "./ops/token-bucket.ts";
+import { organizationRoutes } from "./organizations/routes.ts";
 import type { Store } from "./store/store.ts";
 import { subscriberRoutes, subscriberV2Routes } from "./subscribers/routes.ts";
 import { environmentRoutes } from "./tenancy/routes.ts";
@@ -388,6 +389,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       await v1.register(tenantRoutes);
       await v1.register(layoutRoutes);
       await v1.register(workflowOverrideRoutes);
+      await v1.register(organizationRoutes, { sealer: integrations.box });
       await v1.register(environmentRoutes, { sealer: integrations.box });
       await v1.register(environmentV1Routes, {
         sealer: integrations.box,

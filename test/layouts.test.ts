@@ -251,11 +251,18 @@ forEachBackend<ManualClock>(
         assert.equal(res.statusCode, 201, res.body);
       }
       const framed = await create(api, "framed", {
-        content: '<main data-layout="framed">{{greeting}} {{{body}}} {{orderId}}</main>',
+        content:
+          '<main data-layout="framed" style="color:{{branding.color}}">{{greeting}} {{{body}}} {{orderId}}</main>',
         variables: [{ name: "greeting", defaultValue: "Hi there" }],
         isDefault: true,
       });
       const special = await create(api, "special", { content: "<section>{{subject}}|{{{body}}}</section>" });
+      // The organization's branding: {{branding.*}} in layouts and emails.
+      const branded = await api.put("/v1/organizations/branding", {
+        color: "#123456",
+        logo: "https://cdn.example.com/logo.png",
+      });
+      assert.equal(branded.statusCode, 200, branded.body);
 
       const workflowRes = await api.post("/v1/workflows", {
         name: uniqueName("Layouts"),
@@ -269,7 +276,7 @@ forEachBackend<ManualClock>(
             template: {
               type: "email",
               subject: "Special",
-              content: "<p>Special {{orderId}}</p>",
+              content: '<p>Special {{orderId}}</p><img src="{{branding.logo}}">',
               _layoutId: special._id,
             },
           },
@@ -299,12 +306,18 @@ forEachBackend<ManualClock>(
       };
 
       const [byDefault, bySpecial] = await send(api, { orderId: "A-1" });
-      assert.equal(byDefault?.html, '<main data-layout="framed">Hi there <p>Order A-1</p> A-1</main>');
-      assert.equal(bySpecial?.html, "<section>Special|<p>Special A-1</p></section>");
+      assert.equal(
+        byDefault?.html,
+        '<main data-layout="framed" style="color:#123456">Hi there <p>Order A-1</p> A-1</main>',
+      );
+      assert.equal(
+        bySpecial?.html,
+        '<section>Special|<p>Special A-1</p><img src="https://cdn.example.com/logo.png"></section>',
+      );
       const [withGreeting] = await send(api, { orderId: "<b>", greeting: "Hello" });
       assert.equal(
         withGreeting?.html,
-        '<main data-layout="framed">Hello <p>Order &lt;b&gt;</p> &lt;b&gt;</main>',
+        '<main data-layout="framed" style="color:#123456">Hello <p>Order &lt;b&gt;</p> &lt;b&gt;</main>',
       );
 
       // In use: refused, as the default is.
@@ -336,8 +349,14 @@ forEachBackend<ManualClock>(
         ],
       );
       const [prodDefault, prodSpecial] = await send(prodApi, { orderId: "P-1" });
-      assert.equal(prodDefault?.html, '<main data-layout="framed">Hi there <p>Order P-1</p> P-1</main>');
-      assert.equal(prodSpecial?.html, "<section>Special|<p>Special P-1</p></section>");
+      assert.equal(
+        prodDefault?.html,
+        '<main data-layout="framed" style="color:#123456">Hi there <p>Order P-1</p> P-1</main>',
+      );
+      assert.equal(
+        prodSpecial?.html,
+        '<section>Special|<p>Special P-1</p><img src="https://cdn.example.com/logo.png"></section>',
+      );
       const prodSpecialId = copies[1]._id;
       refused(await prodApi.delete(`/v1/layouts/${prodSpecialId}`), 409, {
         message: /is being used/,

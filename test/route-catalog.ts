@@ -32,6 +32,8 @@ export interface Fixtures {
   tenantIdentifier: string;
   /** An email layout of the Development environment, not the default and unused. */
   layoutId: string;
+  /** The tenant's organization (and the id of its one member, the owner). */
+  organizationId: string;
   /** The _id of the tenant `tenantIdentifier`, and the override of `workflowId` for it. */
   tenantId: string;
   overrideId: string;
@@ -755,6 +757,45 @@ export const ROUTES: CatalogRoute[] = [
       ],
     }),
   ),
+  { method: "GET", path: "/v1/organizations", url: () => "/v1/organizations", ok: 200 },
+  { method: "GET", path: "/v1/organizations/me", url: () => "/v1/organizations/me", ok: 200 },
+  {
+    method: "POST",
+    path: "/v1/organizations",
+    url: () => "/v1/organizations",
+    body: () => ({ name: uniqueName("Catalog organization") }),
+    ok: 201,
+  },
+  {
+    method: "PATCH",
+    path: "/v1/organizations",
+    url: () => "/v1/organizations",
+    body: () => ({ name: uniqueName("Catalog rename") }),
+    ok: 200,
+    noIdempotencyKey: SETS_FIELDS,
+  },
+  {
+    method: "PUT",
+    path: "/v1/organizations/branding",
+    url: () => "/v1/organizations/branding",
+    body: () => ({ color: "#abcdef", logo: "https://cdn.example.com/logo.png" }),
+    ok: 200,
+  },
+  { method: "GET", path: "/v1/organizations/members", url: () => "/v1/organizations/members", ok: 200 },
+  {
+    method: "PUT",
+    path: "/v1/organizations/members/:memberId/roles",
+    url: (f) => `/v1/organizations/members/${f.organizationId}/roles`,
+    body: () => ({ role: "admin" }),
+    ok: 200,
+  },
+  {
+    // The one member, the owner, cannot be removed: the best a valid call gets is this refusal.
+    method: "DELETE",
+    path: "/v1/organizations/members/:memberId",
+    url: (f) => `/v1/organizations/members/${f.organizationId}`,
+    ok: 409,
+  },
   {
     // The fixtures' workflow has an override for the fixtures' tenant; this one is for a new tenant.
     method: "POST",
@@ -1084,6 +1125,7 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
     spareEnvironmentId: spare.json().data._id,
     tenantIdentifier,
     layoutId: layout.json().data._id,
+    organizationId: (await created(api.get("/v1/organizations/me"), 200)).json().data._id,
     tenantId,
     overrideId: override.json().data._id,
   };

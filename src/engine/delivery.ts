@@ -3,6 +3,7 @@ import { newObjectId } from "../ids.ts";
 import { layoutFrameForStep } from "../layouts/service.ts";
 import { type Subscriber, subscriberForTemplates } from "../subscribers/domain.ts";
 import { openChannelCredentials } from "../subscribers/service.ts";
+import { brandingForTemplates } from "../tenancy/service.ts";
 import type { EngineDeps } from "./accept.ts";
 import type { ChatSender, DeliveryResult, Sender } from "./channel-senders.ts";
 import { digestedEvents } from "./digest.ts";
@@ -178,7 +179,11 @@ export async function deliverEmail(
     return { status: "completed", executionStatus: "Success", detail: "The email was already sent" };
 
   const template = job.step.template;
-  const data = await dataFor(deps, job, notification, subscriber);
+  // Emails (their content and their layout) also see the organization's {{branding.*}}.
+  const data = {
+    ...(await dataFor(deps, job, notification, subscriber)),
+    branding: await brandingForTemplates(deps, job.organizationId),
+  };
   const rendering = await (deps.renderer ?? defaultRenderer()).render(
     fieldsToRender(job.type, emailFields(template)),
     data,

@@ -14,6 +14,8 @@ export type Json = ColumnType<string, string, string>;
 export interface OrganizationsTable {
   id: string;
   name: string;
+  /** Migration 0022: the branding (logo, colours, font, content background), JSON. */
+  branding: ColumnType<string, string | undefined, string>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -6,7 +6,14 @@ import { ApiError, notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import type { Database } from "../store/schema.ts";
 import { generateApiKey, hashApiKey, keyHint } from "./api-keys.ts";
-import { type Environment, isProduction, type KeyOwner, type KeySealer } from "./domain.ts";
+import {
+  type Branding,
+  type Environment,
+  isProduction,
+  type KeyOwner,
+  type KeySealer,
+  type Organization,
+} from "./domain.ts";
 import * as tenancy from "./repository.ts";
 import type { Tenant } from "./tenant.ts";
 
@@ -211,10 +218,35 @@ export async function openEnvironmentKeys(
 }
 
 /** The tenant's organization: its id and name. */
-export async function getOrganization(deps: Deps, tenant: Tenant): Promise<{ id: string; name: string }> {
+export async function getOrganization(
+  deps: Deps,
+  tenant: Pick<Tenant, "organizationId">,
+): Promise<Organization> {
   const organization = await tenancy.findOrganization(deps.db, tenant.organizationId);
   if (!organization) throw notFound(`Organization ${tenant.organizationId} was not found`);
   return organization;
+}
+
+/** Changes the key's organization's name, or its branding (as a whole). */
+export async function updateOrganization(
+  deps: Deps,
+  tenant: Pick<Tenant, "organizationId">,
+  changes: { name?: string; branding?: Branding },
+): Promise<Organization> {
+  const now = isoNow(deps.clock);
+  if (!(await tenancy.updateOrganization(deps.db, tenant.organizationId, changes, now)))
+    throw notFound(`Organization ${tenant.organizationId} was not found`);
+  return getOrganization(deps, tenant);
+}
+
+/** What templates read as {{branding.*}}: the organization's branding, Novu's colour when it has none. */
+export async function brandingForTemplates(
+  deps: Deps,
+  organizationId: string,
+): Promise<Record<string, unknown>> {
+  const organization = await tenancy.findOrganization(deps.db, organizationId);
+  const branding = organization?.branding ?? {};
+  return { ...branding, color: branding.color ?? "#f47373" };
 }
 
 /** An environment of the tenant's organization; 404 for one of another organization, as for none. */

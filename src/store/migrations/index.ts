@@ -20,6 +20,7 @@ import * as subscriberEmail from "./0018-subscriber-email.ts";
 import * as tenants from "./0019-tenants.ts";
 import * as layouts from "./0020-layouts.ts";
 import * as workflowOverrides from "./0021-workflow-overrides.ts";
+import * as organizationBranding from "./0022-organization-branding.ts";
 import type { ColumnTypes } from "./column-types.ts";
 import type { MigrationContext } from "./context.ts";
 
@@ -51,6 +52,7 @@ const steps: Record<string, Step> = {
   "0019-tenants": tenants,
   "0020-layouts": layouts,
   "0021-workflow-overrides": workflowOverrides,
+  "0022-organization-branding": organizationBranding,
 };
 
 export function migrationProvider(types: ColumnTypes, context: MigrationContext = {}): MigrationProvider {
