@@ -93,7 +93,12 @@ export async function updateEnvironment(
   deps: Deps,
   tenant: Tenant,
   id: string,
-  input: { name?: string | undefined; parentId?: string | undefined },
+  input: {
+    name?: string | undefined;
+    parentId?: string | undefined;
+    identifier?: string | undefined;
+    hmac?: boolean | undefined;
+  },
 ): Promise<Environment> {
   const current = await getEnvironment(deps, tenant, id);
   const name = input.name === undefined ? undefined : environmentName(input.name);
@@ -112,7 +117,12 @@ export async function updateEnvironment(
       if (at.id === id) throw invalidField("parentId", "would make the environment derive from itself");
     }
   }
-  return updateEnvironmentRecord(deps, tenant, id, { name, parentId: input.parentId });
+  return updateEnvironmentRecord(deps, tenant, id, {
+    name,
+    parentId: input.parentId,
+    identifier: input.identifier,
+    hmac: input.hmac,
+  });
 }
 
 /**

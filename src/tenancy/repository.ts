@@ -289,12 +289,19 @@ export async function updateOrganization(
   return Number(result.numUpdatedRows) > 0;
 }
 
+export interface EnvironmentChange {
+  name?: string | undefined;
+  parentId?: string | undefined;
+  identifier?: string | undefined;
+  hmac?: boolean | undefined;
+}
+
 /** Renames the environment and/or moves it under another parent; undefined when there is none. */
 export async function updateEnvironment(
   db: Db,
   organizationId: string,
   id: string,
-  change: { name?: string | undefined; parentId?: string | undefined },
+  change: EnvironmentChange,
   now: string,
 ) {
   const row = await db
@@ -302,6 +309,8 @@ export async function updateEnvironment(
     .set({
       ...(change.name !== undefined ? { name: change.name } : {}),
       ...(change.parentId !== undefined ? { parent_id: change.parentId } : {}),
+      ...(change.identifier !== undefined ? { identifier: change.identifier } : {}),
+      ...(change.hmac !== undefined ? { hmac: change.hmac } : {}),
       updated_at: now,
     })
     .where("organization_id", "=", organizationId)

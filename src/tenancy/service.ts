@@ -5,6 +5,7 @@ import { type Deps, inTransaction } from "../deps.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import type { Database } from "../store/schema.ts";
+import { isUniqueViolation } from "../store/store.ts";
 import { generateApiKey, hashApiKey, keyHint } from "./api-keys.ts";
 import {
   type Branding,
@@ -256,20 +257,36 @@ export async function getEnvironment(deps: Deps, tenant: Pick<Tenant, "organizat
   return environment;
 }
 
-/** Renames an environment of the organization and/or gives it another parent. */
+/**
+ * Renames an environment of the organization, gives it another parent, another public identifier
+ * (409 when another environment has it) or turns its HMAC on or off (Production keeps it on: 403).
+ */
 export async function updateEnvironmentRecord(
   deps: Deps,
   tenant: Pick<Tenant, "organizationId">,
   id: string,
-  change: { name?: string | undefined; parentId?: string | undefined },
+  change: tenancy.EnvironmentChange,
 ): Promise<Environment> {
-  const environment = await tenancy.updateEnvironment(
-    deps.db,
-    tenant.organizationId,
-    id,
-    change,
-    isoNow(deps.clock),
-  );
+  if (change.hmac === false && isProduction(await getEnvironment(deps, tenant, id))) {
+    throw new ApiError(
+      403,
+      "HMAC cannot be turned off in Production: its inbox sessions must carry the HMAC of the subscriberId",
+    );
+  }
+  let environment: Environment | undefined;
+  try {
+    environment = await tenancy.updateEnvironment(
+      deps.db,
+      tenant.organizationId,
+      id,
+      change,
+      isoNow(deps.clock),
+    );
+  } catch (error) {
+    if (change.identifier !== undefined && isUniqueViolation(error))
+      throw new ApiError(409, "Another environment has this identifier");
+    throw error;
+  }
   if (!environment) throw environmentNotFound(id);
   return environment;
 }
