@@ -7,6 +7,7 @@ const FEATURES = [
   "notification-groups",
   "workflows",
   "layouts",
+  "feeds",
   "subscribers",
   "topics",
   "tenants",

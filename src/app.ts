@@ -27,6 +27,7 @@ import { engineSubscriberErasure, previewStep, registerOpenJobsFolding } from ".
 import { environmentV1Routes, environmentV2Routes } from "./environments/routes.ts";
 import { badRequest, errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
+import { feedRoutes } from "./feeds/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
 import { parseQueryString } from "./http/query-string.ts";
 import { serializerCompiler } from "./http/serialization.ts";
@@ -388,6 +389,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       await v1.register(topicRoutes);
       await v1.register(tenantRoutes);
       await v1.register(layoutRoutes);
+      await v1.register(feedRoutes);
       await v1.register(workflowOverrideRoutes);
       await v1.register(organizationRoutes, { sealer: integrations.box });
       await v1.register(environmentRoutes, { sealer: integrations.box });

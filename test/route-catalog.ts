@@ -32,6 +32,8 @@ export interface Fixtures {
   tenantIdentifier: string;
   /** An email layout of the Development environment, not the default and unused. */
   layoutId: string;
+  /** A feed no step names. */
+  feedId: string;
   /** The tenant's organization (and the id of its one member, the owner). */
   organizationId: string;
   /** The _id of the tenant `tenantIdentifier`, and the override of `workflowId` for it. */
@@ -757,6 +759,23 @@ export const ROUTES: CatalogRoute[] = [
       ],
     }),
   ),
+  {
+    method: "POST",
+    path: "/v1/feeds",
+    url: () => "/v1/feeds",
+    body: () => ({ name: uniqueName("Catalog feed") }),
+    ok: 201,
+  },
+  { method: "GET", path: "/v1/feeds", url: () => "/v1/feeds", ok: 200 },
+  {
+    method: "DELETE",
+    path: "/v1/feeds/:feedId",
+    url: (f) => `/v1/feeds/${f.feedId}`,
+    ok: 200,
+    resourceUrls: (f) => [
+      { url: `/v1/feeds/${f.feedId}`, notFound: new RegExp(`^Feed ${f.feedId} was not found$`) },
+    ],
+  },
   { method: "GET", path: "/v1/organizations", url: () => "/v1/organizations", ok: 200 },
   { method: "GET", path: "/v1/organizations/me", url: () => "/v1/organizations/me", ok: 200 },
   {
@@ -1126,6 +1145,7 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
     tenantIdentifier,
     layoutId: layout.json().data._id,
     organizationId: (await created(api.get("/v1/organizations/me"), 200)).json().data._id,
+    feedId: (await created(api.post("/v1/feeds", { name: uniqueName("Fixture feed") }))).json().data._id,
     tenantId,
     overrideId: override.json().data._id,
   };

@@ -452,6 +452,17 @@ export interface WorkflowOverridesTable {
   updated_at: Timestamp;
 }
 
+/** Migration 0023: an environment's feeds (Novu's), unique by identifier (the name). */
+export interface FeedsTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  identifier: string;
+  name: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   environments: EnvironmentsTable;
@@ -481,4 +492,5 @@ export interface Database {
   tenants: TenantsTable;
   layouts: LayoutsTable;
   workflow_overrides: WorkflowOverridesTable;
+  feeds: FeedsTable;
 }

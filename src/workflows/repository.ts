@@ -556,7 +556,17 @@ export async function countWorkflowsInGroup(db: Db, environmentId: string, group
  * `_layoutId` or `layoutId`), read from the steps' JSON text: their names and trigger identifiers.
  */
 export async function workflowsUsingLayout(db: Db, environmentId: string, layoutIds: readonly string[]) {
-  const ids = layoutIds.filter((id) => /^[0-9a-f]{24}$/.test(id));
+  return workflowsNaming(db, environmentId, "layoutId", layoutIds);
+}
+
+/** The live workflows with a step whose template names one of these ids in `_<field>` or `<field>`. */
+export async function workflowsNaming(
+  db: Db,
+  environmentId: string,
+  field: "layoutId" | "feedId",
+  targetIds: readonly string[],
+) {
+  const ids = targetIds.filter((id) => /^[0-9a-f]{24}$/.test(id));
   if (ids.length === 0) return [];
   return db
     .selectFrom("workflows")
@@ -566,8 +576,8 @@ export async function workflowsUsingLayout(db: Db, environmentId: string, layout
     .where((eb) =>
       eb.or(
         ids.flatMap((id) => [
-          eb("workflows.steps", "like", `%"_layoutId":"${id}"%`),
-          eb("workflows.steps", "like", `%"layoutId":"${id}"%`),
+          eb("workflows.steps", "like", `%"_${field}":"${id}"%`),
+          eb("workflows.steps", "like", `%"${field}":"${id}"%`),
         ]),
       ),
     )

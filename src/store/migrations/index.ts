@@ -21,6 +21,7 @@ import * as tenants from "./0019-tenants.ts";
 import * as layouts from "./0020-layouts.ts";
 import * as workflowOverrides from "./0021-workflow-overrides.ts";
 import * as organizationBranding from "./0022-organization-branding.ts";
+import * as feeds from "./0023-feeds.ts";
 import type { ColumnTypes } from "./column-types.ts";
 import type { MigrationContext } from "./context.ts";
 
@@ -53,6 +54,7 @@ const steps: Record<string, Step> = {
   "0020-layouts": layouts,
   "0021-workflow-overrides": workflowOverrides,
   "0022-organization-branding": organizationBranding,
+  "0023-feeds": feeds,
 };
 
 export function migrationProvider(types: ColumnTypes, context: MigrationContext = {}): MigrationProvider {
