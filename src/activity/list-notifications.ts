@@ -17,6 +17,7 @@ function listInput(query: ListNotificationsQueryValue) {
     ...(workflowIds ? { workflowIds } : {}),
     ...(subscriberIds ? { subscriberIds } : {}),
     ...(emails ? { emails } : {}),
+    ...(query.search !== undefined ? { search: query.search } : {}),
     ...(channels ? { channels } : {}),
     ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),
   };

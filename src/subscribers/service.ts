@@ -489,6 +489,15 @@ export async function findSubscriberRefsByEmail(
   return subscribers.findSubscriberRefsByEmail(deps.db, tenant.environmentId, emails);
 }
 
+/** The _ids of the subscribers whose e-mail contains `text` (any case) or whose subscriberId is `text`. */
+export async function findSubscriberRefsBySearch(
+  deps: Deps,
+  tenant: Tenant,
+  text: string,
+): Promise<string[]> {
+  return subscribers.findSubscriberRefsBySearch(deps.db, tenant.environmentId, text);
+}
+
 // ---------------------------------------------------------------- preferences: the decision
 
 const CHANNEL_SET: ReadonlySet<string> = new Set(CHANNELS);
