@@ -38,8 +38,7 @@ import { inboxRoutes, inboxSessionRoutes, subscriberNotificationRoutes } from ".
 import { type InboxChange, SessionTokens } from "./inbox/service.ts";
 import { integrationRoutes } from "./integrations/routes.ts";
 import { channelSenders, type IntegrationTools, openIntegrationTools } from "./integrations/service.ts";
-import { layoutRoutes } from "./layouts/routes.ts";
-import { layoutV2Routes } from "./layouts/v2-routes.ts";
+import { layoutRoutes, layoutV2Routes } from "./layouts/routes.ts";
 import { notificationGroupRoutes } from "./notification-groups/routes.ts";
 import { clientErrorHandler, requireHost } from "./ops/client-errors.ts";
 import { registerDashboard } from "./ops/dashboard.ts";

@@ -168,3 +168,4 @@ export const layoutRoutes: RoutePlugin = async (app) => {
     },
   );
 };
+export { layoutV2Routes } from "./v2-routes.ts";
