@@ -27,6 +27,7 @@ import { engineSubscriberErasure, previewStep, registerOpenJobsFolding } from ".
 import { environmentV1Routes, environmentV2Routes } from "./environments/routes.ts";
 import { badRequest, errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
+import { feedRoutes } from "./feeds/routes.ts";
 import { handleFrameworkError, pathOf, sendError } from "./http/error-handler.ts";
 import { parseQueryString } from "./http/query-string.ts";
 import { serializerCompiler } from "./http/serialization.ts";
@@ -37,6 +38,7 @@ import { inboxRoutes, inboxSessionRoutes, subscriberNotificationRoutes } from ".
 import { type InboxChange, SessionTokens } from "./inbox/service.ts";
 import { integrationRoutes } from "./integrations/routes.ts";
 import { channelSenders, type IntegrationTools, openIntegrationTools } from "./integrations/service.ts";
+import { layoutRoutes, layoutV2Routes } from "./layouts/routes.ts";
 import { notificationGroupRoutes } from "./notification-groups/routes.ts";
 import { clientErrorHandler, requireHost } from "./ops/client-errors.ts";
 import { registerDashboard } from "./ops/dashboard.ts";
@@ -46,6 +48,7 @@ import { registerMetrics } from "./ops/metrics.ts";
 import { registerRateLimit } from "./ops/rate-limit.ts";
 import { docsCsp, registerSecurity } from "./ops/security.ts";
 import { LocalBuckets } from "./ops/token-bucket.ts";
+import { organizationRoutes } from "./organizations/routes.ts";
 import type { Store } from "./store/store.ts";
 import { subscriberRoutes, subscriberV2Routes } from "./subscribers/routes.ts";
 import { environmentRoutes } from "./tenancy/routes.ts";
@@ -54,6 +57,7 @@ import { tenantRoutes } from "./tenants/routes.ts";
 import { topicRoutes, topicV2Routes } from "./topics/routes.ts";
 import { InboxRealtime, type RealtimeCluster, widgetRoutes } from "./widgets/routes.ts";
 import { workerRegistry } from "./worker.ts";
+import { workflowOverrideRoutes } from "./workflow-overrides/routes.ts";
 import { bridgeRoutes, workflowRoutes, workflowV2Routes } from "./workflows/routes.ts";
 import { workflowGroupReferences } from "./workflows/service.ts";
 
@@ -394,6 +398,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
       });
       await v1.register(topicRoutes);
       await v1.register(tenantRoutes);
+      await v1.register(layoutRoutes);
+      await v1.register(feedRoutes);
+      await v1.register(workflowOverrideRoutes);
+      await v1.register(organizationRoutes, { sealer: integrations.box });
       await v1.register(environmentRoutes, { sealer: integrations.box });
       await v1.register(environmentV1Routes, {
         sealer: integrations.box,
@@ -417,6 +425,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         outbound: integrations.outbound,
       });
       await v2.register(topicV2Routes);
+      await v2.register(layoutV2Routes);
       await v2.register(subscriberNotificationRoutes, {
         onChange: onInboxChange,
         maxSnoozeDurationHours: config.inboxMaxSnoozeDurationHours,

@@ -115,7 +115,10 @@ const UNSUPPORTED: { functions: string; why: string }[] = [
     functions: "contexts.",
     why: "Tidings has no contexts (a trigger's or a subscription's context keys are accepted and not used)",
   },
-  { functions: "layouts.", why: "Tidings has no email layouts" },
+  {
+    functions: "layouts.generatePreview",
+    why: "a layout is previewed by sending an email through it: there is no preview of a layout alone",
+  },
   { functions: "translations.", why: "Tidings has no translations" },
   { functions: "agents.", why: "Tidings has no conversational agents" },
   {
@@ -1061,6 +1064,59 @@ forEachBackend("@novu/api 3.19 against a running server", (ctx) => {
     assert.deepEqual((await novu.integrations.list()).result, []);
     const missing = await sdkError(novu.integrations.update({ name: "x" }, id), errors.SDKError);
     assert.equal(missing.statusCode, 404, "a 404 the SDK declares as no model of its own");
+  });
+
+  test("layouts: create, retrieve (by layoutId or id), update the HTML, list, duplicate, usage, delete", async () => {
+    const { tenant, novu } = await setup();
+    const layoutId = `brand-${hexId()}`;
+    const created = (await novu.layouts.create({ layoutId, name: "Brand" })).result;
+    assert.match(created.id, OBJECT_ID);
+    assert.equal(created.layoutId, layoutId);
+    assert.equal(created.isDefault, false);
+    assert.match(created.controls.values.email?.body ?? "", /\{\{\{body\}\}\}/);
+    assert.equal((await novu.layouts.retrieve(created.id)).result.layoutId, layoutId);
+    const html = "<main>{{{body}}}<footer>{{company}}</footer></main>";
+    const updated = await novu.layouts.update(
+      { name: "Brand frame", controlValues: { email: { body: html, editorType: "html" } } },
+      layoutId,
+    );
+    assert.equal(updated.result.name, "Brand frame");
+    assert.equal(updated.result.controls.values.email?.body, html);
+    const refused = await sdkError(
+      novu.layouts.update(
+        { name: "x", controlValues: { email: { body: "<p>no body</p>", editorType: "html" } } },
+        layoutId,
+      ),
+      errors.ErrorDto,
+    );
+    assert.equal(refused.statusCode, 400);
+
+    const copy = (
+      await novu.layouts.duplicate({ name: "Brand copy", layoutId: `${layoutId}-copy` }, layoutId)
+    ).result;
+    assert.equal(copy.layoutId, `${layoutId}-copy`);
+    assert.equal(copy.controls.values.email?.body, html);
+    const listed = (await novu.layouts.list({ orderBy: "name", orderDirection: "ASC", query: "brand" }))
+      .result;
+    assert.deepEqual(
+      [listed.totalCount, listed.layouts.map((l) => l.name)],
+      [2, ["Brand copy", "Brand frame"]],
+    );
+    assert.equal((await novu.layouts.list({ limit: 1, offset: 1 })).result.layouts.length, 1);
+
+    // A workflow step that names the layout: usage lists it, and the layout cannot be deleted.
+    const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+      name: uniqueName("Framed"),
+      steps: [{ template: { type: "email", subject: "Hi", content: "Hello", _layoutId: created.id } }],
+    });
+    assert.deepEqual((await novu.layouts.usage(layoutId)).result.workflows, [
+      { name: workflow.name, workflowId: workflow.triggers[0].identifier },
+    ]);
+    const inUse = await sdkError(novu.layouts.delete(layoutId), errors.ErrorDto);
+    assert.equal(inUse.statusCode, 409);
+    await novu.layouts.delete(copy.id);
+    const gone = await sdkError(novu.layouts.retrieve(copy.layoutId), errors.ErrorDto);
+    assert.equal(gone.statusCode, 404);
   });
 
   test("environments.list: the organization's two environments", async () => {

@@ -37,6 +37,15 @@ export interface Fixtures {
   tenantIdentifier: string;
   /** A bridge (of a code-first app) synced into the Development environment: one workflow, CODE_WORKFLOW. */
   bridgeUrl: string;
+  /** An email layout of the Development environment, not the default and unused. */
+  layoutId: string;
+  /** A feed no step names. */
+  feedId: string;
+  /** The tenant's organization (and the id of its one member, the owner). */
+  organizationId: string;
+  /** The _id of the tenant `tenantIdentifier`, and the override of `workflowId` for it. */
+  tenantId: string;
+  overrideId: string;
 }
 
 /** The workflow the catalog's bridge defines in code, and its one step. */
@@ -498,7 +507,47 @@ const topicV2Route = (
 const SETS_FIELDS = "it sets the fields sent: repeating it changes nothing more";
 
 /** Novu's /v2 subscribers, topics and their subscriptions and preferences (what @novu/api 3 calls). */
+const layoutV2Route = (
+  method: CatalogRoute["method"],
+  suffix: string,
+  ok: number,
+  body?: () => Record<string, unknown>,
+): CatalogRoute => ({
+  method,
+  path: `/v2/layouts/:layoutId${suffix}`,
+  url: (f) => `/v2/layouts/${f.layoutId}${suffix}`,
+  ...(body ? { body } : {}),
+  ok,
+  resourceUrls: (f) => [
+    {
+      url: `/v2/layouts/${f.layoutId}${suffix}`,
+      notFound: new RegExp(`^Layout ${f.layoutId} was not found$`),
+    },
+  ],
+});
+
 const V2_ROUTES: CatalogRoute[] = [
+  {
+    method: "GET",
+    path: "/v2/layouts",
+    url: () => "/v2/layouts?limit=10&orderBy=name&query=Fixture",
+    ok: 200,
+  },
+  {
+    method: "POST",
+    path: "/v2/layouts",
+    url: () => "/v2/layouts",
+    body: () => ({ layoutId: hexId(), name: "Catalog layout" }),
+    ok: 201,
+  },
+  layoutV2Route("GET", "", 200),
+  layoutV2Route("PUT", "", 200, () => ({
+    name: uniqueName("Catalog layout"),
+    controlValues: { email: { body: "<div>{{{body}}}</div>", editorType: "html" } },
+  })),
+  layoutV2Route("DELETE", "", 204),
+  layoutV2Route("POST", "/duplicate", 201, () => ({ name: uniqueName("Catalog copy") })),
+  layoutV2Route("GET", "/usage", 200),
   { method: "GET", path: "/v2/subscribers", url: () => "/v2/subscribers?limit=10&name=Fixture", ok: 200 },
   {
     // Not scoped: a subscriberId the key's environment does not have is created there.
@@ -784,6 +833,153 @@ export const ROUTES: CatalogRoute[] = [
   ),
   {
     method: "POST",
+    path: "/v1/layouts",
+    url: () => "/v1/layouts",
+    body: () => ({ name: "Catalog layout", identifier: hexId(), content: "<main>{{{body}}}</main>" }),
+    ok: 201,
+  },
+  {
+    method: "GET",
+    path: "/v1/layouts",
+    url: () => "/v1/layouts?page=0&pageSize=10",
+    ok: 200,
+  },
+  ...(
+    [
+      ["GET", "", 200, undefined],
+      ["PATCH", "", 200, () => ({ name: uniqueName("Catalog layout") })],
+      ["DELETE", "", 204, undefined],
+      ["POST", "/default", 204, undefined],
+    ] as const
+  ).map(
+    ([method, suffix, ok, body]): CatalogRoute => ({
+      method,
+      path: `/v1/layouts/:layoutId${suffix}`,
+      url: (f) => `/v1/layouts/${f.layoutId}${suffix}`,
+      ...(body ? { body } : {}),
+      ok,
+      ...(method === "POST" ? { noIdempotencyKey: "Making a layout the default twice is the same" } : {}),
+      resourceUrls: (f) => [
+        {
+          url: `/v1/layouts/${f.layoutId}${suffix}`,
+          notFound: new RegExp(`^Layout not found for id ${f.layoutId} in the environment [0-9a-f]{24}$`),
+        },
+      ],
+    }),
+  ),
+  {
+    method: "POST",
+    path: "/v1/feeds",
+    url: () => "/v1/feeds",
+    body: () => ({ name: uniqueName("Catalog feed") }),
+    ok: 201,
+  },
+  { method: "GET", path: "/v1/feeds", url: () => "/v1/feeds", ok: 200 },
+  {
+    method: "DELETE",
+    path: "/v1/feeds/:feedId",
+    url: (f) => `/v1/feeds/${f.feedId}`,
+    ok: 200,
+    resourceUrls: (f) => [
+      { url: `/v1/feeds/${f.feedId}`, notFound: new RegExp(`^Feed ${f.feedId} was not found$`) },
+    ],
+  },
+  { method: "GET", path: "/v1/organizations", url: () => "/v1/organizations", ok: 200 },
+  { method: "GET", path: "/v1/organizations/me", url: () => "/v1/organizations/me", ok: 200 },
+  {
+    method: "POST",
+    path: "/v1/organizations",
+    url: () => "/v1/organizations",
+    body: () => ({ name: uniqueName("Catalog organization") }),
+    ok: 201,
+  },
+  {
+    method: "PATCH",
+    path: "/v1/organizations",
+    url: () => "/v1/organizations",
+    body: () => ({ name: uniqueName("Catalog rename") }),
+    ok: 200,
+    noIdempotencyKey: SETS_FIELDS,
+  },
+  {
+    method: "PUT",
+    path: "/v1/organizations/branding",
+    url: () => "/v1/organizations/branding",
+    body: () => ({ color: "#abcdef", logo: "https://cdn.example.com/logo.png" }),
+    ok: 200,
+  },
+  { method: "GET", path: "/v1/organizations/members", url: () => "/v1/organizations/members", ok: 200 },
+  {
+    method: "PUT",
+    path: "/v1/organizations/members/:memberId/roles",
+    url: (f) => `/v1/organizations/members/${f.organizationId}/roles`,
+    body: () => ({ role: "admin" }),
+    ok: 200,
+  },
+  {
+    // The one member, the owner, cannot be removed: the best a valid call gets is this refusal.
+    method: "DELETE",
+    path: "/v1/organizations/members/:memberId",
+    url: (f) => `/v1/organizations/members/${f.organizationId}`,
+    ok: 409,
+  },
+  {
+    // The fixtures' workflow has an override for the fixtures' tenant; this one is for a new tenant.
+    method: "POST",
+    path: "/v1/workflow-overrides",
+    url: () => "/v1/workflow-overrides",
+    body: (f) => ({ workflowId: f.inAppIdentifier, tenantId: f.tenantId, active: false }),
+    ok: 201,
+  },
+  {
+    method: "GET",
+    path: "/v1/workflow-overrides",
+    url: () => "/v1/workflow-overrides?page=0&limit=10",
+    ok: 200,
+  },
+  ...(
+    [
+      ["GET", 200, undefined],
+      ["PUT", 200, () => ({ active: counter++ % 2 === 0 })],
+      ["DELETE", 200, undefined],
+    ] as const
+  ).map(
+    ([method, ok, body]): CatalogRoute => ({
+      method,
+      path: "/v1/workflow-overrides/:overrideId",
+      url: (f) => `/v1/workflow-overrides/${f.overrideId}`,
+      ...(body ? { body } : {}),
+      ok,
+      resourceUrls: (f) => [
+        {
+          url: `/v1/workflow-overrides/${f.overrideId}`,
+          notFound: new RegExp(`^Workflow Override with id ${f.overrideId} not found$`),
+        },
+      ],
+    }),
+  ),
+  ...(
+    [
+      ["GET", 200, undefined],
+      ["PUT", 200, () => ({ preferenceSettings: { email: counter++ % 2 === 0 } })],
+    ] as const
+  ).map(
+    ([method, ok, body]): CatalogRoute => ({
+      method,
+      path: "/v1/workflow-overrides/workflows/:workflowId/tenants/:tenantId",
+      url: (f) => `/v1/workflow-overrides/workflows/${f.workflowId}/tenants/${f.tenantId}`,
+      ...(body ? { body } : {}),
+      ok,
+      resourceUrls: (f) => [
+        {
+          url: `/v1/workflow-overrides/workflows/${f.workflowId}/tenants/${f.tenantId}`,
+          notFound: new RegExp(`^Workflow ${f.workflowId} was not found$`),
+        },
+      ],
+    }),
+  ),
+  {
+    method: "POST",
     path: "/v1/topics",
     url: () => "/v1/topics",
     body: () => ({ key: hexId(), name: "Catalog topic" }),
@@ -994,7 +1190,7 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
   const tenantIdentifier = hexId();
   const transactionId = hexId();
   // What does not depend on anything else is made at once (the suite makes a set per route).
-  const [workflow, group, inApp, , , spare, integration, , testEmailIntegration] = await Promise.all([
+  const [workflow, group, inApp, , , spare, integration, , testEmailIntegration, layout] = await Promise.all([
     createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
       name: uniqueName("Fixture workflow"),
       steps: [{ template: { type: "email", subject: "Hi", content: "Hello {{firstName}}" } }],
@@ -1038,10 +1234,25 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
           },
         }),
       ))(),
+    created(
+      api.post("/v1/layouts", {
+        name: "Fixture layout",
+        identifier: hexId(),
+        content: "<div>{{{body}}}</div>",
+      }),
+    ),
   ]);
   const bridgeUrl = await startCatalogBridge();
   await created(api.post("/v1/bridge/sync", { bridgeUrl }));
   const inAppIdentifier: string = inApp.triggers[0].identifier;
+  const tenantId: string = (await created(api.get(`/v1/tenants/${tenantIdentifier}`), 200)).json().data._id;
+  const override = await created(
+    api.post("/v1/workflow-overrides", {
+      workflowId: workflow._id,
+      tenantId,
+      preferenceSettings: { sms: false },
+    }),
+  );
   const trigger = await created(
     api.post("/v1/events/trigger", { name: inAppIdentifier, to: subscriberId, transactionId }),
   );
@@ -1064,6 +1275,11 @@ export async function makeFixtures(ctx: TestContext): Promise<Fixtures> {
     spareEnvironmentId: spare.json().data._id,
     tenantIdentifier,
     bridgeUrl,
+    layoutId: layout.json().data._id,
+    organizationId: (await created(api.get("/v1/organizations/me"), 200)).json().data._id,
+    feedId: (await created(api.post("/v1/feeds", { name: uniqueName("Fixture feed") }))).json().data._id,
+    tenantId,
+    overrideId: override.json().data._id,
   };
 }
 

@@ -484,6 +484,111 @@ forEachBackend("@novu/node SDK against a running server", (ctx) => {
     assert.equal((await failure(novu.environments.getCurrent())).status, 401);
     assert.equal((await sdk(newKey).environments.getCurrent()).data.data._id, dev.environmentId);
   });
+
+  test("layouts, feeds, organizations and workflow overrides", async () => {
+    const { dev } = await ctx.tenant();
+    const novu = sdk(dev.apiKey);
+
+    const content = "<main>{{{body}}} {{footer}}</main>";
+    const layout = await novu.layouts.create({
+      name: "Brand",
+      identifier: "brand",
+      description: "The frame",
+      content,
+      variables: [{ name: "footer", type: "String" as never, defaultValue: "Acme", required: false }],
+      isDefault: true,
+    });
+    assert.equal(layout.status, 201);
+    const layoutId = layout.data.data._id;
+    const other = (
+      await novu.layouts.create({
+        name: "Other",
+        identifier: "other",
+        description: "",
+        content: "{{{body}}}",
+      })
+    ).data.data;
+    const listed = await novu.layouts.list({
+      page: 0,
+      pageSize: 10,
+      sortBy: "createdAt",
+      orderBy: -1 as never,
+    });
+    assert.deepEqual(
+      listed.data.data.map((l: { identifier: string }) => l.identifier),
+      ["other", "brand"],
+    );
+    // The SDK's get asks the list with the id as a parameter: the list answers.
+    assert.equal((await novu.layouts.get(layoutId)).status, 200);
+    const updated = await novu.layouts.update(other._id, { name: "Other frame" });
+    assert.equal(updated.data.data.name, "Other frame");
+    assert.equal((await novu.layouts.setDefault(other._id)).status, 204);
+    assert.equal((await failure(novu.layouts.delete(other._id))).status, 409, "the default");
+    assert.equal((await novu.layouts.delete(layoutId)).status, 204);
+
+    const feed = await novu.feeds.create("Updates");
+    assert.equal(feed.status, 201);
+    assert.deepEqual(
+      (await novu.feeds.get()).data.data.map((f: { name: string }) => f.name),
+      ["Updates"],
+    );
+    assert.deepEqual((await novu.feeds.delete(feed.data.data._id)).data.data, []);
+
+    const me = (await novu.organizations.getCurrent()).data.data;
+    assert.deepEqual(
+      (await novu.organizations.list()).data.data.map((o: { _id: string }) => o._id),
+      [me._id],
+    );
+    assert.equal((await novu.organizations.rename({ name: "Renamed org" })).data.data.name, "Renamed org");
+    const branding = await novu.organizations.updateBranding({
+      color: "#ff0000",
+      logo: "https://cdn.example.com/logo.png",
+      fontColor: "#000000",
+      fontFamily: "Inter",
+      contentBackground: "#ffffff",
+    });
+    assert.equal(branding.data.data.color, "#ff0000");
+    const [owner] = (await novu.organizations.getMembers()).data.data;
+    assert.equal(
+      (await novu.organizations.updateMemberRole(owner._id, { role: "admin" as never })).status,
+      200,
+    );
+    assert.equal((await failure(novu.organizations.removeMember(owner._id))).status, 409);
+    const created = await novu.organizations.create({ name: "Second org" });
+    assert.equal(created.status, 201);
+    assert.equal(created.data.data.name, "Second org");
+
+    const tenant = (await novu.tenants.create("acme", { name: "Acme" })).data.data;
+    const workflow = (
+      await novu.notificationTemplates.create({
+        name: "Overridden",
+        notificationGroupId: dev.generalGroupId,
+        steps: [{ template: { type: "in_app" as never, content: "Hi" } } as never],
+      })
+    ).data.data;
+    const override = await novu.workflowOverrides.create({
+      workflowId: workflow._id,
+      tenantId: tenant._id,
+      active: false,
+    });
+    assert.equal(override.status, 201);
+    const overrideId = override.data.data._id;
+    assert.equal((await novu.workflowOverrides.getOneById(overrideId)).data.data.active, false);
+    assert.equal(
+      (await novu.workflowOverrides.getOneByTenantIdandWorkflowId(workflow._id, tenant._id)).data.data._id,
+      overrideId,
+    );
+    const changed = await novu.workflowOverrides.updateOneById(overrideId, {
+      preferenceSettings: { email: false },
+    });
+    assert.equal(changed.data.data.preferenceSettings.email, false);
+    const again = await novu.workflowOverrides.updateOneByTenantIdandWorkflowId(workflow._id, tenant._id, {
+      active: true,
+    });
+    assert.equal(again.data.data.active, true);
+    assert.equal((await novu.workflowOverrides.list(0, 10)).data.data.length, 1);
+    assert.deepEqual((await novu.workflowOverrides.delete(overrideId)).data, { data: true });
+  });
 });
 
 const START = Date.UTC(2026, 5, 1, 12);

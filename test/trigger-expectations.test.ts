@@ -256,6 +256,11 @@ forEachBackend<ManualClock>(
         await byEmail(`emails=ada@example.com&subscriberIds=${bob.subscriberId}`),
         [ada.subscriberId, bob.subscriberId].sort(),
       );
+      // `search`: any part of an e-mail address (any case), or a whole subscriberId.
+      assert.deepEqual(await byEmail("search=ADA@EXAMPLE"), [ada.subscriberId]);
+      assert.deepEqual(await byEmail(`search=${bob.subscriberId}`), [bob.subscriberId]);
+      assert.deepEqual(await byEmail("search=%25"), []);
+      assert.deepEqual(await byEmail("search=zzz-nothing"), []);
       // Another environment's subscriber with that address is not this environment's.
       const other = await ctx.tenant();
       assert.deepEqual(

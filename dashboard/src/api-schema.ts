@@ -108,7 +108,7 @@ export interface paths {
     post: operations["createEnvironment"];
   };
   "/v1/environments/{environmentId}": {
-    /** Rename an environment, or derive it from another */
+    /** Rename an environment, derive it from another, change its identifier or its HMAC */
     put: operations["updateEnvironment"];
     /**
      * Delete an environment the organization made (with its keys and groups)
@@ -177,6 +177,19 @@ export interface paths {
   "/v1/execution-details": {
     /** The execution details of a notification or a subscriber */
     get: operations["listExecutionDetails"];
+  };
+  "/v1/feeds": {
+    /** The environment's feeds, oldest first */
+    get: operations["listFeeds"];
+    /**
+     * Create a feed
+     * @description Its identifier is its name. In-app steps name it by its `_id` (`template._feedId`).
+     */
+    post: operations["createFeed"];
+  };
+  "/v1/feeds/{feedId}": {
+    /** Delete a feed */
+    delete: operations["deleteFeed"];
   };
   "/v1/inbox/notifications": {
     /**
@@ -339,6 +352,33 @@ export interface paths {
      */
     get: operations["getWebhookProviderStatus"];
   };
+  "/v1/layouts": {
+    /** List the environment's layouts, by creation */
+    get: operations["listLayouts"];
+    /**
+     * Create an email layout
+     * @description Its content must place the email with `{{{body}}}`; its variables are those the content reads. `isDefault` makes it the layout of email steps that name none.
+     */
+    post: operations["createLayout"];
+  };
+  "/v1/layouts/{layoutId}": {
+    /** Get a layout */
+    get: operations["getLayout"];
+    /** Delete a layout */
+    delete: operations["deleteLayout"];
+    /**
+     * Change a layout
+     * @description The fields sent change; an empty body is refused. `isDefault: true` makes it the default.
+     */
+    patch: operations["updateLayout"];
+  };
+  "/v1/layouts/{layoutId}/default": {
+    /**
+     * Make a layout the environment's default
+     * @description The previous default is not anymore. Email steps that name no layout are sent in it.
+     */
+    post: operations["setDefaultLayout"];
+  };
   "/v1/messages": {
     /** The environment's messages, newest first */
     get: operations["listMessages"];
@@ -434,6 +474,40 @@ export interface paths {
     /** How many notifications the environment had in the last week and month */
     get: operations["getActivityStats"];
   };
+  "/v1/organizations": {
+    /** The organizations the key is part of: its own */
+    get: operations["listOrganizations"];
+    /**
+     * Create an organization
+     * @description With its Development and Production environments, each with a General group and an API key: the answer's `environments` carry the keys, shown this once (they are the only way into it).
+     */
+    post: operations["createOrganization"];
+    /** Rename the key's organization */
+    patch: operations["renameOrganization"];
+  };
+  "/v1/organizations/branding": {
+    /**
+     * Set the organization's branding
+     * @description The fields sent replace those kept. Emails and layouts read them as {{branding.logo}}, {{branding.color}} (Novu's #f47373 when unset), {{branding.fontColor}}, {{branding.fontFamily}}, {{branding.contentBackground}}.
+     */
+    put: operations["updateOrganizationBranding"];
+  };
+  "/v1/organizations/me": {
+    /** The key's organization */
+    get: operations["getMyOrganization"];
+  };
+  "/v1/organizations/members": {
+    /** The organization's members: its owner */
+    get: operations["listOrganizationMembers"];
+  };
+  "/v1/organizations/members/{memberId}": {
+    /** Remove a member (refused for the owner, the only one) */
+    delete: operations["removeOrganizationMember"];
+  };
+  "/v1/organizations/members/{memberId}/roles": {
+    /** Make a member an admin (the owner is one) */
+    put: operations["updateOrganizationMemberRole"];
+  };
   "/v1/subscribers": {
     /** List subscribers, oldest first; `search` narrows them */
     get: operations["listSubscribers"];
@@ -513,7 +587,7 @@ export interface paths {
   "/v1/subscribers/{subscriberId}/preferences": {
     /**
      * A subscriber's preference for each active workflow
-     * @description One entry per active workflow: the workflow (`template`) and the subscriber's effective preference for it (their own choices over the workflow's preferenceSettings). Critical workflows say so, and are always on. `includeInactiveChannels` (sent by @novu/node) is accepted and changes nothing: every channel is always listed.
+     * @description One entry per active workflow: the workflow (`template`) and the subscriber's effective preference for it (their own choices over the workflow's preferenceSettings), over the channels its active steps use, with `overrides` saying where each value comes from (`template` or `subscriber`). Critical workflows say so, and are always on. `includeInactiveChannels` (sent by @novu/node) is accepted and changes nothing.
      */
     get: operations["listSubscriberPreferences"];
     /**
@@ -650,7 +724,7 @@ export interface paths {
     get: operations["getWidgetUnseenCount"];
   };
   "/v1/widgets/organization": {
-    /** The organization the inbox belongs to (its name; no branding is kept) */
+    /** The organization the inbox belongs to: its name and branding */
     get: operations["getWidgetOrganization"];
   };
   "/v1/widgets/preferences": {
@@ -677,6 +751,32 @@ export interface paths {
   "/v1/widgets/usage/log": {
     /** Record a widget usage event (counted by name in /metrics) */
     post: operations["logWidgetUsage"];
+  };
+  "/v1/workflow-overrides": {
+    /** List the environment's workflow overrides, newest first */
+    get: operations["listWorkflowOverrides"];
+    /**
+     * Override a workflow for one tenant
+     * @description For triggers that name the tenant: `active: false` runs nothing, and `preferenceSettings` replace the workflow's channel defaults.
+     */
+    post: operations["createWorkflowOverride"];
+  };
+  "/v1/workflow-overrides/{overrideId}": {
+    /** Get a workflow override */
+    get: operations["getWorkflowOverrideById"];
+    /**
+     * Change a workflow override
+     * @description What is sent changes; channels `preferenceSettings` leaves out keep their values.
+     */
+    put: operations["updateWorkflowOverrideById"];
+    /** Delete a workflow override */
+    delete: operations["deleteWorkflowOverride"];
+  };
+  "/v1/workflow-overrides/workflows/{workflowId}/tenants/{tenantId}": {
+    /** Get a workflow's override for a tenant */
+    get: operations["getWorkflowOverride"];
+    /** Change a workflow's override for a tenant */
+    put: operations["updateWorkflowOverride"];
   };
   "/v1/workflows": {
     /**
@@ -732,6 +832,34 @@ export interface paths {
      * @description Applies what the diff shows: a copy (its own `_id`, its `_parentId` naming the source) for each added record, the copy rewritten for each modified one, the copy deleted when its source was. All of it lands, or none: a record the target cannot take (its trigger identifier or group name held by a record of the target's own) is a 422 and changes nothing. `resources` publishes some changes only (their `resourceId`s, with the groups their workflows need); `dryRun` answers and writes nothing.
      */
     post: operations["publishEnvironment"];
+  };
+  "/v2/layouts": {
+    /**
+     * Search layouts
+     * @description `query` matches the name or layoutId (any case); newest first unless told otherwise.
+     */
+    get: operations["listLayoutsV2"];
+    /**
+     * Create a layout
+     * @description Its HTML starts as the email in a plain document; `PUT` sets it (`controlValues.email.body`).
+     */
+    post: operations["createLayoutV2"];
+  };
+  "/v2/layouts/{layoutId}": {
+    /** Get a layout */
+    get: operations["getLayoutV2"];
+    /** Change a layout's name and HTML */
+    put: operations["updateLayoutV2"];
+    /** Delete a layout */
+    delete: operations["deleteLayoutV2"];
+  };
+  "/v2/layouts/{layoutId}/duplicate": {
+    /** Copy a layout under a new name */
+    post: operations["duplicateLayoutV2"];
+  };
+  "/v2/layouts/{layoutId}/usage": {
+    /** The workflows whose steps use a layout */
+    get: operations["getLayoutUsageV2"];
   };
   "/v2/subscribers": {
     /**
@@ -3210,7 +3338,7 @@ export interface operations {
       };
     };
   };
-  /** Rename an environment, or derive it from another */
+  /** Rename an environment, derive it from another, change its identifier or its HMAC */
   updateEnvironment: {
     parameters: {
       path: {
@@ -3226,6 +3354,10 @@ export interface operations {
         "application/json": {
           /** @description Accepted; not kept */
           color?: string;
+          /** @description Whether inbox sessions must carry the HMAC of the subscriberId (Production keeps it on: 403) */
+          hmac?: boolean;
+          /** @description The public application identifier the inbox widget names (unique; 409 when taken) */
+          identifier?: string;
           /** @description Development and Production keep theirs */
           name?: string;
           /** @description The environment it derives from; empty for none */
@@ -3375,8 +3507,66 @@ export interface operations {
           };
         };
       };
+      /** @description hmac: false in Production, whose inbox sessions always need the HMAC */
+      403: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
       /** @description No such environment in the organization */
       404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Another environment has this identifier */
+      409: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */
@@ -5505,6 +5695,646 @@ export interface operations {
       };
       /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
       401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** The environment's feeds, oldest first */
+  listFeeds: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The feeds */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                /** @description The environment */
+                _environmentId: string;
+                /** @description The feed's id */
+                _id: string;
+                /** @description The organization */
+                _organizationId: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Always false: a deleted feed is gone */
+                deleted: boolean;
+                /** @description The name */
+                identifier: string;
+                name: string;
+                /** Format: date-time */
+                updatedAt: string;
+              }[];
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Create a feed
+   * @description Its identifier is its name. In-app steps name it by its `_id` (`template._feedId`).
+   */
+  createFeed: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The feed's name */
+          name: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The new feed */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** Feed */
+            data: {
+              /** @description The environment */
+              _environmentId: string;
+              /** @description The feed's id */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Always false: a deleted feed is gone */
+              deleted: boolean;
+              /** @description The name */
+              identifier: string;
+              name: string;
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description A missing or empty name */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The environment has a feed of this name, or a request with this Idempotency-Key is still running */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Delete a feed */
+  deleteFeed: {
+    parameters: {
+      path: {
+        /**
+         * @description The feed's id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        feedId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The feeds left */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                /** @description The environment */
+                _environmentId: string;
+                /** @description The feed's id */
+                _id: string;
+                /** @description The organization */
+                _organizationId: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Always false: a deleted feed is gone */
+                deleted: boolean;
+                /** @description The name */
+                identifier: string;
+                name: string;
+                /** Format: date-time */
+                updatedAt: string;
+              }[];
+          };
+        };
+      };
+      /** @description Not an id */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No feed of this id in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A live workflow's step names the feed */
+      409: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */
@@ -13911,6 +14741,1472 @@ export interface operations {
       };
     };
   };
+  /** List the environment's layouts, by creation */
+  listLayouts: {
+    parameters: {
+      query?: {
+        page?: number;
+        pageSize?: number;
+        /** @description The one order: by creation */
+        sortBy?: "createdAt";
+        /** @description 1 oldest first (the default), -1 newest */
+        orderBy?: 1 | -1;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description One page of layouts */
+      200: {
+        content: {
+          "application/json": {
+            /** @description By creation, oldest first unless orderBy=-1 */
+            data: {
+                /** @description The API key that created it */
+                _creatorId: string;
+                /** @description The environment */
+                _environmentId: string;
+                /** @description The layout's id */
+                _id: string;
+                /** @description The organization */
+                _organizationId: string;
+                /** @description The layout this one was promoted from */
+                _parentId?: string;
+                /** @enum {string} */
+                channel: "email";
+                content: string;
+                /** @enum {string} */
+                contentType: "customHtml";
+                /** Format: date-time */
+                createdAt: string;
+                description: string;
+                identifier: string;
+                /** @description Whether email steps that name no layout get this one */
+                isDefault: boolean;
+                /** @description Always false: a deleted layout is gone */
+                isDeleted: boolean;
+                name: string;
+                /** Format: date-time */
+                updatedAt: string;
+                variables: {
+                    defaultValue?: unknown;
+                    name: string;
+                    required: boolean;
+                    type: string;
+                  }[];
+              }[];
+            /** @description The page returned (zero-based) */
+            page: number;
+            /** @description The page size asked for */
+            pageSize: number;
+            /** @description How many layouts the environment has */
+            totalCount: number;
+          };
+        };
+      };
+      /** @description page or pageSize out of range (pageSize 1–1000), or an unknown order */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Create an email layout
+   * @description Its content must place the email with `{{{body}}}`; its variables are those the content reads. `isDefault` makes it the layout of email steps that name none.
+   */
+  createLayout: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The layout's HTML, a Handlebars template that places the email's content with {{{body}}} */
+          content: string;
+          /** @description What the layout is for */
+          description?: string;
+          /** @description The layout's identifier, unique in the environment */
+          identifier: string;
+          /** @description Make it the environment's default (the previous default is not anymore) */
+          isDefault?: boolean;
+          /** @description The layout's name */
+          name: string;
+          /** @description Defaults for the variables the content reads (the others are ignored) */
+          variables?: {
+              /** @description What the layout shows when the payload has no value */
+              defaultValue?: unknown;
+              name: string;
+              required?: boolean;
+              /** @description String, Array or Boolean, as Novu's editor names them */
+              type?: string;
+            }[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The new layout */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** Layout */
+            data: {
+              /** @description The API key that created it */
+              _creatorId: string;
+              /** @description The environment */
+              _environmentId: string;
+              /** @description The layout's id */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              /** @description The layout this one was promoted from */
+              _parentId?: string;
+              /** @enum {string} */
+              channel: "email";
+              content: string;
+              /** @enum {string} */
+              contentType: "customHtml";
+              /** Format: date-time */
+              createdAt: string;
+              description: string;
+              identifier: string;
+              /** @description Whether email steps that name no layout get this one */
+              isDefault: boolean;
+              /** @description Always false: a deleted layout is gone */
+              isDeleted: boolean;
+              name: string;
+              /** Format: date-time */
+              updatedAt: string;
+              variables: {
+                  defaultValue?: unknown;
+                  name: string;
+                  required: boolean;
+                  type: string;
+                }[];
+            };
+          };
+        };
+      };
+      /** @description A missing or invalid name, identifier or content (no {{{body}}}, or not a template) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The environment has a layout of this identifier, or a request with this Idempotency-Key is still running */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Get a layout */
+  getLayout: {
+    parameters: {
+      path: {
+        /**
+         * @description The layout's id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        layoutId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The layout */
+      200: {
+        content: {
+          "application/json": {
+            /** Layout */
+            data: {
+              /** @description The API key that created it */
+              _creatorId: string;
+              /** @description The environment */
+              _environmentId: string;
+              /** @description The layout's id */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              /** @description The layout this one was promoted from */
+              _parentId?: string;
+              /** @enum {string} */
+              channel: "email";
+              content: string;
+              /** @enum {string} */
+              contentType: "customHtml";
+              /** Format: date-time */
+              createdAt: string;
+              description: string;
+              identifier: string;
+              /** @description Whether email steps that name no layout get this one */
+              isDefault: boolean;
+              /** @description Always false: a deleted layout is gone */
+              isDeleted: boolean;
+              name: string;
+              /** Format: date-time */
+              updatedAt: string;
+              variables: {
+                  defaultValue?: unknown;
+                  name: string;
+                  required: boolean;
+                  type: string;
+                }[];
+            };
+          };
+        };
+      };
+      /** @description Not an id */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No layout of this id in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Delete a layout */
+  deleteLayout: {
+    parameters: {
+      path: {
+        /**
+         * @description The layout's id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        layoutId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Deleted */
+      204: {
+        content: never;
+      };
+      /** @description Not an id */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No layout of this id in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A workflow's step uses the layout, or it is the default */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Change a layout
+   * @description The fields sent change; an empty body is refused. `isDefault: true` makes it the default.
+   */
+  updateLayout: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+      path: {
+        /**
+         * @description The layout's id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        layoutId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The layout's HTML, a Handlebars template that places the email's content with {{{body}}} */
+          content?: string;
+          /** @description What the layout is for */
+          description?: string;
+          /** @description A new identifier */
+          identifier?: string;
+          /** @description true makes it the default; false on the default is refused (409) */
+          isDefault?: boolean;
+          /** @description The layout's name */
+          name?: string;
+          /** @description Defaults for the variables the content reads (the others are ignored) */
+          variables?: {
+              /** @description What the layout shows when the payload has no value */
+              defaultValue?: unknown;
+              name: string;
+              required?: boolean;
+              /** @description String, Array or Boolean, as Novu's editor names them */
+              type?: string;
+            }[];
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The layout after the change */
+      200: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** Layout */
+            data: {
+              /** @description The API key that created it */
+              _creatorId: string;
+              /** @description The environment */
+              _environmentId: string;
+              /** @description The layout's id */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              /** @description The layout this one was promoted from */
+              _parentId?: string;
+              /** @enum {string} */
+              channel: "email";
+              content: string;
+              /** @enum {string} */
+              contentType: "customHtml";
+              /** Format: date-time */
+              createdAt: string;
+              description: string;
+              identifier: string;
+              /** @description Whether email steps that name no layout get this one */
+              isDefault: boolean;
+              /** @description Always false: a deleted layout is gone */
+              isDeleted: boolean;
+              name: string;
+              /** Format: date-time */
+              updatedAt: string;
+              variables: {
+                  defaultValue?: unknown;
+                  name: string;
+                  required: boolean;
+                  type: string;
+                }[];
+            };
+          };
+        };
+      };
+      /** @description An empty body, or an invalid field */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No layout of this id in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Another layout has the identifier, `isDefault: false` on the default (one default is required), or a request with this Idempotency-Key is still running */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Make a layout the environment's default
+   * @description The previous default is not anymore. Email steps that name no layout are sent in it.
+   */
+  setDefaultLayout: {
+    parameters: {
+      path: {
+        /**
+         * @description The layout's id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        layoutId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description It is the default */
+      204: {
+        content: never;
+      };
+      /** @description Not an id */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No layout of this id in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
   /** The environment's messages, newest first */
   listMessages: {
     parameters: {
@@ -18830,6 +21126,1508 @@ export interface operations {
       };
     };
   };
+  /** The organizations the key is part of: its own */
+  listOrganizations: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The key's organization */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                /** @description The organization */
+                _id: string;
+                /** OrganizationBranding */
+                branding: {
+                  color?: string;
+                  contentBackground?: string;
+                  direction?: string;
+                  fontColor?: string;
+                  fontFamily?: string;
+                  logo?: string;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                logo?: string;
+                name: string;
+                /** @description Always empty */
+                partnerConfigurations: unknown[];
+                /** Format: date-time */
+                updatedAt: string;
+              }[];
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Create an organization
+   * @description With its Development and Production environments, each with a General group and an API key: the answer's `environments` carry the keys, shown this once (they are the only way into it).
+   */
+  createOrganization: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Ignored */
+          domain?: string;
+          /** @description Ignored */
+          jobTitle?: string;
+          /** @description An https URL of an image (png, jpg, jpeg, gif or svg) */
+          logo?: string;
+          /** @description The organization's name */
+          name: string;
+          /** @description Ignored */
+          productUseCases?: {
+            [key: string]: boolean;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The new organization and its keys */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** CreatedOrganization */
+            data: {
+              /** @description The organization */
+              _id: string;
+              /** OrganizationBranding */
+              branding: {
+                color?: string;
+                contentBackground?: string;
+                direction?: string;
+                fontColor?: string;
+                fontFamily?: string;
+                logo?: string;
+              };
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Tidings: the new organization's environments and their keys (its only way in) */
+              environments: {
+                  /** @description The environment */
+                  _id: string;
+                  /** @description The environment's API key, shown this once */
+                  apiKey: string;
+                  name: string;
+                }[];
+              logo?: string;
+              name: string;
+              /** @description Always empty */
+              partnerConfigurations: unknown[];
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description A missing or empty name, or a logo that is not an https image URL */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A request with this Idempotency-Key is still running */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Rename the key's organization */
+  renameOrganization: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The organization's name */
+          name: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The new name */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              name: string;
+            };
+          };
+        };
+      };
+      /** @description A missing or empty name */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Set the organization's branding
+   * @description The fields sent replace those kept. Emails and layouts read them as {{branding.logo}}, {{branding.color}} (Novu's #f47373 when unset), {{branding.fontColor}}, {{branding.fontFamily}}, {{branding.contentBackground}}.
+   */
+  updateOrganizationBranding: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The brand colour ({{branding.color}}) */
+          color?: string;
+          /** @description The background of an email's content */
+          contentBackground?: string;
+          direction?: "ltr" | "rtl";
+          /** @description The text colour */
+          fontColor?: string;
+          /** @description The font */
+          fontFamily?: string;
+          /** @description An https URL of an image (png, jpg, jpeg, gif or svg) */
+          logo?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The branding after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** OrganizationBranding */
+            data: {
+              color?: string;
+              contentBackground?: string;
+              direction?: string;
+              fontColor?: string;
+              fontFamily?: string;
+              logo?: string;
+            };
+          };
+        };
+      };
+      /** @description A logo that is not an https image URL, or a colour that is not hex */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** The key's organization */
+  getMyOrganization: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The organization */
+      200: {
+        content: {
+          "application/json": {
+            /** Organization */
+            data: {
+              /** @description The organization */
+              _id: string;
+              /** OrganizationBranding */
+              branding: {
+                color?: string;
+                contentBackground?: string;
+                direction?: string;
+                fontColor?: string;
+                fontFamily?: string;
+                logo?: string;
+              };
+              /** Format: date-time */
+              createdAt: string;
+              logo?: string;
+              name: string;
+              /** @description Always empty */
+              partnerConfigurations: unknown[];
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** The organization's members: its owner */
+  listOrganizationMembers: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The one member */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                /** @description The member (the owner's is the organization's id) */
+                _id: string;
+                /** @description The organization */
+                _organizationId: string;
+                _userId: string;
+                /** @enum {string} */
+                memberStatus: "active";
+                roles: "admin"[];
+                user: {
+                  _id: string;
+                  email: string;
+                  firstName: string;
+                  lastName: string;
+                };
+              }[];
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Remove a member (refused for the owner, the only one) */
+  removeOrganizationMember: {
+    parameters: {
+      path: {
+        /** @description A member's _id */
+        memberId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Never: the one member cannot be removed */
+      200: {
+        content: {
+          "application/json": {
+            /** Member */
+            data: {
+              /** @description The member (the owner's is the organization's id) */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              _userId: string;
+              /** @enum {string} */
+              memberStatus: "active";
+              roles: "admin"[];
+              user: {
+                _id: string;
+                email: string;
+                firstName: string;
+                lastName: string;
+              };
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such member */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The owner cannot be removed */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Make a member an admin (the owner is one) */
+  updateOrganizationMemberRole: {
+    parameters: {
+      path: {
+        /** @description A member's _id */
+        memberId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * @description The one role: admin
+           * @enum {string}
+           */
+          role: "admin";
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The member */
+      200: {
+        content: {
+          "application/json": {
+            /** Member */
+            data: {
+              /** @description The member (the owner's is the organization's id) */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              _userId: string;
+              /** @enum {string} */
+              memberStatus: "active";
+              roles: "admin"[];
+              user: {
+                _id: string;
+                email: string;
+                firstName: string;
+                lastName: string;
+              };
+            };
+          };
+        };
+      };
+      /** @description A role other than admin */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such member */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
   /** List subscribers, oldest first; `search` narrows them */
   listSubscribers: {
     parameters: {
@@ -22865,7 +26663,7 @@ export interface operations {
   };
   /**
    * A subscriber's preference for each active workflow
-   * @description One entry per active workflow: the workflow (`template`) and the subscriber's effective preference for it (their own choices over the workflow's preferenceSettings). Critical workflows say so, and are always on. `includeInactiveChannels` (sent by @novu/node) is accepted and changes nothing: every channel is always listed.
+   * @description One entry per active workflow: the workflow (`template`) and the subscriber's effective preference for it (their own choices over the workflow's preferenceSettings), over the channels its active steps use, with `overrides` saying where each value comes from (`template` or `subscriber`). Critical workflows say so, and are always on. `includeInactiveChannels` (sent by @novu/node) is accepted and changes nothing.
    */
   listSubscriberPreferences: {
     parameters: {
@@ -22943,16 +26741,22 @@ export interface operations {
       200: {
         content: {
           "application/json": {
-            data: {
+            data: ({
                 preference: {
+                  /** @description The channels the workflow's active steps use */
                   channels: {
-                    chat: boolean;
-                    email: boolean;
-                    in_app: boolean;
-                    push: boolean;
-                    sms: boolean;
+                    chat?: boolean;
+                    email?: boolean;
+                    in_app?: boolean;
+                    push?: boolean;
+                    sms?: boolean;
                   };
                   enabled: boolean;
+                  /** @description Where each channel's value comes from */
+                  overrides: ({
+                      channel: "email" | "sms" | "in_app" | "chat" | "push";
+                      source: "template" | "subscriber";
+                    })[];
                 };
                 template: {
                   /** @description The workflow's id */
@@ -22972,7 +26776,7 @@ export interface operations {
                         }[];
                     }[];
                 };
-              }[];
+              })[];
           };
         };
       };
@@ -23614,16 +27418,22 @@ export interface operations {
                     };
                   };
                 };
-              } | {
+              } | ({
                 preference: {
+                  /** @description The channels the workflow's active steps use */
                   channels: {
-                    chat: boolean;
-                    email: boolean;
-                    in_app: boolean;
-                    push: boolean;
-                    sms: boolean;
+                    chat?: boolean;
+                    email?: boolean;
+                    in_app?: boolean;
+                    push?: boolean;
+                    sms?: boolean;
                   };
                   enabled: boolean;
+                  /** @description Where each channel's value comes from */
+                  overrides: ({
+                      channel: "email" | "sms" | "in_app" | "chat" | "push";
+                      source: "template" | "subscriber";
+                    })[];
                 };
                 template: {
                   /** @description The workflow's id */
@@ -23643,7 +27453,7 @@ export interface operations {
                         }[];
                     }[];
                 };
-              })[];
+              }))[];
           };
         };
       };
@@ -23868,14 +27678,20 @@ export interface operations {
             /** SubscriberWorkflowPreference */
             data: {
               preference: {
+                /** @description The channels the workflow's active steps use */
                 channels: {
-                  chat: boolean;
-                  email: boolean;
-                  in_app: boolean;
-                  push: boolean;
-                  sms: boolean;
+                  chat?: boolean;
+                  email?: boolean;
+                  in_app?: boolean;
+                  push?: boolean;
+                  sms?: boolean;
                 };
                 enabled: boolean;
+                /** @description Where each channel's value comes from */
+                overrides: ({
+                    channel: "email" | "sms" | "in_app" | "chat" | "push";
+                    source: "template" | "subscriber";
+                  })[];
               };
               template: {
                 /** @description The workflow's id */
@@ -29766,7 +33582,7 @@ export interface operations {
       };
     };
   };
-  /** The organization the inbox belongs to (its name; no branding is kept) */
+  /** The organization the inbox belongs to: its name and branding */
   getWidgetOrganization: {
     responses: {
       /** @description Another client error (413 body too large, 415 not JSON...) */
@@ -29834,7 +33650,14 @@ export interface operations {
             data: {
               /** @description The organization */
               _id: string;
-              branding: Record<string, never>;
+              branding: {
+                color?: string;
+                contentBackground?: string;
+                direction?: string;
+                fontColor?: string;
+                fontFamily?: string;
+                logo?: string;
+              };
               name: string;
             };
           };
@@ -29965,16 +33788,22 @@ export interface operations {
       200: {
         content: {
           "application/json": {
-            data: {
+            data: ({
                 preference: {
+                  /** @description The channels the workflow's active steps use */
                   channels: {
-                    chat: boolean;
-                    email: boolean;
-                    in_app: boolean;
-                    push: boolean;
-                    sms: boolean;
+                    chat?: boolean;
+                    email?: boolean;
+                    in_app?: boolean;
+                    push?: boolean;
+                    sms?: boolean;
                   };
                   enabled: boolean;
+                  /** @description Where each channel's value comes from */
+                  overrides: ({
+                      channel: "email" | "sms" | "in_app" | "chat" | "push";
+                      source: "template" | "subscriber";
+                    })[];
                 };
                 template: {
                   /** @description The workflow's id */
@@ -29994,7 +33823,7 @@ export interface operations {
                         }[];
                     }[];
                 };
-              }[];
+              })[];
           };
         };
       };
@@ -30464,16 +34293,22 @@ export interface operations {
                     };
                   };
                 };
-              } | {
+              } | ({
                 preference: {
+                  /** @description The channels the workflow's active steps use */
                   channels: {
-                    chat: boolean;
-                    email: boolean;
-                    in_app: boolean;
-                    push: boolean;
-                    sms: boolean;
+                    chat?: boolean;
+                    email?: boolean;
+                    in_app?: boolean;
+                    push?: boolean;
+                    sms?: boolean;
                   };
                   enabled: boolean;
+                  /** @description Where each channel's value comes from */
+                  overrides: ({
+                      channel: "email" | "sms" | "in_app" | "chat" | "push";
+                      source: "template" | "subscriber";
+                    })[];
                 };
                 template: {
                   /** @description The workflow's id */
@@ -30493,7 +34328,7 @@ export interface operations {
                         }[];
                     }[];
                 };
-              })[];
+              }))[];
           };
         };
       };
@@ -30673,14 +34508,20 @@ export interface operations {
             /** SubscriberWorkflowPreference */
             data: {
               preference: {
+                /** @description The channels the workflow's active steps use */
                 channels: {
-                  chat: boolean;
-                  email: boolean;
-                  in_app: boolean;
-                  push: boolean;
-                  sms: boolean;
+                  chat?: boolean;
+                  email?: boolean;
+                  in_app?: boolean;
+                  push?: boolean;
+                  sms?: boolean;
                 };
                 enabled: boolean;
+                /** @description Where each channel's value comes from */
+                overrides: ({
+                    channel: "email" | "sms" | "in_app" | "chat" | "push";
+                    source: "template" | "subscriber";
+                  })[];
               };
               template: {
                 /** @description The workflow's id */
@@ -31127,6 +34968,1634 @@ export interface operations {
       };
       /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
       401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** List the environment's workflow overrides, newest first */
+  listWorkflowOverrides: {
+    parameters: {
+      query?: {
+        page?: number;
+        limit?: number;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description One page of overrides */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first */
+            data: {
+                /** @description The environment */
+                _environmentId: string;
+                /** @description The override's id */
+                _id: string;
+                /** @description The organization */
+                _organizationId: string;
+                /** @description The tenant (its _id) */
+                _tenantId: string;
+                /** @description The workflow */
+                _workflowId: string;
+                /** @description false: the workflow runs nothing for the tenant's triggers */
+                active: boolean;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Always false: a deleted override is gone */
+                deleted: boolean;
+                preferenceSettings: {
+                  chat: boolean;
+                  email: boolean;
+                  in_app: boolean;
+                  push: boolean;
+                  sms: boolean;
+                };
+                /** Format: date-time */
+                updatedAt: string;
+              }[];
+            /** @description Whether a later page has overrides */
+            hasMore: boolean;
+            /** @description The page returned (zero-based) */
+            page: number;
+            /** @description The page size asked for */
+            pageSize: number;
+          };
+        };
+      };
+      /** @description page or limit out of range (limit 1–100) */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Override a workflow for one tenant
+   * @description For triggers that name the tenant: `active: false` runs nothing, and `preferenceSettings` replace the workflow's channel defaults.
+   */
+  createWorkflowOverride: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Default true */
+          active?: boolean;
+          /** @description Channel defaults for the tenant's triggers; a channel left out is on (or, in a change, as it was) */
+          preferenceSettings?: {
+            chat?: boolean;
+            email?: boolean;
+            in_app?: boolean;
+            push?: boolean;
+            sms?: boolean;
+          };
+          /** @description The tenant's _id */
+          tenantId: string;
+          /** @description The workflow's _id (or its trigger identifier) */
+          workflowId: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The new override */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** WorkflowOverride */
+            data: {
+              /** @description The environment */
+              _environmentId: string;
+              /** @description The override's id */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              /** @description The tenant (its _id) */
+              _tenantId: string;
+              /** @description The workflow */
+              _workflowId: string;
+              /** @description false: the workflow runs nothing for the tenant's triggers */
+              active: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Always false: a deleted override is gone */
+              deleted: boolean;
+              preferenceSettings: {
+                chat: boolean;
+                email: boolean;
+                in_app: boolean;
+                push: boolean;
+                sms: boolean;
+              };
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description A missing or invalid workflowId, tenantId (a tenant's _id) or setting */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such workflow or tenant in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The workflow has an override for the tenant already, or a request with this Idempotency-Key is still running */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Get a workflow override */
+  getWorkflowOverrideById: {
+    parameters: {
+      path: {
+        /**
+         * @description The override's id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        overrideId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The override */
+      200: {
+        content: {
+          "application/json": {
+            /** WorkflowOverride */
+            data: {
+              /** @description The environment */
+              _environmentId: string;
+              /** @description The override's id */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              /** @description The tenant (its _id) */
+              _tenantId: string;
+              /** @description The workflow */
+              _workflowId: string;
+              /** @description false: the workflow runs nothing for the tenant's triggers */
+              active: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Always false: a deleted override is gone */
+              deleted: boolean;
+              preferenceSettings: {
+                chat: boolean;
+                email: boolean;
+                in_app: boolean;
+                push: boolean;
+                sms: boolean;
+              };
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description Not an id */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No override of this id in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Change a workflow override
+   * @description What is sent changes; channels `preferenceSettings` leaves out keep their values.
+   */
+  updateWorkflowOverrideById: {
+    parameters: {
+      path: {
+        /**
+         * @description The override's id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        overrideId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          active?: boolean;
+          /** @description Channel defaults for the tenant's triggers; a channel left out is on (or, in a change, as it was) */
+          preferenceSettings?: {
+            chat?: boolean;
+            email?: boolean;
+            in_app?: boolean;
+            push?: boolean;
+            sms?: boolean;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The override after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** WorkflowOverride */
+            data: {
+              /** @description The environment */
+              _environmentId: string;
+              /** @description The override's id */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              /** @description The tenant (its _id) */
+              _tenantId: string;
+              /** @description The workflow */
+              _workflowId: string;
+              /** @description false: the workflow runs nothing for the tenant's triggers */
+              active: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Always false: a deleted override is gone */
+              deleted: boolean;
+              preferenceSettings: {
+                chat: boolean;
+                email: boolean;
+                in_app: boolean;
+                push: boolean;
+                sms: boolean;
+              };
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description Not an id, or an invalid setting */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No override of this id in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Delete a workflow override */
+  deleteWorkflowOverride: {
+    parameters: {
+      path: {
+        /**
+         * @description The override's id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        overrideId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Deleted */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            data: true;
+          };
+        };
+      };
+      /** @description Not an id */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No override of this id in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Get a workflow's override for a tenant */
+  getWorkflowOverride: {
+    parameters: {
+      path: {
+        /** @description The workflow's _id (or its trigger identifier) */
+        workflowId: string;
+        /**
+         * @description The tenant's _id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        tenantId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The override */
+      200: {
+        content: {
+          "application/json": {
+            /** WorkflowOverride */
+            data: {
+              /** @description The environment */
+              _environmentId: string;
+              /** @description The override's id */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              /** @description The tenant (its _id) */
+              _tenantId: string;
+              /** @description The workflow */
+              _workflowId: string;
+              /** @description false: the workflow runs nothing for the tenant's triggers */
+              active: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Always false: a deleted override is gone */
+              deleted: boolean;
+              preferenceSettings: {
+                chat: boolean;
+                email: boolean;
+                in_app: boolean;
+                push: boolean;
+                sms: boolean;
+              };
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description A tenantId that is not a tenant's _id */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such workflow, tenant, or override of the workflow for the tenant */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Change a workflow's override for a tenant */
+  updateWorkflowOverride: {
+    parameters: {
+      path: {
+        /** @description The workflow's _id (or its trigger identifier) */
+        workflowId: string;
+        /**
+         * @description The tenant's _id
+         * @example 65f1c0ffee0123456789abcd
+         */
+        tenantId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          active?: boolean;
+          /** @description Channel defaults for the tenant's triggers; a channel left out is on (or, in a change, as it was) */
+          preferenceSettings?: {
+            chat?: boolean;
+            email?: boolean;
+            in_app?: boolean;
+            push?: boolean;
+            sms?: boolean;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The override after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** WorkflowOverride */
+            data: {
+              /** @description The environment */
+              _environmentId: string;
+              /** @description The override's id */
+              _id: string;
+              /** @description The organization */
+              _organizationId: string;
+              /** @description The tenant (its _id) */
+              _tenantId: string;
+              /** @description The workflow */
+              _workflowId: string;
+              /** @description false: the workflow runs nothing for the tenant's triggers */
+              active: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Always false: a deleted override is gone */
+              deleted: boolean;
+              preferenceSettings: {
+                chat: boolean;
+                email: boolean;
+                in_app: boolean;
+                push: boolean;
+                sms: boolean;
+              };
+              /** Format: date-time */
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description A tenantId that is not a tenant's _id, or an invalid setting */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such workflow, tenant, or override of the workflow for the tenant */
+      404: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */
@@ -34196,6 +39665,1683 @@ export interface operations {
       };
       /** @description The target cannot take a record: nothing was published */
       422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Search layouts
+   * @description `query` matches the name or layoutId (any case); newest first unless told otherwise.
+   */
+  listLayoutsV2: {
+    parameters: {
+      query?: {
+        /** @description Default 10 */
+        limit?: number;
+        /** @description Default 0 */
+        offset?: number;
+        /** @description Default createdAt */
+        orderBy?: "createdAt" | "updatedAt" | "name";
+        /** @description Default DESC */
+        orderDirection?: "ASC" | "DESC";
+        /** @description Only layouts whose name or layoutId contains this */
+        query?: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description One window of layouts and how many match */
+      200: {
+        content: {
+          "application/json": {
+            /** LayoutV2List */
+            data: {
+              layouts: {
+                  /** @description The layout's id */
+                  _id: string;
+                  controls: {
+                    values: {
+                      email: {
+                        body: string;
+                        /** @enum {string} */
+                        editorType: "html";
+                      };
+                    };
+                  };
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** @description The layout's id */
+                  id: string;
+                  isDefault: boolean;
+                  /** @description Always false: Tidings has no translations */
+                  isTranslationEnabled: boolean;
+                  /** @description The layout's identifier */
+                  layoutId: string;
+                  name: string;
+                  /** @enum {string} */
+                  origin: "novu-cloud";
+                  /** @description The same identifier */
+                  slug: string;
+                  /** @enum {string} */
+                  type: "REGULAR";
+                  /** Format: date-time */
+                  updatedAt: string;
+                  variables: null;
+                }[];
+              totalCount: number;
+            };
+          };
+        };
+      };
+      /** @description A parameter out of range */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Create a layout
+   * @description Its HTML starts as the email in a plain document; `PUT` sets it (`controlValues.email.body`).
+   */
+  createLayoutV2: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Ignored */
+          __source?: string;
+          /** @description Ignored: Tidings has no translations */
+          isTranslationEnabled?: boolean;
+          /** @description The layout's identifier, unique in the environment */
+          layoutId: string;
+          /** @description The layout's name */
+          name: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The new layout */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** LayoutV2 */
+            data: {
+              /** @description The layout's id */
+              _id: string;
+              controls: {
+                values: {
+                  email: {
+                    body: string;
+                    /** @enum {string} */
+                    editorType: "html";
+                  };
+                };
+              };
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The layout's id */
+              id: string;
+              isDefault: boolean;
+              /** @description Always false: Tidings has no translations */
+              isTranslationEnabled: boolean;
+              /** @description The layout's identifier */
+              layoutId: string;
+              name: string;
+              /** @enum {string} */
+              origin: "novu-cloud";
+              /** @description The same identifier */
+              slug: string;
+              /** @enum {string} */
+              type: "REGULAR";
+              /** Format: date-time */
+              updatedAt: string;
+              variables: null;
+            };
+          };
+        };
+      };
+      /** @description A missing or invalid layoutId or name */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The environment has a layout of this layoutId, or a request with this Idempotency-Key is still running */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Get a layout */
+  getLayoutV2: {
+    parameters: {
+      path: {
+        /** @description The layout's identifier (its layoutId), or its id */
+        layoutId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The layout */
+      200: {
+        content: {
+          "application/json": {
+            /** LayoutV2 */
+            data: {
+              /** @description The layout's id */
+              _id: string;
+              controls: {
+                values: {
+                  email: {
+                    body: string;
+                    /** @enum {string} */
+                    editorType: "html";
+                  };
+                };
+              };
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The layout's id */
+              id: string;
+              isDefault: boolean;
+              /** @description Always false: Tidings has no translations */
+              isTranslationEnabled: boolean;
+              /** @description The layout's identifier */
+              layoutId: string;
+              name: string;
+              /** @enum {string} */
+              origin: "novu-cloud";
+              /** @description The same identifier */
+              slug: string;
+              /** @enum {string} */
+              type: "REGULAR";
+              /** Format: date-time */
+              updatedAt: string;
+              variables: null;
+            };
+          };
+        };
+      };
+      /** @description Not a layoutId */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No layout of this layoutId (or id) in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Change a layout's name and HTML */
+  updateLayoutV2: {
+    parameters: {
+      path: {
+        /** @description The layout's identifier (its layoutId), or its id */
+        layoutId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description `email.body` is the layout's HTML (with {{{body}}}); null puts the plain layout back */
+          controlValues?: {
+            email?: {
+              /** @description The layout's HTML, a Handlebars template that places the email's content with {{{body}}} */
+              body: string;
+              /**
+               * @description Only HTML: Tidings has no block editor
+               * @enum {string}
+               */
+              editorType?: "html";
+            };
+          } | null;
+          /** @description Ignored: Tidings has no translations */
+          isTranslationEnabled?: boolean;
+          /** @description The layout's name */
+          name: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The layout after the change */
+      200: {
+        content: {
+          "application/json": {
+            /** LayoutV2 */
+            data: {
+              /** @description The layout's id */
+              _id: string;
+              controls: {
+                values: {
+                  email: {
+                    body: string;
+                    /** @enum {string} */
+                    editorType: "html";
+                  };
+                };
+              };
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The layout's id */
+              id: string;
+              isDefault: boolean;
+              /** @description Always false: Tidings has no translations */
+              isTranslationEnabled: boolean;
+              /** @description The layout's identifier */
+              layoutId: string;
+              name: string;
+              /** @enum {string} */
+              origin: "novu-cloud";
+              /** @description The same identifier */
+              slug: string;
+              /** @enum {string} */
+              type: "REGULAR";
+              /** Format: date-time */
+              updatedAt: string;
+              variables: null;
+            };
+          };
+        };
+      };
+      /** @description A missing name, or HTML without {{{body}}} or that is not a template */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No layout of this layoutId (or id) in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Delete a layout */
+  deleteLayoutV2: {
+    parameters: {
+      path: {
+        /** @description The layout's identifier (its layoutId), or its id */
+        layoutId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Deleted */
+      204: {
+        content: never;
+      };
+      /** @description Not a layoutId */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No layout of this layoutId (or id) in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A workflow's step uses the layout, or it is the default */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** Copy a layout under a new name */
+  duplicateLayoutV2: {
+    parameters: {
+      header?: {
+        /** @description Makes a retry safe: a request repeated with the same key (within 24 hours, in the same environment) gets the first response again, with `Idempotency-Replay: true`, instead of acting twice. The same key while the first request still runs: 409 with `Retry-After`; with a different request: 422. */
+        "idempotency-key"?: string;
+      };
+      path: {
+        /** @description The layout's identifier (its layoutId), or its id */
+        layoutId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Ignored */
+          isTranslationEnabled?: boolean;
+          /** @description The copy's identifier (else one made from the name) */
+          layoutId?: string;
+          /** @description The layout's name */
+          name: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The copy (never the default) */
+      201: {
+        headers: {
+          /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
+          "idempotency-replay"?: "true";
+        };
+        content: {
+          "application/json": {
+            /** LayoutV2 */
+            data: {
+              /** @description The layout's id */
+              _id: string;
+              controls: {
+                values: {
+                  email: {
+                    body: string;
+                    /** @enum {string} */
+                    editorType: "html";
+                  };
+                };
+              };
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The layout's id */
+              id: string;
+              isDefault: boolean;
+              /** @description Always false: Tidings has no translations */
+              isTranslationEnabled: boolean;
+              /** @description The layout's identifier */
+              layoutId: string;
+              name: string;
+              /** @enum {string} */
+              origin: "novu-cloud";
+              /** @description The same identifier */
+              slug: string;
+              /** @enum {string} */
+              type: "REGULAR";
+              /** Format: date-time */
+              updatedAt: string;
+              variables: null;
+            };
+          };
+        };
+      };
+      /** @description A missing name */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No layout of this layoutId (or id) in the environment */
+      404: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The layoutId asked for is taken, or a request with this Idempotency-Key is still running */
+      409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used for a different request */
+      422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /** The workflows whose steps use a layout */
+  getLayoutUsageV2: {
+    parameters: {
+      path: {
+        /** @description The layout's identifier (its layoutId), or its id */
+        layoutId: string;
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The workflows (their names and workflowIds) */
+      200: {
+        content: {
+          "application/json": {
+            /** LayoutUsage */
+            data: {
+              workflows: {
+                  name: string;
+                  workflowId: string;
+                }[];
+            };
+          };
+        };
+      };
+      /** @description Not a layoutId */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No layout of this layoutId (or id) in the environment */
+      404: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */

@@ -19,6 +19,7 @@ function listInput(query: ListNotificationsQueryValue) {
     ...(workflowIds ? { workflowIds } : {}),
     ...(subscriberIds ? { subscriberIds } : {}),
     ...(emails ? { emails } : {}),
+    ...(query.search !== undefined ? { search: query.search } : {}),
     ...(channels ? { channels } : {}),
     ...(statuses ? { statuses } : {}),
     ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),

@@ -3,7 +3,12 @@ import type { Job, Notification } from "../engine/domain.ts";
 import { addUnits, jobsOfNotifications } from "../engine/service.ts";
 import { mention, notFound } from "../errors.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
-import { findSubscriberRefs, findSubscriberRefsByEmail, getSubscriberByRef } from "../subscribers/service.ts";
+import {
+  findSubscriberRefs,
+  findSubscriberRefsByEmail,
+  findSubscriberRefsBySearch,
+  getSubscriberByRef,
+} from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import * as activity from "./repository.ts";
 import type { NotificationStatus } from "./status.ts";
@@ -50,6 +55,8 @@ export async function listNotifications(
     workflowIds?: string[];
     subscriberIds?: string[];
     emails?: string[];
+    /** Subscribers whose e-mail contains it (any case) or whose subscriberId it is. */
+    search?: string;
     transactionId?: string;
     channels?: string[];
     statuses?: NotificationStatus[];
@@ -59,12 +66,14 @@ export async function listNotifications(
   const limit = input.limit ?? PAGE_SIZE;
   // As Novu: the subscribers named by subscriberId or by e-mail, either.
   let subscriberRefs: string[] | undefined;
-  if (input.subscriberIds?.length || input.emails?.length) {
+  const search = input.search?.trim() ?? "";
+  if (input.subscriberIds?.length || input.emails?.length || search !== "") {
     const byId = input.subscriberIds?.length
       ? [...(await findSubscriberRefs(deps, tenant, input.subscriberIds)).values()]
       : [];
     const byEmail = input.emails?.length ? await findSubscriberRefsByEmail(deps, tenant, input.emails) : [];
-    subscriberRefs = [...new Set([...byId, ...byEmail])];
+    const bySearch = search !== "" ? await findSubscriberRefsBySearch(deps, tenant, search) : [];
+    subscriberRefs = [...new Set([...byId, ...byEmail, ...bySearch])];
     if (subscriberRefs.length === 0)
       return { page, pageSize: limit, totalCount: 0, hasMore: false, data: [] };
   }

@@ -18,6 +18,7 @@ import type { Tenant } from "../tenancy/tenant.ts";
 import { type TenantInput, tenantForTemplates, tenantOfTrigger } from "../tenants/service.ts";
 import type { Topic } from "../topics/domain.ts";
 import { countTopicSubscribers, findTopic } from "../topics/service.ts";
+import { workflowForTenant } from "../workflow-overrides/service.ts";
 import type { RunnableWorkflow, Step } from "../workflows/domain.ts";
 import { getRunnableWorkflow } from "../workflows/service.ts";
 import type { ChannelSenders } from "./channel-senders.ts";
@@ -290,7 +291,15 @@ async function accept(
   request: TriggerRequest,
   options: AcceptOptions & { reserved?: TriggerLoad } = {},
 ): Promise<Accepted> {
-  const { workflow, tenant } = await workflowOf(deps, who, request.name);
+  const named = await workflowOf(deps, who, request.name);
+  const { tenant } = named;
+  // Workflow overrides: for a trigger that names a tenant, the workflow as overridden for it.
+  const workflow = await workflowForTenant(
+    deps,
+    tenant,
+    named.workflow,
+    typeof request.tenant === "string" ? request.tenant : request.tenant?.identifier,
+  );
   const transactionId = request.transactionId ?? randomUUID();
   // A tenant named by its identifier must exist: else nothing runs, as in Novu (an object is
   // created or updated in the transaction below).

@@ -1,7 +1,9 @@
 import { isoNow } from "../clock.ts";
 import { newObjectId } from "../ids.ts";
+import { layoutFrameForStep } from "../layouts/service.ts";
 import { type Subscriber, subscriberForTemplates } from "../subscribers/domain.ts";
 import { openChannelCredentials } from "../subscribers/service.ts";
+import { brandingForTemplates } from "../tenancy/service.ts";
 import type { EngineDeps } from "./accept.ts";
 import type { ChatSender, DeliveryResult, Sender } from "./channel-senders.ts";
 import { digestedEvents } from "./digest.ts";
@@ -13,7 +15,7 @@ import {
   type Notification,
 } from "./domain.ts";
 import { insertMessage, jobMessages } from "./message-repository.ts";
-import { templateData } from "./render.ts";
+import { escapeModeFor, templateData } from "./render.ts";
 import { defaultRenderer, fieldsToRender, renderLimitDetail, type StepRendering } from "./renderer.ts";
 
 /** What a delivery step decided; the same shape as run-job's outcomes. */
@@ -94,6 +96,27 @@ export function emailHtml(content: unknown, rendered: (field: string) => string)
       return `<p>${inner}</p>`;
     })
     .join("\n");
+}
+
+/**
+ * Layouts: the email's HTML placed in its step's layout (the one it names, else the environment's
+ * default) where the layout says `{{{body}}}`, the layout's variable defaults under the step's
+ * data; the HTML as it is when there is no layout. Rendered within the same limits as the step.
+ */
+async function inLayout(
+  deps: EngineDeps,
+  job: Job,
+  body: string,
+  data: TemplateData,
+): Promise<{ ok: true; html: string; problems: string[] } | Extract<StepRendering, { ok: false }>> {
+  const frame = await layoutFrameForStep(deps, job.environmentId, job.step.template);
+  if (!frame) return { ok: true, html: body, problems: [] };
+  const rendering = await (deps.renderer ?? defaultRenderer()).render(
+    [{ field: "layout", source: frame.content, escape: escapeModeFor("email", "content") }],
+    { ...frame.defaults, ...data, body },
+  );
+  if (!rendering.ok) return rendering;
+  return { ok: true, html: rendering.fields.get("layout")?.text ?? "", problems: rendering.problems };
 }
 
 /** A step whose template ran into a render limit fails, and sends nothing. */
@@ -195,18 +218,23 @@ async function renderEmail(
   subscriber: Subscriber,
 ): Promise<RenderedEmail | DeliveryOutcome> {
   const template = job.step.template;
+  // Emails (their content and their layout) also see the organization's {{branding.*}}.
+  const data = {
+    ...(await dataFor(deps, job, notification, subscriber)),
+    branding: await brandingForTemplates(deps, job.organizationId),
+  };
   const rendering = await (deps.renderer ?? defaultRenderer()).render(
     fieldsToRender(job.type, emailFields(template)),
-    await dataFor(deps, job, notification, subscriber),
+    data,
   );
   if (!rendering.ok) return overBudget(job, rendering);
   const rendered = (field: string) => rendering.fields.get(field)?.text ?? "";
-  return {
-    subject: rendered("subject"),
-    html: emailHtml(template.content, rendered),
-    senderName: rendered("senderName"),
-    problems: rendering.problems,
-  };
+  const problems = [...rendering.problems];
+  const subject = rendered("subject");
+  const framed = await inLayout(deps, job, emailHtml(template.content, rendered), { ...data, subject });
+  if (!framed.ok) return overBudget(job, framed);
+  problems.push(...framed.problems);
+  return { subject, html: framed.html, senderName: rendered("senderName"), problems };
 }
 
 /**

@@ -86,14 +86,16 @@ export const environmentV1Routes: RoutePluginWith<{
       schema: {
         operationId: "updateEnvironment",
         tags: TAGS,
-        summary: "Rename an environment, or derive it from another",
+        summary: "Rename an environment, derive it from another, change its identifier or its HMAC",
         params: EnvironmentIdParams,
         body: UpdateEnvironmentBody,
         response: {
           200: described(Envelope(EnvironmentResource), "The environment after the change"),
           ...errorResponsesOf({
             400: "Invalid body; renaming Development or Production; a name in use; a parent that makes a loop",
+            403: "hmac: false in Production, whose inbox sessions always need the HMAC",
             404: "No such environment in the organization",
+            409: "Another environment has this identifier",
           }),
         },
       },

@@ -52,6 +52,18 @@ export const UpdateEnvironmentBody = Type.Object(
       }),
     ),
     color: Type.Optional(Type.String({ maxLength: 100, description: "Accepted; not kept" })),
+    identifier: Type.Optional(
+      Type.String({
+        pattern: "^[A-Za-z0-9_.:-][A-Za-z0-9 _.:-]{0,98}[A-Za-z0-9_.:-]$|^[A-Za-z0-9_.:-]$",
+        description: "The public application identifier the inbox widget names (unique; 409 when taken)",
+      }),
+    ),
+    hmac: Type.Optional(
+      Type.Boolean({
+        description:
+          "Whether inbox sessions must carry the HMAC of the subscriberId (Production keeps it on: 403)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { type Deps, inTransaction } from "../deps.ts";
 import { ApiError, badRequest, invalidField, notFound, unprocessable } from "../errors.ts";
+import { copyLayouts } from "../layouts/service.ts";
 import type { NotificationGroup } from "../notification-groups/domain.ts";
 import {
   createGroupCopy,
@@ -92,7 +93,12 @@ export async function updateEnvironment(
   deps: Deps,
   tenant: Tenant,
   id: string,
-  input: { name?: string | undefined; parentId?: string | undefined },
+  input: {
+    name?: string | undefined;
+    parentId?: string | undefined;
+    identifier?: string | undefined;
+    hmac?: boolean | undefined;
+  },
 ): Promise<Environment> {
   const current = await getEnvironment(deps, tenant, id);
   const name = input.name === undefined ? undefined : environmentName(input.name);
@@ -111,7 +117,12 @@ export async function updateEnvironment(
       if (at.id === id) throw invalidField("parentId", "would make the environment derive from itself");
     }
   }
-  return updateEnvironmentRecord(deps, tenant, id, { name, parentId: input.parentId });
+  return updateEnvironmentRecord(deps, tenant, id, {
+    name,
+    parentId: input.parentId,
+    identifier: input.identifier,
+    hmac: input.hmac,
+  });
 }
 
 /**
@@ -409,6 +420,11 @@ export async function publishEnvironment(
         published.push({ change, outcome: "updated", targetId: copy.id });
       }
     }
+
+    // Layouts travel with the workflows: the target's copies of the source's, brought up to date
+    // (a promoted step names the source's layout, and the target's copy answers for it).
+    if (!dryRun && chosen.some((c) => c.kind === "workflow" && c.action !== "deleted"))
+      await copyLayouts(d, { ...tenant, environmentId: source.id }, targetTenant);
 
     for (const change of chosen.filter((c): c is WorkflowChange => c.kind === "workflow")) {
       if (change.action === "deleted") {

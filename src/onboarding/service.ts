@@ -1,4 +1,4 @@
-import { type Deps, onConnection } from "../deps.ts";
+import { type Deps, inTransaction, onConnection } from "../deps.ts";
 import { createGeneralGroup, listGroups } from "../notification-groups/service.ts";
 import {
   countOrganizations,
@@ -28,9 +28,7 @@ export async function createOrganization(
   name = "My organization",
   sealer?: KeySealer,
 ): Promise<CreatedOrganization> {
-  return deps.db
-    .transaction()
-    .execute((trx) => createOrganizationTree(onConnection(deps, trx), name, sealer));
+  return inTransaction(deps, (d) => createOrganizationTree(d, name, sealer));
 }
 
 /**

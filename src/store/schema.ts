@@ -14,6 +14,8 @@ export type Json = ColumnType<string, string, string>;
 export interface OrganizationsTable {
   id: string;
   name: string;
+  /** Migration 0023: the branding (logo, colours, font, content background), JSON. */
+  branding: ColumnType<string, string | undefined, string>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -437,6 +439,47 @@ export interface ThrottlePassesTable {
   created_at: Timestamp;
 }
 
+/** Migration 0021: an environment's email layouts (Novu's), unique by identifier in the environment. */
+export interface LayoutsTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  parent_id: string;
+  creator_id: string;
+  identifier: string;
+  name: string;
+  description: string;
+  content: string;
+  variables: Json;
+  is_default: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** Migration 0022: a workflow's overrides for one tenant (Novu's), one per workflow and tenant. */
+export interface WorkflowOverridesTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  workflow_id: string;
+  tenant_id: string;
+  active: Bool;
+  preference_settings: Json;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** Migration 0024: an environment's feeds (Novu's), unique by identifier (the name). */
+export interface FeedsTable {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  identifier: string;
+  name: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   environments: EnvironmentsTable;
@@ -465,4 +508,7 @@ export interface Database {
   quota_open_jobs: QuotaOpenJobsTable;
   tenants: TenantsTable;
   throttle_passes: ThrottlePassesTable;
+  layouts: LayoutsTable;
+  workflow_overrides: WorkflowOverridesTable;
+  feeds: FeedsTable;
 }

@@ -14,9 +14,10 @@ export const listSubscriberPreferencesRoute: RoutePlugin = async (app) => {
         summary: "A subscriber's preference for each active workflow",
         description:
           "One entry per active workflow: the workflow (`template`) and the subscriber's effective preference " +
-          "for it (their own choices over the workflow's preferenceSettings). Critical workflows say so, and " +
-          "are always on. `includeInactiveChannels` (sent by @novu/node) is accepted and changes nothing: " +
-          "every channel is always listed.",
+          "for it (their own choices over the workflow's preferenceSettings), over the channels its active steps " +
+          "use, with `overrides` saying where each value comes from (`template` or `subscriber`). Critical " +
+          "workflows say so, and are always on. `includeInactiveChannels` (sent by @novu/node) is accepted and " +
+          "changes nothing.",
         params: SubscriberIdParams,
         querystring: Type.Object({ includeInactiveChannels: Type.Optional(Type.Boolean()) }),
         response: {

@@ -7,6 +7,14 @@ import { systemClock } from "../clock.ts";
 import { decideStep, loadSubscriberPreferences } from "./service.ts";
 
 const ALL_ON = { email: true, sms: true, in_app: true, chat: true, push: true };
+const EMAIL_ON = {
+  enabled: true,
+  channels: { email: true },
+  overrides: [{ channel: "email", source: "template" }],
+};
+const step = (type: string) => ({
+  template: { type, content: "Hi", ...(type === "email" ? { subject: "Hi" } : {}) },
+});
 
 forEachBackend("subscriber preferences", (ctx) => {
   async function setup() {
@@ -23,10 +31,20 @@ forEachBackend("subscriber preferences", (ctx) => {
     return { ...tenant, subscriber, api, mk };
   }
 
-  test("lists one entry per active workflow: its template, and settings over which the subscriber's choices win", async () => {
+  test("lists one entry per active workflow: its template, and the channels it uses, with settings over which the subscriber's choices win", async () => {
     const { api, mk } = await setup();
-    const plain = await mk({ active: true, name: "Plain", tags: ["t"] });
-    const quiet = await mk({ active: true, name: "Quiet", preferenceSettings: { sms: false, push: false } });
+    const plain = await mk({
+      active: true,
+      name: "Plain",
+      tags: ["t"],
+      steps: [step("in_app"), step("email")],
+    });
+    const quiet = await mk({
+      active: true,
+      name: "Quiet",
+      preferenceSettings: { sms: false, push: false },
+      steps: [step("sms"), step("push"), step("email"), { ...step("chat"), active: false }],
+    });
     const critical = await mk({
       active: true,
       name: "Critical",
@@ -46,12 +64,24 @@ forEachBackend("subscriber preferences", (ctx) => {
     );
     assert.deepEqual(rows[0], {
       template: { _id: plain._id, name: "Plain", critical: false, triggers: plain.triggers, tags: ["t"] },
-      preference: { enabled: true, channels: ALL_ON },
+      preference: {
+        enabled: true,
+        channels: { in_app: true, email: true },
+        overrides: [
+          { channel: "email", source: "template" },
+          { channel: "in_app", source: "template" },
+        ],
+      },
     });
-    assert.deepEqual(rows[1].preference, { enabled: true, channels: { ...ALL_ON, sms: false, push: false } });
+    // Only the channels of its active steps (not chat, whose step is off).
+    assert.deepEqual(rows[1].preference, {
+      enabled: true,
+      channels: { sms: false, push: false, email: true },
+      overrides: ["email", "sms", "push"].map((channel) => ({ channel, source: "template" })),
+    });
     assert.equal(rows[1].template._id, quiet._id);
     assert.deepEqual(rows[2].template.critical, true);
-    assert.deepEqual(rows[2].preference, { enabled: true, channels: ALL_ON }, "critical: always on");
+    assert.deepEqual(rows[2].preference, EMAIL_ON, "critical: always on");
     assert.equal(rows[2].template._id, critical._id);
     // The same list at the template level; @novu/node's includeInactiveChannels changes nothing.
     assert.deepEqual((await api.get("/v1/subscribers/u/preferences/template")).json().data, rows);
@@ -63,21 +93,40 @@ forEachBackend("subscriber preferences", (ctx) => {
 
   test("PATCH a workflow preference: a channel, the whole workflow, both; by _id or identifier", async () => {
     const { api, mk } = await setup();
-    const w = await mk({ active: true, name: "News", preferenceSettings: { sms: false } });
+    const w = await mk({
+      active: true,
+      name: "News",
+      preferenceSettings: { sms: false },
+      steps: [step("email"), step("sms")],
+    });
     const path = `/v1/subscribers/u/preferences/${w._id}`;
     const one = await api.patch(path, { channel: { type: "email", enabled: false } });
     assert.equal(one.statusCode, 200, one.body);
     assert.deepEqual(one.json().data, {
       template: { _id: w._id, name: "News", critical: false, triggers: w.triggers, tags: [] },
-      preference: { enabled: true, channels: { ...ALL_ON, email: false, sms: false } },
+      preference: {
+        enabled: true,
+        channels: { email: false, sms: false },
+        overrides: [
+          { channel: "email", source: "subscriber" },
+          { channel: "sms", source: "template" },
+        ],
+      },
     });
+    // A channel the workflow does not use is kept, and not listed.
+    const unused = await api.patch(path, { channel: { type: "push", enabled: false } });
+    assert.deepEqual(unused.json().data.preference.channels, { email: false, sms: false });
     const two = await api.patch(`/v1/subscribers/u/preferences/${w.triggers[0].identifier}`, {
       enabled: false,
       channel: { type: "sms", enabled: true },
     });
     assert.deepEqual(two.json().data.preference, {
       enabled: false,
-      channels: { ...ALL_ON, email: false, sms: true },
+      channels: { email: false, sms: true },
+      overrides: [
+        { channel: "email", source: "subscriber" },
+        { channel: "sms", source: "subscriber" },
+      ],
     });
     const listed = (await api.get("/v1/subscribers/u/preferences")).json().data[0];
     assert.deepEqual(listed, two.json().data);
@@ -137,7 +186,7 @@ forEachBackend("subscriber preferences", (ctx) => {
     assert.equal(dev.environmentId.length, 24);
     assert.deepEqual(
       (await api.get("/v1/subscribers/u/preferences")).json().data[0].preference,
-      { enabled: true, channels: ALL_ON },
+      EMAIL_ON,
       "nothing was stored",
     );
   });

@@ -323,6 +323,23 @@ export async function findSubscriberRefsByEmail(db: Db, environmentId: string, e
   return rows.map((row) => row.id);
 }
 
+/**
+ * The _ids of the subscribers (at most `limit`) whose e-mail address contains `text` (any case) or
+ * whose subscriberId is `text`: Novu's activity `search`.
+ */
+export async function findSubscriberRefsBySearch(db: Db, environmentId: string, text: string, limit = 1000) {
+  const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const like = dialectOf(db) === "sqlite" ? sql`like` : sql`ilike`;
+  const rows = await db
+    .selectFrom("subscribers")
+    .select("id")
+    .where("environment_id", "=", environmentId)
+    .where(sql<boolean>`(email ${like} ${pattern} escape '\\' or subscriber_id = ${text})`)
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
 export async function findSubscriberRefs(
   db: Db,
   environmentId: string,

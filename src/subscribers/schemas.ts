@@ -139,8 +139,45 @@ export const EffectivePreference = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * A workflow's preference: only the channels its active steps use, and for each, where its value
+ * comes from (`template`: the workflow's settings; `subscriber`: the subscriber's own choice).
+ */
+export const WorkflowEffectivePreference = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    channels: Type.Object(
+      {
+        email: Type.Optional(Type.Boolean()),
+        sms: Type.Optional(Type.Boolean()),
+        in_app: Type.Optional(Type.Boolean()),
+        chat: Type.Optional(Type.Boolean()),
+        push: Type.Optional(Type.Boolean()),
+      },
+      { additionalProperties: false, description: "The channels the workflow's active steps use" },
+    ),
+    overrides: Type.Array(
+      Type.Object(
+        {
+          channel: Type.Union([
+            Type.Literal("email"),
+            Type.Literal("sms"),
+            Type.Literal("in_app"),
+            Type.Literal("chat"),
+            Type.Literal("push"),
+          ]),
+          source: Type.Union([Type.Literal("template"), Type.Literal("subscriber")]),
+        },
+        { additionalProperties: false },
+      ),
+      { description: "Where each channel's value comes from" },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const WorkflowPreference = Type.Object(
-  { template: PreferenceTemplate, preference: EffectivePreference },
+  { template: PreferenceTemplate, preference: WorkflowEffectivePreference },
   { title: "SubscriberWorkflowPreference", additionalProperties: false },
 );
 export type WorkflowPreferenceResource = Static<typeof WorkflowPreference>;

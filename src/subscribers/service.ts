@@ -489,6 +489,15 @@ export async function findSubscriberRefsByEmail(
   return subscribers.findSubscriberRefsByEmail(deps.db, tenant.environmentId, emails);
 }
 
+/** The _ids of the subscribers whose e-mail contains `text` (any case) or whose subscriberId is `text`. */
+export async function findSubscriberRefsBySearch(
+  deps: Deps,
+  tenant: Tenant,
+  text: string,
+): Promise<string[]> {
+  return subscribers.findSubscriberRefsBySearch(deps.db, tenant.environmentId, text);
+}
+
 // ---------------------------------------------------------------- preferences: the decision
 
 const CHANNEL_SET: ReadonlySet<string> = new Set(CHANNELS);
@@ -612,12 +621,31 @@ function presentWorkflowPreference(
       triggers: workflow.triggers,
       tags: workflow.tags,
     },
-    preference: effectiveWorkflowPreference({
-      critical: workflow.critical,
-      preferenceSettings: workflow.preferenceSettings,
-      workflow: preference,
-    }),
+    preference: workflowPreferenceView(workflow, preference),
   };
+}
+
+/**
+ * The effective preference for a workflow as Novu lists it: the channels its active steps use, and
+ * where each value comes from (the subscriber's own choice, or the workflow's settings).
+ */
+function workflowPreferenceView(workflow: WorkflowSummary, preference: Preference | undefined) {
+  const effective = effectiveWorkflowPreference({
+    critical: workflow.critical,
+    preferenceSettings: workflow.preferenceSettings,
+    workflow: preference,
+  });
+  const channels: Partial<Record<Channel, boolean>> = {};
+  for (const channel of CHANNELS)
+    if (workflow.channels.includes(channel)) channels[channel] = effective.channels[channel];
+  const overrides = CHANNELS.filter((channel) => workflow.channels.includes(channel)).map((channel) => ({
+    channel,
+    source:
+      !workflow.critical && preference?.channels[channel] !== undefined
+        ? ("subscriber" as const)
+        : ("template" as const),
+  }));
+  return { enabled: effective.enabled, channels, overrides };
 }
 
 /** One row per active workflow: the subscriber's effective preference for it. */

@@ -39,3 +39,21 @@ export interface KeySealer {
   seal(plaintext: string, boundTo: string): string;
   open(sealed: string, boundTo: string): string;
 }
+
+/** An organization's branding (Novu's): what emails and layouts read as {{branding.*}}. */
+export interface Branding {
+  logo?: string;
+  color?: string;
+  fontColor?: string;
+  fontFamily?: string;
+  contentBackground?: string;
+  direction?: "ltr" | "rtl";
+}
+
+export interface Organization {
+  id: string;
+  name: string;
+  branding: Branding;
+  createdAt: string;
+  updatedAt: string;
+}

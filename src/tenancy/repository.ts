@@ -1,7 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../store/schema.ts";
-import { countRows, dialectOf, readBool, readTimestamp } from "../store/values.ts";
-import type { Environment, KeyOwner } from "./domain.ts";
+import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import type { Branding, Environment, KeyOwner, Organization } from "./domain.ts";
 
 type Db = Kysely<Database>;
 
@@ -257,8 +257,43 @@ export async function findEnvironmentByIdentifier(db: Db, identifier: string) {
   return { environment: toEnvironment(environment), organizationName: organization_name };
 }
 
-export async function findOrganization(db: Db, id: string) {
-  return db.selectFrom("organizations").select(["id", "name"]).where("id", "=", id).executeTakeFirst();
+export async function findOrganization(db: Db, id: string): Promise<Organization | undefined> {
+  const row = await db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirst();
+  return row
+    ? {
+        id: row.id,
+        name: row.name,
+        branding: readJson<Branding>(row.branding),
+        createdAt: readTimestamp(row.created_at),
+        updatedAt: readTimestamp(row.updated_at),
+      }
+    : undefined;
+}
+
+/** Changes the organization's name or branding; false when there is none. */
+export async function updateOrganization(
+  db: Db,
+  id: string,
+  changes: { name?: string; branding?: Branding },
+  now: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("organizations")
+    .set({
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.branding !== undefined ? { branding: writeJson(changes.branding) } : {}),
+      updated_at: now,
+    })
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export interface EnvironmentChange {
+  name?: string | undefined;
+  parentId?: string | undefined;
+  identifier?: string | undefined;
+  hmac?: boolean | undefined;
 }
 
 /** Renames the environment and/or moves it under another parent; undefined when there is none. */
@@ -266,7 +301,7 @@ export async function updateEnvironment(
   db: Db,
   organizationId: string,
   id: string,
-  change: { name?: string | undefined; parentId?: string | undefined },
+  change: EnvironmentChange,
   now: string,
 ) {
   const row = await db
@@ -274,6 +309,8 @@ export async function updateEnvironment(
     .set({
       ...(change.name !== undefined ? { name: change.name } : {}),
       ...(change.parentId !== undefined ? { parent_id: change.parentId } : {}),
+      ...(change.identifier !== undefined ? { identifier: change.identifier } : {}),
+      ...(change.hmac !== undefined ? { hmac: change.hmac } : {}),
       updated_at: now,
     })
     .where("organization_id", "=", organizationId)

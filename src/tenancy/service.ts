@@ -5,8 +5,16 @@ import { type Deps, inTransaction } from "../deps.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import type { Database } from "../store/schema.ts";
+import { isUniqueViolation } from "../store/store.ts";
 import { generateApiKey, hashApiKey, keyHint } from "./api-keys.ts";
-import { type Environment, isProduction, type KeyOwner, type KeySealer } from "./domain.ts";
+import {
+  type Branding,
+  type Environment,
+  isProduction,
+  type KeyOwner,
+  type KeySealer,
+  type Organization,
+} from "./domain.ts";
 import * as tenancy from "./repository.ts";
 import type { Tenant } from "./tenant.ts";
 
@@ -211,10 +219,35 @@ export async function openEnvironmentKeys(
 }
 
 /** The tenant's organization: its id and name. */
-export async function getOrganization(deps: Deps, tenant: Tenant): Promise<{ id: string; name: string }> {
+export async function getOrganization(
+  deps: Deps,
+  tenant: Pick<Tenant, "organizationId">,
+): Promise<Organization> {
   const organization = await tenancy.findOrganization(deps.db, tenant.organizationId);
   if (!organization) throw notFound(`Organization ${tenant.organizationId} was not found`);
   return organization;
+}
+
+/** Changes the key's organization's name, or its branding (as a whole). */
+export async function updateOrganization(
+  deps: Deps,
+  tenant: Pick<Tenant, "organizationId">,
+  changes: { name?: string; branding?: Branding },
+): Promise<Organization> {
+  const now = isoNow(deps.clock);
+  if (!(await tenancy.updateOrganization(deps.db, tenant.organizationId, changes, now)))
+    throw notFound(`Organization ${tenant.organizationId} was not found`);
+  return getOrganization(deps, tenant);
+}
+
+/** What templates read as {{branding.*}}: the organization's branding, Novu's colour when it has none. */
+export async function brandingForTemplates(
+  deps: Deps,
+  organizationId: string,
+): Promise<Record<string, unknown>> {
+  const organization = await tenancy.findOrganization(deps.db, organizationId);
+  const branding = organization?.branding ?? {};
+  return { ...branding, color: branding.color ?? "#f47373" };
 }
 
 /** An environment of the tenant's organization; 404 for one of another organization, as for none. */
@@ -224,20 +257,36 @@ export async function getEnvironment(deps: Deps, tenant: Pick<Tenant, "organizat
   return environment;
 }
 
-/** Renames an environment of the organization and/or gives it another parent. */
+/**
+ * Renames an environment of the organization, gives it another parent, another public identifier
+ * (409 when another environment has it) or turns its HMAC on or off (Production keeps it on: 403).
+ */
 export async function updateEnvironmentRecord(
   deps: Deps,
   tenant: Pick<Tenant, "organizationId">,
   id: string,
-  change: { name?: string | undefined; parentId?: string | undefined },
+  change: tenancy.EnvironmentChange,
 ): Promise<Environment> {
-  const environment = await tenancy.updateEnvironment(
-    deps.db,
-    tenant.organizationId,
-    id,
-    change,
-    isoNow(deps.clock),
-  );
+  if (change.hmac === false && isProduction(await getEnvironment(deps, tenant, id))) {
+    throw new ApiError(
+      403,
+      "HMAC cannot be turned off in Production: its inbox sessions must carry the HMAC of the subscriberId",
+    );
+  }
+  let environment: Environment | undefined;
+  try {
+    environment = await tenancy.updateEnvironment(
+      deps.db,
+      tenant.organizationId,
+      id,
+      change,
+      isoNow(deps.clock),
+    );
+  } catch (error) {
+    if (change.identifier !== undefined && isUniqueViolation(error))
+      throw new ApiError(409, "Another environment has this identifier");
+    throw error;
+  }
   if (!environment) throw environmentNotFound(id);
   return environment;
 }

@@ -48,6 +48,16 @@ export async function findTenant(db: Db, environmentId: string, identifier: stri
   return row ? toTenant(row) : undefined;
 }
 
+export async function findTenantById(db: Db, environmentId: string, id: string) {
+  const row = await db
+    .selectFrom("tenants")
+    .selectAll()
+    .where("environment_id", "=", environmentId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row ? toTenant(row) : undefined;
+}
+
 /** A page of the environment's tenants, newest first, and how many there are. */
 export async function listTenants(db: Db, environmentId: string, page: { offset: number; limit: number }) {
   const base = db.selectFrom("tenants").where("environment_id", "=", environmentId);

@@ -44,6 +44,20 @@ export async function getTenant(deps: Deps, tenant: Tenant, identifier: string):
   return found;
 }
 
+/** The environment's tenant of this id (not identifier), or undefined. */
+export function findTenantById(deps: Deps, tenant: Tenant, id: string): Promise<TenantRecord | undefined> {
+  return tenants.findTenantById(deps.db, tenant.environmentId, id);
+}
+
+/** The environment's tenant of this identifier, or undefined. */
+export function findTenant(
+  deps: Deps,
+  tenant: Tenant,
+  identifier: string,
+): Promise<TenantRecord | undefined> {
+  return tenants.findTenant(deps.db, tenant.environmentId, identifier);
+}
+
 export async function listTenants(
   deps: Deps,
   tenant: Tenant,

@@ -10,13 +10,13 @@ export const getOrganizationRoute: RoutePlugin = async (app) => {
       schema: {
         operationId: "getWidgetOrganization",
         tags: ["Widget"],
-        summary: "The organization the inbox belongs to (its name; no branding is kept)",
+        summary: "The organization the inbox belongs to: its name and branding",
         response: { 200: described(Organization, "The organization"), ...errorResponsesOf({}) },
       },
     },
     async (request) => {
       const organization = await getOrganization(depsOf(app), request.tenant);
-      return { data: { _id: organization.id, name: organization.name, branding: {} } };
+      return { data: { _id: organization.id, name: organization.name, branding: organization.branding } };
     },
   );
 };

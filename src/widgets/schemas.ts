@@ -148,7 +148,17 @@ export const Organization = Type.Object(
       {
         _id: ObjectIdString("The organization"),
         name: Type.String(),
-        branding: Type.Object({}, { additionalProperties: false }),
+        branding: Type.Object(
+          {
+            logo: Type.Optional(Type.String()),
+            color: Type.Optional(Type.String()),
+            fontColor: Type.Optional(Type.String()),
+            contentBackground: Type.Optional(Type.String()),
+            fontFamily: Type.Optional(Type.String()),
+            direction: Type.Optional(Type.String()),
+          },
+          { additionalProperties: false },
+        ),
       },
       { additionalProperties: false },
     ),

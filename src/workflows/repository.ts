@@ -561,6 +561,41 @@ export async function countWorkflowsInGroup(db: Db, environmentId: string, group
 }
 
 /**
+ * The live workflows of the environment with a step that names one of these layouts (its
+ * `_layoutId` or `layoutId`), read from the steps' JSON text: their names and trigger identifiers.
+ */
+export async function workflowsUsingLayout(db: Db, environmentId: string, layoutIds: readonly string[]) {
+  return workflowsNaming(db, environmentId, "layoutId", layoutIds);
+}
+
+/** The live workflows with a step whose template names one of these ids in `_<field>` or `<field>`. */
+export async function workflowsNaming(
+  db: Db,
+  environmentId: string,
+  field: "layoutId" | "feedId",
+  targetIds: readonly string[],
+) {
+  const ids = targetIds.filter((id) => /^[0-9a-f]{24}$/.test(id));
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom("workflows")
+    .select(["workflows.name", "workflows.identifier"])
+    .where("workflows.environment_id", "=", environmentId)
+    .where(live)
+    .where((eb) =>
+      eb.or(
+        ids.flatMap((id) => [
+          eb("workflows.steps", "like", `%"_${field}":"${id}"%`),
+          eb("workflows.steps", "like", `%"${field}":"${id}"%`),
+        ]),
+      ),
+    )
+    .orderBy("workflows.created_at", "asc")
+    .limit(1000)
+    .execute();
+}
+
+/**
  * Removes the deleted workflows of a group for good: they only ever point at it, and the group
  * cannot go while anything (even a deleted workflow) references it.
  */

@@ -482,6 +482,16 @@ export const workflowGroupReferences: GroupReferences = {
   release: workflows.purgeDeletedWorkflowsOfGroup,
 };
 
+/** The live workflows of the environment with a step that uses one of these layouts: name and trigger identifier. */
+export function workflowsUsingLayout(deps: Deps, environmentId: string, layoutIds: readonly string[]) {
+  return workflows.workflowsUsingLayout(deps.db, environmentId, layoutIds);
+}
+
+/** The live workflows of the environment with a step that names one of these feeds (`_feedId`). */
+export function workflowsUsingFeed(deps: Deps, environmentId: string, feedIds: readonly string[]) {
+  return workflows.workflowsNaming(deps.db, environmentId, "feedId", feedIds);
+}
+
 export type { WorkflowSummary } from "./repository.ts";
 // The template language is a workflow rule (a template that does not compile is refused at save);
 // the engine renders with the same parser and helpers.

@@ -19,6 +19,10 @@ import * as inboxTagSets from "./0017-inbox-tag-sets.ts";
 import * as subscriberEmail from "./0018-subscriber-email.ts";
 import * as tenants from "./0019-tenants.ts";
 import * as codeWorkflows from "./0020-code-workflows.ts";
+import * as layouts from "./0021-layouts.ts";
+import * as workflowOverrides from "./0022-workflow-overrides.ts";
+import * as organizationBranding from "./0023-organization-branding.ts";
+import * as feeds from "./0024-feeds.ts";
 import type { ColumnTypes } from "./column-types.ts";
 import type { MigrationContext } from "./context.ts";
 
@@ -49,6 +53,10 @@ const steps: Record<string, Step> = {
   "0018-subscriber-email": subscriberEmail,
   "0019-tenants": tenants,
   "0020-code-workflows": codeWorkflows,
+  "0021-layouts": layouts,
+  "0022-workflow-overrides": workflowOverrides,
+  "0023-organization-branding": organizationBranding,
+  "0024-feeds": feeds,
 };
 
 export function migrationProvider(types: ColumnTypes, context: MigrationContext = {}): MigrationProvider {
