@@ -130,6 +130,11 @@ const everyField = (groupId: string): Json => ({
     { template: { type: "chat", content: "Order {{orderId}} shipped" } },
     { template: { type: "push", title: "Shipped", content: "Order {{orderId}}" } },
     { template: { type: "custom", action: "sync", options: { retries: 2 } } },
+    {
+      name: "Not too often",
+      template: { type: "throttle" },
+      metadata: { amount: 10, unit: "minutes", threshold: 3, throttleKey: "postId" },
+    },
   ],
 });
 
@@ -187,6 +192,8 @@ forEachBackend(
           "Step 5: Email",
           "Shipped: {{orderId}} · off",
           "Step 9: Custom",
+          "Step 10: Throttle",
+          "throttle 3 per 10 min by postId",
         ]) {
           assert.ok(text.includes(line), `the flow shows "${line}": ${text}`);
         }
@@ -220,6 +227,12 @@ forEachBackend(
         await assertAccessible(page, "workflow page, email step");
         await step(9).click();
         await page.getByRole("textbox", { name: "Template fields (JSON)" }).waitFor();
+        await step(10).click();
+        assert.equal(await page.getByRole("spinbutton", { name: "Threshold" }).inputValue(), "3");
+        assert.equal(await page.getByRole("spinbutton", { name: "Amount", exact: true }).inputValue(), "10");
+        assert.equal(await page.getByRole("combobox", { name: "Unit", exact: true }).inputValue(), "minutes");
+        assert.equal(await page.getByRole("textbox", { name: "Throttle key" }).inputValue(), "postId");
+        await assertAccessible(page, "workflow page, throttle step");
 
         // Save without a change: nothing is written.
         await saveButton().click();
@@ -306,7 +319,7 @@ forEachBackend(
         assert.ok(((await flow().textContent()) ?? "").includes("delay 15 min"));
       });
 
-      test("a scheduled delay and a digest made on the page are saved as such", async () => {
+      test("a scheduled delay, a digest and a throttle made on the page are saved as such", async () => {
         const name = uniqueName("Scheduled");
         await page.goto(`${base}/dashboard/#/workflows/new`);
         await page.getByRole("heading", { name: "New workflow" }).waitFor();
@@ -321,6 +334,9 @@ forEachBackend(
         await page.getByRole("button", { name: "Add digest step" }).click();
         await page.getByRole("textbox", { name: "Digest key" }).fill("postId");
         await assertAccessible(page, "new workflow, digest step");
+        await page.getByRole("button", { name: "Add throttle step" }).click();
+        await page.getByRole("spinbutton", { name: "Threshold" }).fill("3");
+        await page.getByRole("textbox", { name: "Throttle key" }).fill("postId");
         await saveButton().click();
         await saved("Workflow created.");
         await page.getByRole("heading", { name: `Edit workflow ${name}` }).waitFor();
@@ -328,16 +344,21 @@ forEachBackend(
         const steps = created.steps as { template: Json; metadata: Json }[];
         assert.deepEqual(
           steps.map((s) => s.template.type),
-          ["in_app", "delay", "digest"],
+          ["in_app", "delay", "digest", "throttle"],
         );
         assert.equal(steps[1]?.metadata.type, "scheduled");
         assert.equal(steps[1]?.metadata.delayPath, "sendAt");
         assert.equal(steps[2]?.metadata.digestKey, "postId");
         assert.equal(steps[2]?.metadata.amount, 10);
         assert.equal(steps[2]?.metadata.unit, "minutes");
+        assert.equal(steps[3]?.metadata.threshold, 3);
+        assert.equal(steps[3]?.metadata.throttleKey, "postId");
+        assert.equal(steps[3]?.metadata.amount, 10);
+        assert.equal(steps[3]?.metadata.unit, "minutes");
         const text = (await flow().textContent()) ?? "";
         assert.ok(text.includes("delay until payload.sendAt"), text);
         assert.ok(text.includes("digest by postId for 10 min"), text);
+        assert.ok(text.includes("throttle 3 per 10 min by postId"), text);
       });
 
       test("Send test: the payload is prefilled, each step previews with it, and the notification is in Activity and the feed", async () => {

@@ -128,6 +128,8 @@ export function StepPreview({
   if (type === "delay") body = <p>{plain}, then the next step runs.</p>;
   else if (type === "digest")
     body = <p>{plain}: the steps after it run once for all the events collected.</p>;
+  else if (type === "throttle")
+    body = <p>{plain}: runs past that end here, and the steps after it do not run for them.</p>;
   else if (!isChannel(type))
     body = <p class="hint">This step sends nothing itself: there is nothing to preview.</p>;
   else if (!stepId) body = <p class="hint">Save the workflow to preview this step.</p>;
