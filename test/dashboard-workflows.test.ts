@@ -2,12 +2,19 @@
 // both backends, finding controls by role and accessible name only: a workflow made through the API
 // with every field it takes survives the page's Save, one edit changes one field, a scheduled delay
 // is made and saved, a test send reaches Activity and the subscriber's feed, and the list shows what
-// it should. One browser for the file, one page per backend.
+// it should, and a workflow defined in code (a real @novu/framework app, synced) shows read-only
+// steps whose control values are edited and previewed through the bridge. One browser for the file,
+// one page per backend.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { gzipSync } from "node:zlib";
+import { Client as NovuClient, workflow } from "@novu/framework";
+import { serve } from "@novu/framework/express";
+import express from "express";
 import type { Browser, Page } from "playwright-core";
 import { browserSkip, launchChromium } from "./browser-page.ts";
 import { assertAccessible, buildDashboard, consoleProblems } from "./dashboard-page.ts";
@@ -137,6 +144,52 @@ const everyField = (groupId: string): Json => ({
     },
   ],
 });
+
+/**
+ * A code-first app (the framework's express adapter, signed with the environment's secret key) with
+ * one workflow whose in-app subject reads a control value. Answers its bridge URL and how to stop it.
+ */
+async function startBridgeApp(secretKey: string) {
+  const greet = workflow(
+    "greet",
+    async ({ step, payload }) => {
+      await step.inApp(
+        "hello",
+        async (controls) => ({ subject: `${controls.greeting}, ${payload.name}`, body: "Welcome" }),
+        {
+          controlSchema: {
+            type: "object",
+            properties: { greeting: { type: "string", default: "Hello" } },
+            additionalProperties: false,
+          } as const,
+        },
+      );
+    },
+    {
+      name: "Greeting",
+      payloadSchema: {
+        type: "object",
+        properties: { name: { type: "string" } },
+        additionalProperties: false,
+      } as const,
+    },
+  );
+  const app = express();
+  app.use(express.json());
+  const client = new NovuClient({ secretKey, strictAuthentication: true, verbose: false });
+  app.use("/api/novu", serve({ client, workflows: [greet] }));
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/novu`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 forEachBackend(
   "dashboard: workflows",
@@ -461,6 +514,64 @@ forEachBackend(
         assert.equal(await next.isDisabled(), true);
         assert.equal(await previous.evaluate((b) => getComputedStyle(b).cursor), "not-allowed");
         await assertAccessible(page, "workflow list");
+      });
+
+      test("a workflow defined in code: marked so, its steps read-only, its control values edited and previewed by the bridge", async () => {
+        const bridge = await startBridgeApp(tenant.dev.apiKey);
+        try {
+          const synced = await api().post("/v1/bridge/sync?source=cli", { bridgeUrl: bridge.url });
+          assert.equal(synced.statusCode, 201, synced.body);
+          const [code] = synced.json().data as { _id: string; name: string }[];
+          assert.ok(code);
+
+          await page.goto(`${base}/dashboard/#/workflows`);
+          await page.getByRole("searchbox", { name: "Search workflows" }).fill(code.name);
+          const row = page.getByRole("row").filter({ hasText: code.name });
+          await row.getByText("Defined in code").waitFor();
+
+          await open(code._id, code.name);
+          await page.getByText("Defined in code", { exact: true }).waitFor();
+          assert.ok(((await step(1).textContent()) ?? "").includes("hello · from code"));
+          assert.equal(await page.getByRole("button", { name: /^Add .* step$/ }).count(), 0);
+          assert.equal(await page.getByRole("button", { name: /^(Remove|Move) step/ }).count(), 0);
+          const controls = page.getByRole("textbox", { name: "Control values" });
+          assert.deepEqual(JSON.parse(await controls.inputValue()), {});
+
+          // The bridge renders the step with the payload of "Send test".
+          await page.getByRole("button", { name: "Send test" }).click();
+          const dialog = page.getByRole("dialog", { name: `Send a test of ${code.name}` });
+          await dialog.getByRole("textbox", { name: "Payload" }).fill(JSON.stringify({ name: "Ada" }));
+          await dialog
+            .getByRole("region", { name: "Preview of step 1: In-app" })
+            .getByText("Hello, Ada", { exact: true })
+            .waitFor();
+          await dialog.getByRole("button", { name: "Close" }).click();
+          await dialog.waitFor({ state: "hidden" });
+          const beside = page.getByRole("region", { name: "Preview of step 1" });
+          await beside.getByText("Hello, Ada", { exact: true }).waitFor();
+
+          // A control value typed: the preview follows; saved: the workflow keeps it.
+          await controls.fill(JSON.stringify({ greeting: "Hi" }));
+          await beside.getByText("Hi, Ada", { exact: true }).waitFor();
+          await assertAccessible(page, "workflow defined in code");
+          await page.getByRole("button", { name: "Save control values" }).click();
+          await saved("Control values saved.");
+          const stored = await read(code._id);
+          const [first] = stored.steps as { code: { controlValues: Json } }[];
+          assert.deepEqual(first?.code.controlValues, { greeting: "Hi" });
+
+          // The active switch still works.
+          const active = page.getByRole("switch", { name: `Active: ${code.name}` });
+          const was = (await read(code._id)).active;
+          await active.click();
+          await poll(
+            async () => (await read(code._id)).active,
+            (now) => now === !was,
+            { what: "the code workflow's active switch", limitMs: 15_000, everyMs: 100 },
+          );
+        } finally {
+          await bridge.close();
+        }
       });
 
       test("no console errors but the refused save's", () => {
