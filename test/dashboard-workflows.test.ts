@@ -534,6 +534,8 @@ forEachBackend(
           assert.ok(((await step(1).textContent()) ?? "").includes("hello · from code"));
           assert.equal(await page.getByRole("button", { name: /^Add .* step$/ }).count(), 0);
           assert.equal(await page.getByRole("button", { name: /^(Remove|Move) step/ }).count(), 0);
+          // The trigger identifier is the app's workflow id: not editable here.
+          assert.equal(await page.getByRole("textbox", { name: "Trigger identifier" }).count(), 0);
           const controls = page.getByRole("textbox", { name: "Control values" });
           assert.deepEqual(JSON.parse(await controls.inputValue()), {});
 

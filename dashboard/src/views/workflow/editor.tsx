@@ -196,7 +196,7 @@ function Editor({ id }: { id: string | null }) {
               required
               onChange={(name) => set({ name })}
             />
-            {stored && (
+            {stored && !isCode && (
               <Text
                 id="workflow-identifier"
                 label="Trigger identifier"
