@@ -556,6 +556,11 @@ forEachBackend(
           await controls.fill(JSON.stringify({ greeting: "Hi" }));
           await beside.getByText("Hi, Ada", { exact: true }).waitFor();
           await assertAccessible(page, "workflow defined in code");
+          // One the step's control schema refuses: the API's reason, nothing stored.
+          await controls.fill(JSON.stringify({ greeting: 5 }));
+          await page.getByRole("button", { name: "Save control values" }).click();
+          await page.getByRole("alert").filter({ hasText: "controls.greeting must be string" }).waitFor();
+          await controls.fill(JSON.stringify({ greeting: "Hi" }));
           await page.getByRole("button", { name: "Save control values" }).click();
           await saved("Control values saved.");
           const stored = await read(code._id);
