@@ -332,7 +332,11 @@ function Editor({ id }: { id: string | null }) {
                     index={selected}
                     controls={controls[storedStep._id] ?? {}}
                     onControls={(value) => setControls({ ...controls, [storedStep._id]: value })}
-                    onSaved={(workflow) => show(workflow, false)}
+                    onSaved={(workflow) => {
+                      // The steps as stored now; the settings as typed (not saved yet) stay.
+                      setStored(workflow);
+                      setSteps(workflow.steps.map(draftOf));
+                    }}
                   />
                 ) : (
                   <StepEditor
