@@ -71,6 +71,11 @@ const drafts: Record<string, unknown>[] = [
   { template: { type: "chat", content: "Shipped" } },
   { template: { type: "push", title: "Shipped", content: "Order {{orderId}}" } },
   { template: { type: "custom", action: "sync" } },
+  {
+    template: { type: "throttle" },
+    metadata: { amount: 10, unit: "minutes", threshold: 3, throttleKey: "comment.threadId" },
+  },
+  { template: { type: "throttle" }, metadata: { amount: 1, unit: "hours" } },
 ];
 const steps = normalizeSteps(drafts as unknown as Parameters<typeof normalizeSteps>[0]);
 
@@ -143,17 +148,20 @@ describe("the workflow editor's model", () => {
         "Shipped",
         "Shipped",
         "1 template field",
+        "throttle 3 per 10 min by comment.threadId",
+        "throttle 1 per 1 hour",
       ],
     );
   });
 
-  test("the test payload holds the variables, the digest key and a scheduled delay's date", () => {
+  test("the test payload holds the variables, the digest and throttle keys and a scheduled delay's date", () => {
     const now = Date.parse("2030-01-01T00:00:00Z");
     assert.deepEqual(examplePayload(stored, now), {
       orderId: "",
       name: "",
       postId: "",
       deliverAt: "2030-01-01T00:01:00.000Z",
+      comment: { threadId: "" },
     });
   });
 

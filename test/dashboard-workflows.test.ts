@@ -2,12 +2,19 @@
 // both backends, finding controls by role and accessible name only: a workflow made through the API
 // with every field it takes survives the page's Save, one edit changes one field, a scheduled delay
 // is made and saved, a test send reaches Activity and the subscriber's feed, and the list shows what
-// it should. One browser for the file, one page per backend.
+// it should, and a workflow defined in code (a real @novu/framework app, synced) shows read-only
+// steps whose control values are edited and previewed through the bridge. One browser for the file,
+// one page per backend.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { gzipSync } from "node:zlib";
+import { Client as NovuClient, workflow } from "@novu/framework";
+import { serve } from "@novu/framework/express";
+import express from "express";
 import type { Browser, Page } from "playwright-core";
 import { browserSkip, launchChromium } from "./browser-page.ts";
 import { assertAccessible, buildDashboard, consoleProblems } from "./dashboard-page.ts";
@@ -130,8 +137,59 @@ const everyField = (groupId: string): Json => ({
     { template: { type: "chat", content: "Order {{orderId}} shipped" } },
     { template: { type: "push", title: "Shipped", content: "Order {{orderId}}" } },
     { template: { type: "custom", action: "sync", options: { retries: 2 } } },
+    {
+      name: "Not too often",
+      template: { type: "throttle" },
+      metadata: { amount: 10, unit: "minutes", threshold: 3, throttleKey: "postId" },
+    },
   ],
 });
+
+/**
+ * A code-first app (the framework's express adapter, signed with the environment's secret key) with
+ * one workflow whose in-app subject reads a control value. Answers its bridge URL and how to stop it.
+ */
+async function startBridgeApp(secretKey: string) {
+  const greet = workflow(
+    "greet",
+    async ({ step, payload }) => {
+      await step.inApp(
+        "hello",
+        async (controls) => ({ subject: `${controls.greeting}, ${payload.name}`, body: "Welcome" }),
+        {
+          controlSchema: {
+            type: "object",
+            properties: { greeting: { type: "string", default: "Hello" } },
+            additionalProperties: false,
+          } as const,
+        },
+      );
+    },
+    {
+      name: "Greeting",
+      payloadSchema: {
+        type: "object",
+        properties: { name: { type: "string" } },
+        additionalProperties: false,
+      } as const,
+    },
+  );
+  const app = express();
+  app.use(express.json());
+  const client = new NovuClient({ secretKey, strictAuthentication: true, verbose: false });
+  app.use("/api/novu", serve({ client, workflows: [greet] }));
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/novu`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 forEachBackend(
   "dashboard: workflows",
@@ -187,6 +245,8 @@ forEachBackend(
           "Step 5: Email",
           "Shipped: {{orderId}} · off",
           "Step 9: Custom",
+          "Step 10: Throttle",
+          "throttle 3 per 10 min by postId",
         ]) {
           assert.ok(text.includes(line), `the flow shows "${line}": ${text}`);
         }
@@ -220,6 +280,12 @@ forEachBackend(
         await assertAccessible(page, "workflow page, email step");
         await step(9).click();
         await page.getByRole("textbox", { name: "Template fields (JSON)" }).waitFor();
+        await step(10).click();
+        assert.equal(await page.getByRole("spinbutton", { name: "Threshold" }).inputValue(), "3");
+        assert.equal(await page.getByRole("spinbutton", { name: "Amount", exact: true }).inputValue(), "10");
+        assert.equal(await page.getByRole("combobox", { name: "Unit", exact: true }).inputValue(), "minutes");
+        assert.equal(await page.getByRole("textbox", { name: "Throttle key" }).inputValue(), "postId");
+        await assertAccessible(page, "workflow page, throttle step");
 
         // Save without a change: nothing is written.
         await saveButton().click();
@@ -306,7 +372,7 @@ forEachBackend(
         assert.ok(((await flow().textContent()) ?? "").includes("delay 15 min"));
       });
 
-      test("a scheduled delay and a digest made on the page are saved as such", async () => {
+      test("a scheduled delay, a digest and a throttle made on the page are saved as such", async () => {
         const name = uniqueName("Scheduled");
         await page.goto(`${base}/dashboard/#/workflows/new`);
         await page.getByRole("heading", { name: "New workflow" }).waitFor();
@@ -321,6 +387,9 @@ forEachBackend(
         await page.getByRole("button", { name: "Add digest step" }).click();
         await page.getByRole("textbox", { name: "Digest key" }).fill("postId");
         await assertAccessible(page, "new workflow, digest step");
+        await page.getByRole("button", { name: "Add throttle step" }).click();
+        await page.getByRole("spinbutton", { name: "Threshold" }).fill("3");
+        await page.getByRole("textbox", { name: "Throttle key" }).fill("postId");
         await saveButton().click();
         await saved("Workflow created.");
         await page.getByRole("heading", { name: `Edit workflow ${name}` }).waitFor();
@@ -328,16 +397,21 @@ forEachBackend(
         const steps = created.steps as { template: Json; metadata: Json }[];
         assert.deepEqual(
           steps.map((s) => s.template.type),
-          ["in_app", "delay", "digest"],
+          ["in_app", "delay", "digest", "throttle"],
         );
         assert.equal(steps[1]?.metadata.type, "scheduled");
         assert.equal(steps[1]?.metadata.delayPath, "sendAt");
         assert.equal(steps[2]?.metadata.digestKey, "postId");
         assert.equal(steps[2]?.metadata.amount, 10);
         assert.equal(steps[2]?.metadata.unit, "minutes");
+        assert.equal(steps[3]?.metadata.threshold, 3);
+        assert.equal(steps[3]?.metadata.throttleKey, "postId");
+        assert.equal(steps[3]?.metadata.amount, 10);
+        assert.equal(steps[3]?.metadata.unit, "minutes");
         const text = (await flow().textContent()) ?? "";
         assert.ok(text.includes("delay until payload.sendAt"), text);
         assert.ok(text.includes("digest by postId for 10 min"), text);
+        assert.ok(text.includes("throttle 3 per 10 min by postId"), text);
       });
 
       test("Send test: the payload is prefilled, each step previews with it, and the notification is in Activity and the feed", async () => {
@@ -440,6 +514,74 @@ forEachBackend(
         assert.equal(await next.isDisabled(), true);
         assert.equal(await previous.evaluate((b) => getComputedStyle(b).cursor), "not-allowed");
         await assertAccessible(page, "workflow list");
+      });
+
+      test("a workflow defined in code: marked so, its steps read-only, its control values edited and previewed by the bridge", async () => {
+        const bridge = await startBridgeApp(tenant.dev.apiKey);
+        try {
+          const synced = await api().post("/v1/bridge/sync?source=cli", { bridgeUrl: bridge.url });
+          assert.equal(synced.statusCode, 201, synced.body);
+          const [code] = synced.json().data as { _id: string; name: string }[];
+          assert.ok(code);
+
+          await page.goto(`${base}/dashboard/#/workflows`);
+          await page.getByRole("searchbox", { name: "Search workflows" }).fill(code.name);
+          const row = page.getByRole("row").filter({ hasText: code.name });
+          await row.getByText("Defined in code").waitFor();
+
+          await open(code._id, code.name);
+          await page.getByText("Defined in code", { exact: true }).waitFor();
+          assert.ok(((await step(1).textContent()) ?? "").includes("hello · from code"));
+          assert.equal(await page.getByRole("button", { name: /^Add .* step$/ }).count(), 0);
+          assert.equal(await page.getByRole("button", { name: /^(Remove|Move) step/ }).count(), 0);
+          // The trigger identifier is the app's workflow id: not editable here.
+          assert.equal(await page.getByRole("textbox", { name: "Trigger identifier" }).count(), 0);
+          const controls = page.getByRole("textbox", { name: "Control values" });
+          assert.deepEqual(JSON.parse(await controls.inputValue()), {});
+
+          // The bridge renders the step with the payload of "Send test".
+          await page.getByRole("button", { name: "Send test" }).click();
+          const dialog = page.getByRole("dialog", { name: `Send a test of ${code.name}` });
+          await dialog.getByRole("textbox", { name: "Payload" }).fill(JSON.stringify({ name: "Ada" }));
+          await dialog
+            .getByRole("region", { name: "Preview of step 1: In-app" })
+            .getByText("Hello, Ada", { exact: true })
+            .waitFor();
+          await dialog.getByRole("button", { name: "Close" }).click();
+          await dialog.waitFor({ state: "hidden" });
+          const beside = page.getByRole("region", { name: "Preview of step 1" });
+          await beside.getByText("Hello, Ada", { exact: true }).waitFor();
+
+          // A control value typed: the preview follows; saved: the workflow keeps it.
+          await controls.fill(JSON.stringify({ greeting: "Hi" }));
+          await beside.getByText("Hi, Ada", { exact: true }).waitFor();
+          await assertAccessible(page, "workflow defined in code");
+          // One the step's control schema refuses: the API's reason, nothing stored.
+          await controls.fill(JSON.stringify({ greeting: 5 }));
+          await page.getByRole("button", { name: "Save control values" }).click();
+          await page.getByRole("alert").filter({ hasText: "controls.greeting must be string" }).waitFor();
+          await controls.fill(JSON.stringify({ greeting: "Hi" }));
+          await page.getByRole("button", { name: "Save control values" }).click();
+          await saved("Control values saved.");
+          const stored = await read(code._id);
+          const [first] = stored.steps as { code: { controlValues: Json } }[];
+          assert.deepEqual(first?.code.controlValues, { greeting: "Hi" });
+          // The workflow's own Save sends no steps (they are the app's): nothing to save.
+          await saveButton().click();
+          await saved("No changes to save.");
+
+          // The active switch still works.
+          const active = page.getByRole("switch", { name: `Active: ${code.name}` });
+          const was = (await read(code._id)).active;
+          await active.click();
+          await poll(
+            async () => (await read(code._id)).active,
+            (now) => now === !was,
+            { what: "the code workflow's active switch", limitMs: 15_000, everyMs: 100 },
+          );
+        } finally {
+          await bridge.close();
+        }
       });
 
       test("no console errors but the refused save's", () => {

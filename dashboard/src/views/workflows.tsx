@@ -75,6 +75,7 @@ export function Workflows() {
               <tr key={workflow._id}>
                 <td>
                   <a href={`#/workflows/${encodeURIComponent(workflow._id)}`}>{workflow.name}</a>
+                  {workflow.origin === "external" && <span class="tag">Defined in code</span>}
                 </td>
                 <td>
                   <code>{workflow.triggers[0]?.identifier}</code>

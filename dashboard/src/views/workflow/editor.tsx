@@ -3,6 +3,7 @@ import { api, ok } from "../../api.ts";
 import { Problem, useLoad, when } from "../../common.tsx";
 import type { Workflow } from "../../types.ts";
 import { ActiveSwitch } from "./active-switch.tsx";
+import { CodeStep, codeOf } from "./code-step.tsx";
 import { Check, Choice, JsonObjectField, Text } from "./fields.tsx";
 import {
   CHANNELS,
@@ -64,12 +65,17 @@ function Editor({ id }: { id: string | null }) {
   });
   const [testing, setTesting] = useState(false);
   const [payloadText, setPayloadText] = useState("{}");
+  /** A code workflow's control values as typed, by step id (what its previews render with). */
+  const [controls, setControls] = useState<Record<string, JsonObject>>({});
 
   function show(workflow: Workflow, resetPayload: boolean) {
     setStored(workflow);
     setSettings(settingsOf(workflow));
     setTagsText(workflow.tags.join(", "));
     setSteps(workflow.steps.map(draftOf));
+    setControls(
+      Object.fromEntries(workflow.steps.map((s) => [s._id, codeOf(s)?.controlValues ?? {}] as const)),
+    );
     if (resetPayload) setPayloadText(JSON.stringify(examplePayload(workflow), null, 2));
   }
 
@@ -150,6 +156,9 @@ function Editor({ id }: { id: string | null }) {
   }
 
   const current = steps[selected];
+  /** A workflow defined in code (synced from its app's bridge): its steps are the app's. */
+  const isCode = stored?.origin === "external";
+  const storedStep = stored?.steps[selected];
   const identifier = stored?.triggers[0]?.identifier;
   const title = id === null ? "New workflow" : `Edit workflow ${loaded.data?.name ?? ""}`;
   return (
@@ -159,6 +168,7 @@ function Editor({ id }: { id: string | null }) {
       </p>
       <div class="title-row">
         <h1 id="editor-title">{title}</h1>
+        {isCode && <span class="tag">Defined in code</span>}
         {stored && (
           <div class="toolbar">
             <ActiveSwitch workflow={stored} onChanged={(w) => setStored({ ...stored, active: w.active })} />
@@ -186,7 +196,7 @@ function Editor({ id }: { id: string | null }) {
               required
               onChange={(name) => set({ name })}
             />
-            {stored && (
+            {stored && !isCode && (
               <Text
                 id="workflow-identifier"
                 label="Trigger identifier"
@@ -289,36 +299,60 @@ function Editor({ id }: { id: string | null }) {
                     <span class="channel">
                       Step {index + 1}: {typeLabel(draft.value.template.type)}
                     </span>
-                    <span class="flow-summary">{summary(draft.value)}</span>
+                    <span class="flow-summary">
+                      {isCode ? `${draft.value.name ?? ""} · from code` : summary(draft.value)}
+                    </span>
                   </button>
                 </li>
               ))}
             </ol>
-            {steps.length === 0 && <p class="hint">No steps yet: add the first.</p>}
-            <div class="add-steps">
-              {ADDABLE.map(([type, label]) => (
-                <button key={type} type="button" onClick={() => addStep(type)}>
-                  Add {label === "SMS" ? label : label.toLowerCase()} step
-                </button>
-              ))}
-            </div>
+            {isCode ? (
+              <p class="hint">The steps are the app's: change them in its code and sync again.</p>
+            ) : (
+              <>
+                {steps.length === 0 && <p class="hint">No steps yet: add the first.</p>}
+                <div class="add-steps">
+                  {ADDABLE.map(([type, label]) => (
+                    <button key={type} type="button" onClick={() => addStep(type)}>
+                      Add {label === "SMS" ? label : label.toLowerCase()} step
+                    </button>
+                  ))}
+                </div>
+              </>
+            )}
           </nav>
           {current ? (
             <>
               <div class="step-pane">
-                <StepEditor
-                  key={current.key}
-                  draft={current}
-                  original={originalOf(current)}
-                  index={selected}
-                  count={steps.length}
-                  onChange={(value) =>
-                    setSteps(steps.map((s) => (s.key === current.key ? { ...s, value } : s)))
-                  }
-                  onMove={(by) => moveStep(selected, by)}
-                  onRemove={() => removeStep(selected)}
-                  onValidity={onValidity}
-                />
+                {isCode && stored && storedStep ? (
+                  <CodeStep
+                    key={storedStep._id}
+                    workflow={stored}
+                    step={storedStep}
+                    index={selected}
+                    controls={controls[storedStep._id] ?? {}}
+                    onControls={(value) => setControls({ ...controls, [storedStep._id]: value })}
+                    onSaved={(workflow) => {
+                      // The steps as stored now; the settings as typed (not saved yet) stay.
+                      setStored(workflow);
+                      setSteps(workflow.steps.map(draftOf));
+                    }}
+                  />
+                ) : (
+                  <StepEditor
+                    key={current.key}
+                    draft={current}
+                    original={originalOf(current)}
+                    index={selected}
+                    count={steps.length}
+                    onChange={(value) =>
+                      setSteps(steps.map((s) => (s.key === current.key ? { ...s, value } : s)))
+                    }
+                    onMove={(by) => moveStep(selected, by)}
+                    onRemove={() => removeStep(selected)}
+                    onValidity={onValidity}
+                  />
+                )}
               </div>
               <aside class="preview-pane" aria-label="Preview">
                 {stored && (
@@ -329,6 +363,7 @@ function Editor({ id }: { id: string | null }) {
                     payloadText={payloadText}
                     label={`Preview of step ${selected + 1}`}
                     stepSummary={summary(current.value)}
+                    code={isCode && storedStep ? { controls: controls[storedStep._id] } : undefined}
                     edited={
                       same(current.value.template, originalOf(current)?.template)
                         ? undefined

@@ -33,6 +33,7 @@ export const STEP_TYPES: readonly [StepType, string][] = [
   ["push", "Push"],
   ["delay", "Delay"],
   ["digest", "Digest"],
+  ["throttle", "Throttle"],
   ["custom", "Custom"],
   ["trigger", "Trigger"],
 ];
@@ -125,7 +126,7 @@ export function newStep(type: StepType): StepDraft {
       ? { type, subject: "", content: "" }
       : type === "push"
         ? { type, title: "", content: "" }
-        : isTimer(type) || type === "custom" || type === "trigger"
+        : isTimer(type) || type === "throttle" || type === "custom" || type === "trigger"
           ? { type }
           : { type, content: "" };
   const metadata: Metadata | undefined =
@@ -133,7 +134,9 @@ export function newStep(type: StepType): StepDraft {
       ? { type: "regular", amount: 5, unit: "minutes" }
       : type === "digest"
         ? { type: "regular", amount: 10, unit: "minutes", digestKey: "" }
-        : undefined;
+        : type === "throttle"
+          ? { amount: 10, unit: "minutes", threshold: 1 }
+          : undefined;
   return {
     key: nextKey++,
     value: { name: typeLabel(type), template, ...(metadata ? { metadata } : {}), filters: [] },
@@ -260,7 +263,10 @@ const oneLine = (text: string, max = 60) => {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 };
 
-/** What a step does, in a line: `delay 5 min`, `digest by postId for 10 min`, an email's subject. */
+/**
+ * What a step does, in a line: `delay 5 min`, `digest by postId for 10 min`, `throttle 3 per 10 min
+ * by postId`, an email's subject.
+ */
 export function summary(step: StepValue): string {
   const template = step.template as JsonObject;
   const metadata = step.metadata ?? {};
@@ -279,6 +285,11 @@ export function summary(step: StepValue): string {
       parts.push(`digest${key} for ${duration(metadata.amount, metadata.unit)}`);
       if (metadata.backoff || metadata.type === "backoff")
         parts.push(`backoff ${duration(metadata.backoffAmount, metadata.backoffUnit)}`);
+      break;
+    }
+    case "throttle": {
+      const key = metadata.throttleKey ? ` by ${metadata.throttleKey}` : "";
+      parts.push(`throttle ${metadata.threshold ?? 1} per ${duration(metadata.amount, metadata.unit)}${key}`);
       break;
     }
     case "email":
@@ -332,6 +343,7 @@ export function examplePayload(workflow: Workflow, now = Date.now()): JsonObject
   for (const { name } of workflow.triggers[0]?.variables ?? []) add(name, "");
   for (const step of workflow.steps) {
     if (step.template.type === "digest" && step.metadata.digestKey) add(step.metadata.digestKey, "");
+    if (step.template.type === "throttle" && step.metadata.throttleKey) add(step.metadata.throttleKey, "");
     if (step.metadata.type === "scheduled" && step.metadata.delayPath)
       add(step.metadata.delayPath, new Date(now + 60_000).toISOString());
   }

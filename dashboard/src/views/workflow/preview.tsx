@@ -78,6 +78,7 @@ export function StepPreview({
   edited,
   stepSummary = "",
   subscriber,
+  code,
 }: {
   workflowId: string;
   stepId: string | undefined;
@@ -90,14 +91,44 @@ export function StepPreview({
   stepSummary?: string;
   /** The subscriber to render for (its fields), else the API's example one. */
   subscriber?: JsonObject | undefined;
+  /**
+   * A step defined in code: rendered by its app's bridge (POST /v1/bridge/preview), with these
+   * control values (the stored ones when undefined).
+   */
+  code?: { controls: JsonObject | undefined } | undefined;
 }) {
   const [state, setState] = useState<{ preview?: JsonObject; problem?: string }>({});
   const parsed = parsePayload(payloadText);
   const payloadKey = "payload" in parsed ? JSON.stringify(parsed.payload) : null;
   const controlsKey = edited && isChannel(type) ? JSON.stringify(controlValuesOf(edited)) : null;
   const subscriberKey = subscriber ? JSON.stringify(subscriber) : null;
+  const codeKey = code ? JSON.stringify(code.controls ?? null) : null;
   useEffect(() => {
-    if (!stepId || !isChannel(type) || payloadKey === null) return;
+    if (!stepId || codeKey === null || payloadKey === null) return;
+    let current = true;
+    const timer = setTimeout(() => {
+      const controls: unknown = JSON.parse(codeKey);
+      ok(
+        api.POST("/v1/bridge/preview/{workflowId}/{stepId}", {
+          params: { path: { workflowId, stepId } },
+          body: {
+            payload: JSON.parse(payloadKey),
+            ...(subscriberKey === null ? {} : { subscriber: JSON.parse(subscriberKey) }),
+            ...(isObject(controls) ? { controls } : {}),
+          },
+        }),
+      ).then(
+        ({ data }) => current && setState({ preview: isObject(data.outputs) ? data.outputs : {} }),
+        (error: Error) => current && setState({ problem: error.message }),
+      );
+    }, 250);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [workflowId, stepId, codeKey, payloadKey, subscriberKey]);
+  useEffect(() => {
+    if (!stepId || !isChannel(type) || payloadKey === null || codeKey !== null) return;
     let current = true;
     const timer = setTimeout(() => {
       ok(
@@ -120,14 +151,31 @@ export function StepPreview({
       current = false;
       clearTimeout(timer);
     };
-  }, [workflowId, stepId, type, payloadKey, controlsKey, subscriberKey]);
+  }, [workflowId, stepId, type, payloadKey, controlsKey, subscriberKey, codeKey]);
 
   let body = null;
+  if (code) {
+    if (!stepId) body = null;
+    else if ("problem" in parsed) body = <p class="hint">{parsed.problem}</p>;
+    else if (state.problem) body = <p class="hint invalid">{state.problem}</p>;
+    else if (!state.preview) body = <p class="hint">Rendering…</p>;
+    else if (isChannel(type)) body = <Rendered type={type} preview={state.preview} />;
+    else body = <pre>{JSON.stringify(state.preview, null, 2)}</pre>;
+    return (
+      <section class="preview" aria-label={label}>
+        <h3>{label}</h3>
+        <p class="hint">Rendered by the app's bridge.</p>
+        {body}
+      </section>
+    );
+  }
   const said = stepSummary.split(" · ")[0] ?? "";
   const plain = said.charAt(0).toUpperCase() + said.slice(1);
   if (type === "delay") body = <p>{plain}, then the next step runs.</p>;
   else if (type === "digest")
     body = <p>{plain}: the steps after it run once for all the events collected.</p>;
+  else if (type === "throttle")
+    body = <p>{plain}: runs past that end here, and the steps after it do not run for them.</p>;
   else if (!isChannel(type))
     body = <p class="hint">This step sends nothing itself: there is nothing to preview.</p>;
   else if (!stepId) body = <p class="hint">Save the workflow to preview this step.</p>;

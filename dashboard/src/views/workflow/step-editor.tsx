@@ -196,6 +196,7 @@ export function StepEditor({ draft, original, index, count, onChange, onMove, on
       )}
       {type === "delay" && <DelayFields id={id} metadata={step.metadata ?? {}} set={setMetadata} />}
       {type === "digest" && <DigestFields id={id} metadata={step.metadata ?? {}} set={setMetadata} />}
+      {type === "throttle" && <ThrottleFields id={id} metadata={step.metadata ?? {}} set={setMetadata} />}
       {(type === "custom" || type === "trigger") && (
         <JsonObjectField
           id={`${id}-template`}
@@ -373,6 +374,54 @@ function DelayFields({
           />
         </div>
       )}
+    </fieldset>
+  );
+}
+
+/**
+ * A throttle: how many runs (threshold) its window (amount × unit) lets through, and the payload path
+ * whose value gets a window of its own. An emptied key leaves the metadata.
+ */
+function ThrottleFields({
+  id,
+  metadata,
+  set,
+}: {
+  id: string;
+  metadata: Metadata;
+  set: (m: Partial<Metadata>) => void;
+}) {
+  return (
+    <fieldset>
+      <legend>Throttle</legend>
+      <div class="inline">
+        <WholeNumber
+          id={`${id}-threshold`}
+          label="Threshold"
+          value={metadata.threshold ?? 1}
+          onChange={(threshold) => set({ threshold })}
+        />
+        <WholeNumber
+          id={`${id}-amount`}
+          label="Amount"
+          value={metadata.amount ?? 0}
+          onChange={(amount) => set({ amount })}
+        />
+        <Choice
+          id={`${id}-unit`}
+          label="Unit"
+          value={unitOf(metadata.unit)}
+          options={UNITS}
+          onChange={(unit) => set({ unit })}
+        />
+      </div>
+      <Text
+        id={`${id}-throttle-key`}
+        label="Throttle key"
+        value={metadata.throttleKey ?? ""}
+        hint="A payload path: each value there is counted on its own (empty: one count for the subscriber)"
+        onChange={(throttleKey) => set({ throttleKey: throttleKey === "" ? undefined : throttleKey })}
+      />
     </fieldset>
   );
 }

@@ -188,6 +188,7 @@ export function TestSend({
               payloadText={payloadText}
               label={`Preview of step ${i + 1}: ${typeLabel(step.template.type as string)}`}
               subscriber={subscriber}
+              code={workflow.origin === "external" ? { controls: undefined } : undefined}
             />
           ))}
         </div>
