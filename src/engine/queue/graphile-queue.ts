@@ -8,7 +8,6 @@ import {
   run,
   runMigrations,
   type TaskList,
-  type Worker,
   type WorkerEvents,
   type WorkerPool,
 } from "graphile-worker";
@@ -81,16 +80,14 @@ import {
  * pool's id) and, when a process dies without unlocking (SIGKILL, OOM, power loss), leaves the job
  * locked for four hours. It cannot tell a dead pool from a slow one; it offers the means to act
  * once we can: `force_unlock_workers(lock holders)` (WorkerUtils.forceUnlockWorkers, "only for
- * workers that are no longer running"), and the `startWorker`/`stopWorker` plugin hooks, which run
- * for each worker before its first job and after its last. Graphile's paid Worker Pro does this
- * recovery with a heartbeat and a sweep; this is the same design, small, with those parts of the
- * free API:
+ * workers that are no longer running"), the `pool:create` event and the `startWorker` plugin hook,
+ * which runs for each worker before its first job. Graphile's paid Worker Pro does this recovery
+ * with a heartbeat and a sweep; this is the same design, small, with those parts of the free API:
  *
- * - Registration: each worker's row in `queue_workers` (migration 0006) is named
- *   `<pool id>/<worker id>`: the pool's id is what its jobs' locked_by says. It is written as the
- *   worker is created (graphile-worker's `worker:create` event, before the pool's first fetch has
- *   its connection), and `startWorker` waits for it; `stopWorker` deletes it once the worker has
- *   stopped cleanly.
+ * - Registration: each pool has its row in `queue_workers` (migration 0006), named by the pool's
+ *   id, which is what its jobs' locked_by says. It is written as the pool is created (graphile-worker's
+ *   `pool:create` event, before the pool's first fetch is sent), each worker's `startWorker` waits
+ *   for it, and a clean stop deletes it once the pool has stopped.
  * - Heartbeat: every `heartbeatMs` (real time) the process renews its workers' rows (heartbeat_at =
  *   the database's now(), so every host compares on one clock) and, in the same statement, looks for
  *   rows whose heartbeat is older than `deadAfterMs`. Only when there are some does it sweep: in one
@@ -202,9 +199,9 @@ export class GraphileQueue implements JobQueue {
   readonly #running = new Map<string, string>();
   #started = false;
   #stopped = false;
-  /** This process's workers, by their rows' ids (`<pool id>/<worker id>`): what its heartbeat renews. */
+  /** This process's pools, by id: the rows its heartbeat renews. */
   readonly #workers = new Set<string>();
-  /** Each worker's registration (its row's first write), awaited before its first job. */
+  /** Each pool's registration (its row's first write), awaited before its workers' first jobs. */
   readonly #registering = new Map<string, Promise<void>>();
   /** Who runs them, as the rows and the logs say: host:pid. */
   readonly #owner = `${os.hostname()}:${process.pid}`;
@@ -301,46 +298,44 @@ export class GraphileQueue implements JobQueue {
     void this.#nextInTable();
   }
 
-  /** The graphile-worker plugin that holds each worker's first job until its row is written. */
+  /** The graphile-worker plugin that holds each worker's first job until its pool's row is written. */
   #heartbeatPlugin(): GraphileConfig.Plugin {
     return {
       name: "TidingsWorkerHeartbeat",
       version: "1.0.0",
-      description: "registers each worker in queue_workers, for the sweep that unlocks dead workers' jobs",
+      description: "registers each pool in queue_workers, for the sweep that unlocks dead pools' jobs",
       worker: {
         hooks: {
           startWorker: async (_context, event) => {
-            await this.#registering.get(rowIdOf(event.worker));
-          },
-          stopWorker: async (_context, event) => {
-            await this.#deregister(rowIdOf(event.worker));
+            await this.#registering.get(event.worker.workerPool.id);
           },
         },
       },
     };
   }
 
-  /** Writes a worker's row; called as graphile-worker creates the worker (see "Registration"). */
-  #register(rowId: string): void {
+  /** Writes a pool's row; called as graphile-worker creates the pool (see "Registration"). */
+  #register(poolId: string): void {
     const registered = this.#inTurn(() => {
-      this.#workers.add(rowId);
-      return this.#renew([rowId]);
+      this.#workers.add(poolId);
+      return this.#renew([poolId]);
     }).catch((err: unknown) => {
-      // The worker goes on (graphile-worker does not retry this hook); the next beat registers it.
+      // The pool goes on; the next beat registers it.
       this.#logger.warn({ err }, "job queue: could not register a worker; the next heartbeat will");
     });
-    this.#registering.set(rowId, registered);
+    this.#registering.set(poolId, registered);
   }
 
-  async #deregister(rowId: string): Promise<void> {
-    this.#registering.delete(rowId);
+  /** Deletes a pool's row once the pool has stopped: it holds no job any more. */
+  async #deregister(poolId: string): Promise<void> {
+    this.#registering.delete(poolId);
     try {
       await this.#inTurn(async () => {
-        this.#workers.delete(rowId);
-        await this.#db.deleteFrom("queue_workers").where("worker_id", "=", rowId).execute();
+        this.#workers.delete(poolId);
+        await this.#db.deleteFrom("queue_workers").where("worker_id", "=", poolId).execute();
       });
     } catch (err) {
-      // A stale row is swept later; unlocking a stopped worker's (no) jobs does nothing.
+      // A stale row is swept later; unlocking a stopped pool's (no) jobs does nothing.
       this.#logger.debug({ err }, "job queue: could not deregister a stopped worker");
     }
   }
@@ -386,7 +381,7 @@ export class GraphileQueue implements JobQueue {
     try {
       const { ours, stale } = await this.#inTurn(async () => {
         const ids = [...this.#workers];
-        // Worker rows are "<pool id>/<worker id>", graphile-worker's hex ids: safe in an array literal.
+        // Pool ids are graphile-worker's "pool-<hex>": safe inside an array literal.
         const list = `{${ids.join(",")}}`;
         const { rows } = await sql<{ stale: number }>`
           with renewed as (
@@ -406,8 +401,8 @@ export class GraphileQueue implements JobQueue {
   }
 
   /**
-   * Deletes the rows of workers whose last heartbeat is older than deadAfterMs and hands their
-   * pools' locked jobs back (force_unlock_workers), in one transaction.
+   * Deletes the rows of pools whose last heartbeat is older than deadAfterMs and hands their locked
+   * jobs back (force_unlock_workers), in one transaction.
    */
   async #sweep(ours: readonly string[]): Promise<void> {
     const deadAfterMs = this.#options.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS;
@@ -419,16 +414,7 @@ export class GraphileQueue implements JobQueue {
       if (ours.length > 0) stale = stale.where("worker_id", "not in", ours);
       const dead = await stale.returning(["worker_id", "owner"]).execute();
       if (dead.length === 0) return undefined;
-      // The lock holders: each row's pool (a row named by a bare id stands for its own holder),
-      // unless another worker of that pool still beats.
-      const holders = [...new Set(dead.map((row) => lockHolderOf(row.worker_id)))];
-      const { rows: living } = await sql<{ worker_id: string }>`
-        select worker_id from queue_workers
-        where split_part(worker_id, '/', 1) = any(${`{${holders.join(",")}}`}::text[])`.execute(trx);
-      const alive = new Set(living.map((row) => lockHolderOf(row.worker_id)));
-      const gone = holders.filter((holder) => !alive.has(holder));
-      if (gone.length === 0) return undefined;
-      const ids = `{${gone.join(",")}}`;
+      const ids = `{${dead.map((row) => row.worker_id).join(",")}}`;
       const { rows: held } = await sql<HeldJob>`
         select id::text as id, task_identifier as task, attempts, max_attempts
         from ${sql.id(schema, "jobs")} where locked_by = any(${ids}::text[])`.execute(trx);
@@ -547,12 +533,14 @@ export class GraphileQueue implements JobQueue {
         this.#logger.warn("job queue: graphile-worker does not listen for new jobs yet; it polls meanwhile");
       },
     );
+    let poolId: string | undefined;
+    // Synchronous, as the pool is created: the row's write is under way before the pool's first
+    // fetch is sent (and that fetch waits for graphile-worker's new pool to connect).
     events.on("pool:create", ({ workerPool }) => {
       this.#pool = workerPool;
+      poolId = workerPool.id;
+      this.#register(poolId);
     });
-    // Synchronous, as the pool creates each worker: the row's write is under way before the pool's
-    // first fetch has its connection (graphile-worker's new pool connects first).
-    events.on("worker:create", ({ worker }) => this.#register(rowIdOf(worker)));
     const runner = await run(
       {
         connectionString: this.#options.databaseUrl,
@@ -593,6 +581,8 @@ export class GraphileQueue implements JobQueue {
         if (unasked) {
           this.#runner = undefined;
           this.#pool = undefined;
+          // A pool that stopped by itself has let go of its jobs: its row goes.
+          if (poolId !== undefined) void this.#deregister(poolId);
         }
         if (!unasked && process.exitCode !== 57) return;
         this.#recovering = this.#afterRunnerEnded(unasked).finally(() => {
@@ -740,15 +730,15 @@ export class GraphileQueue implements JobQueue {
   async #stopBeating(): Promise<void> {
     this.#beatStopped = true;
     clearTimeout(this.#beatTimer);
-    // Rows are left only by workers still running a task when stop() gave up on them (their
-    // stopWorker has not come): they go stale and another process's sweep unlocks their jobs, even
-    // if handing them back below failed.
+    // A row is left only by a pool still running a task when stop() gave up on it: it goes stale
+    // and another process's sweep unlocks its jobs, even if handing them back below failed.
     await this.#beating;
   }
 
   async #stopRunner(): Promise<void> {
     const runner = this.#runner;
     if (!runner) return;
+    const pool = this.#pool;
     this.#runner = undefined;
     this.#pool = undefined;
     const graceful = runner.stop().catch((err: unknown) => {
@@ -757,6 +747,8 @@ export class GraphileQueue implements JobQueue {
     if (await finishesWithin(graceful, this.#options.stopTimeoutMs ?? 5_000)) {
       await this.#runnerEnded;
       await this.#recovering;
+      // Stopped cleanly: every job it held is completed or handed back.
+      if (pool) await this.#deregister(pool.id);
       return;
     }
     // Hand the running jobs back now (graphile-worker's force_unlock_workers: unlocked, their
@@ -781,17 +773,6 @@ export class GraphileQueue implements JobQueue {
       );
     }
   }
-}
-
-/** A worker's row in queue_workers: its pool's id (its jobs' locked_by) and its own. */
-function rowIdOf(worker: Worker): string {
-  return `${worker.workerPool.id}/${worker.workerId}`;
-}
-
-/** Whose locks a row guards: the pool named before the slash. */
-function lockHolderOf(rowId: string): string {
-  const slash = rowId.indexOf("/");
-  return slash < 0 ? rowId : rowId.slice(0, slash);
 }
 
 /** A binary min-heap of numbers: the due moments, earliest first, however many are added. */
