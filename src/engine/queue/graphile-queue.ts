@@ -462,6 +462,8 @@ export class GraphileQueue implements JobQueue {
         { ...swept, deadAfterMs },
         "job queue: workers without a heartbeat are presumed dead; the tasks they held run again",
       );
+      // Handed back, they are due now, with no notice of it: this pool takes them at once.
+      if (swept.tasks > 0) this.#pool?.nudge(swept.tasks);
     }
   }
 
