@@ -614,7 +614,7 @@ export class GraphileQueue implements JobQueue {
           );
           return;
         }
-        // Not public API, and no way around it: graphile-worker sets this on any schema's notice and has no option against it.
+        // Not through its API: graphile-worker 0.17 sets exit code 57 on any schema's notice, with no option to keep it from doing so.
         if (process.exitCode === 57) process.exitCode = undefined;
         if (!unasked || this.#stopped) return;
         this.#logger.warn(
@@ -706,6 +706,7 @@ export class GraphileQueue implements JobQueue {
               select 1 from ${jobs} where id = ${taskId}::bigint and attempts = ${attempts} and locked_at is not null
             ) as locked`.execute(this.#db);
         if (rows[0]?.moved) this.#pool?.nudge(1);
+        // Looked at again (ManualClock only): graphile-worker signals no written failure, so its jobs view is asked.
         if (!rows[0]?.locked || tries >= 250) return;
       } catch (err) {
         if (!this.#stopped) this.#logger.warn({ err, taskId }, "job queue: could not make a retry due");
