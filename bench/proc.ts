@@ -68,8 +68,15 @@ export function spawnNode(args: string[], env: NodeJS.ProcessEnv, logFile: strin
   };
 }
 
-/** Polls `url` until it answers 2xx; throws after `timeoutMs` or when the child exits. */
-export async function waitForHttp(url: string, child: Child, timeoutMs = 30_000): Promise<void> {
+/**
+ * Polls `url` until it answers 2xx; throws after `timeoutMs` (BENCH_START_TIMEOUT_MS, 30 s by
+ * default: a loaded machine starts a service slower) or when the child exits.
+ */
+export async function waitForHttp(
+  url: string,
+  child: Child,
+  timeoutMs = Number(process.env.BENCH_START_TIMEOUT_MS ?? 30_000),
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.process.exitCode !== null)

@@ -1,5 +1,17 @@
-import { type Kysely, type KyselyProps, PostgresAdapter, Transaction } from "kysely";
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type Driver,
+  Kysely,
+  PostgresAdapter,
+  PostgresQueryCompiler,
+  type QueryResult,
+} from "kysely";
+import { OWN_CONNECTION } from "./postgres-driver.ts";
 import type { Database } from "./schema.ts";
+import { dialectOf } from "./values.ts";
 
 /** What each piece of pipelined work gets: the transaction, on its connection, without the wait. */
 type Work = (db: Kysely<Database>) => Promise<unknown>;
@@ -16,6 +28,12 @@ type Work = (db: Kysely<Database>) => Promise<unknown>;
  * transaction. On SQLite, where each statement runs when it is called (the driver is synchronous)
  * and there is no round trip to save, the pieces simply run one after another.
  *
+ * How, on Kysely's public API only: our PostgreSQL driver answers one statement (OWN_CONNECTION,
+ * run in the transaction) with the transaction's connection; each piece then gets a Kysely of its
+ * own (`SideBySide`) whose dialect hands every statement that connection at once, where a
+ * transaction would hand it to one statement at a time. This file and that answer are the one
+ * place where statements reach the driver around Kysely's transaction.
+ *
  * Order: the pieces start in the order listed, each once the one before has sent its first
  * statement (or ended), so their first statements run in that order on both backends (a later
  * piece may insert rows that refer to an earlier piece's). A piece's further statements each wait
@@ -31,47 +49,86 @@ export async function pipelined<const W extends readonly Work[]>(
   work: W,
 ): Promise<{ -readonly [K in keyof W]: Awaited<ReturnType<W[K]>> }> {
   if (!db.isTransaction) throw new Error("pipelined work runs inside a transaction");
-  const executor = db.getExecutor();
-  if (!(executor.adapter instanceof PostgresAdapter)) {
+  if (dialectOf(db) !== "postgres") {
     const results: unknown[] = [];
     for (const piece of work) results.push(await piece(db));
     return results as never;
   }
-  // The transaction's own provider hands its connection to one statement at a time; this holds it
-  // for all of `work`, and hands it to each statement at once.
-  return executor.provideConnection(async (connection) => {
-    const running: Promise<unknown>[] = [];
-    for (const piece of work) {
-      let reached = () => {};
-      const sent = new Promise<void>((resolve) => {
-        reached = resolve;
-      });
-      const unqueued = executor.withConnectionProvider({
-        provideConnection: (consume) => {
-          reached();
-          return consume(connection);
-        },
-      });
-      // Statements only: this handle neither opens a transaction nor closes a database, the one use
-      // Kysely makes of its config, driver and dialect.
-      const handle = new Transaction<Database>({
-        config: {},
-        driver: {},
-        dialect: {},
-        executor: unqueued,
-      } as unknown as KyselyProps);
-      const run = piece(handle);
-      running.push(run);
-      // The next piece starts once this one's first statement has been handed the connection (by
-      // the time this await returns, the driver has queued it: pipeline.test.ts checks the order
-      // with a foreign key), or once this one has ended without any.
-      await Promise.race([sent, run.then(ignore, ignore)]);
-    }
-    const settled = await Promise.allSettled(running);
-    const failed = settled.find((outcome) => outcome.status === "rejected");
-    if (failed) throw failed.reason;
-    return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as never;
-  });
+  const { rows } = await db.executeQuery<{ connection: DatabaseConnection }>(
+    CompiledQuery.raw(OWN_CONNECTION),
+  );
+  const connection = rows[0]?.connection;
+  if (!connection) throw new Error("the PostgreSQL driver did not hand over the transaction's connection");
+  const running: Promise<unknown>[] = [];
+  for (const piece of work) {
+    let reached = () => {};
+    const sent = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    const run = piece(new SideBySide(connection, () => reached()));
+    running.push(run);
+    // The next piece starts once this one's first statement has been handed to the driver (by the
+    // time this await returns, the driver has queued it: pipeline.test.ts checks the order with a
+    // foreign key), or once this one has ended without any.
+    await Promise.race([sent, run.then(ignore, ignore)]);
+  }
+  const settled = await Promise.allSettled(running);
+  const failed = settled.find((outcome) => outcome.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as never;
 }
 
 const ignore = () => {};
+
+/**
+ * A piece's Kysely: its statements run on the transaction's connection, each handed it at once (a
+ * Kysely that is no transaction asks its driver for a connection per statement, and this driver
+ * always answers with that one). It is part of the transaction, and cannot open another.
+ */
+class SideBySide extends Kysely<Database> {
+  constructor(connection: DatabaseConnection, onFirstStatement: () => void) {
+    super({ dialect: sideBySideDialect(connection, onFirstStatement) });
+  }
+
+  override get isTransaction(): boolean {
+    return true;
+  }
+}
+
+function sideBySideDialect(connection: DatabaseConnection, onFirstStatement: () => void): Dialect {
+  const shared: DatabaseConnection = {
+    executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+      const result = connection.executeQuery<R>(compiled);
+      // Its question for the connection (a nested pipeline's) is no statement.
+      if (compiled.sql !== OWN_CONNECTION) onFirstStatement();
+      return result;
+    },
+    streamQuery<R>(compiled: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+      onFirstStatement();
+      return connection.streamQuery<R>(compiled, chunkSize);
+    },
+  };
+  const refuse = async () => {
+    throw new Error("pipelined work is part of its transaction and cannot open or end one");
+  };
+  const driver: Driver = {
+    init: async () => {},
+    acquireConnection: async () => shared,
+    beginTransaction: refuse,
+    commitTransaction: refuse,
+    rollbackTransaction: refuse,
+    // The connection is the transaction's: the transaction gives it back.
+    releaseConnection: async () => {},
+    destroy: async () => {},
+  };
+  return {
+    createAdapter: () => ADAPTER,
+    createDriver: () => driver,
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+    createIntrospector: (): DatabaseIntrospector => {
+      throw new Error("pipelined work does not introspect the database");
+    },
+  };
+}
+
+const ADAPTER = new PostgresAdapter();

@@ -26,6 +26,14 @@ import { SearchPathIntrospector } from "./postgres-introspector.ts";
 
 const WRITE_COMMANDS = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"]);
 
+/**
+ * A statement that never reaches the server: the connection it is run on answers it with itself, as
+ * its one row's `connection`. Run in a transaction (`trx.executeQuery`), it gives store/pipeline.ts
+ * the transaction's connection through Kysely's public API, so that pieces of the transaction's
+ * work can go out on it side by side.
+ */
+export const OWN_CONNECTION = "-- tidings: the connection this statement runs on";
+
 async function run<R>(target: Sql | ReservedSql, compiled: CompiledQuery): Promise<QueryResult<R>> {
   const result = await target.unsafe(compiled.sql, compiled.parameters as never[], { prepare: true });
   return {
@@ -45,6 +53,7 @@ class PoolConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    if (compiled.sql === OWN_CONNECTION) return { rows: [{ connection: this } as R] };
     const beginning = this.#takeBeginning();
     if (!beginning) return run<R>(this.#reserved ?? this.#sql, compiled);
     // BEGIN and the first statement go out together on the reserved connection (the driver

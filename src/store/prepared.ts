@@ -1,5 +1,6 @@
 import { type Compilable, CompiledQuery, type Kysely } from "kysely";
 import type { Database } from "./schema.ts";
+import { dialectOf } from "./values.ts";
 
 /**
  * Hot statements, built and compiled by Kysely once per shape instead of on every call.
@@ -27,8 +28,8 @@ interface Template {
   parameters: ({ name: string } | { constant: unknown })[];
 }
 
-// Per backend (a transaction shares its database's adapter), then per statement and shape.
-const templates = new WeakMap<object, Map<string, Template>>();
+// Per backend, then per statement and shape.
+const templates = new Map<string, Map<string, Template>>();
 
 function compileTemplate(
   shape: string,
@@ -58,11 +59,11 @@ function compileTemplate(
 function templateOf(db: Kysely<Database>, shape: string | undefined, compile: () => Template): Template {
   // No shape: a one-off (a large batch), compiled for this call and not kept.
   if (shape === undefined) return compile();
-  const adapter = db.getExecutor().adapter;
-  let shapes = templates.get(adapter);
+  const backend = dialectOf(db);
+  let shapes = templates.get(backend);
   if (!shapes) {
     shapes = new Map();
-    templates.set(adapter, shapes);
+    templates.set(backend, shapes);
   }
   let template = shapes.get(shape);
   if (!template) {

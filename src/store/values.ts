@@ -1,4 +1,4 @@
-import { type Kysely, type SelectQueryBuilder, SqliteAdapter, sql } from "kysely";
+import { type Kysely, type SelectQueryBuilder, sql } from "kysely";
 import type { Database } from "./schema.ts";
 
 /**
@@ -22,13 +22,21 @@ export function writeJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+const dialects = new WeakMap<Kysely<Database>, "sqlite" | "postgres">();
+
 /**
  * Which backend a Kysely instance (or transaction) talks to, for the few queries that must be spelt
- * differently (text search). Kysely marks getExecutor internal, but it is the one place that knows
- * the dialect, and asking it keeps the backend out of every service signature.
+ * differently (text search) and for the statements kept compiled per backend. Told by Kysely's
+ * public API: the SQL it compiles for a parameter (SQLite's `?`, PostgreSQL's `$1`), once per
+ * instance; asking it keeps the backend out of every service signature.
  */
 export function dialectOf(db: Kysely<Database>): "sqlite" | "postgres" {
-  return db.getExecutor().adapter instanceof SqliteAdapter ? "sqlite" : "postgres";
+  let dialect = dialects.get(db);
+  if (dialect === undefined) {
+    dialect = sql`${0}`.compile(db).sql === "?" ? "sqlite" : "postgres";
+    dialects.set(db, dialect);
+  }
+  return dialect;
 }
 
 /** True when a write failed because a row it references is gone, or is still referenced. */

@@ -108,6 +108,13 @@ export class InboxRealtime {
         createAdapter(pool as unknown as Pool, {
           // NOTIFY channels are database-wide: one per schema, so two deployments never mix.
           channelPrefix: `tidings_${cluster.schema ?? "public"}`,
+          // Idle costs the database next to nothing: a heartbeat tells the other processes this one
+          // is there, which only requests awaiting every process's answer need (serverSideEmit
+          // without an acknowledgement does not), and the table of large payloads is swept as
+          // seldom. Their defaults (5 s, 30 s) were a statement every few seconds at rest.
+          heartbeatInterval: 60_000,
+          heartbeatTimeout: 130_000,
+          cleanupInterval: 300_000,
           errorHandler: (err) => this.#logger.warn({ err }, "inbox sockets: the PostgreSQL adapter failed"),
         }),
       );

@@ -1,4 +1,4 @@
-import { CompiledQuery, type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
+import { type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
 import { type KeyClaim, keyIsLive, whileKeyIsLive } from "../auth/key-guard.ts";
 import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database, WorkflowsTable } from "../store/schema.ts";
@@ -330,34 +330,10 @@ export function setStatusQuery(
     .returning(withGroup);
 }
 
-// The status change is the hot path: its statement is built and compiled once per shape (by id or
-// identifier, on or off) with placeholders, and each request only fills in its values. Building and
-// compiling it with Kysely on every request cost more CPU than the database's own work (profile).
-const ENVIRONMENT = "\u0000environment";
-const REF = "\u0000ref";
-const NOW = "\u0000now";
-const KEY = "\u0000key";
-const statusStatements = new WeakMap<Db, Map<string, CompiledQuery>>();
-
-function statusStatement(db: Db, byId: boolean, status: WorkflowStatus): CompiledQuery {
-  let shapes = statusStatements.get(db);
-  if (!shapes) {
-    shapes = new Map();
-    statusStatements.set(db, shapes);
-  }
-  const shape = `${byId}:${status.active}:${status.draft}`;
-  let compiled = shapes.get(shape);
-  if (!compiled) {
-    const ref = byId ? { id: REF } : { identifier: REF };
-    compiled = setStatusQuery(db, ENVIRONMENT, ref, status, NOW, KEY).compile();
-    shapes.set(shape, compiled);
-  }
-  return compiled;
-}
-
 /**
  * Writes the status (see setStatusQuery) for a key's claim; undefined when no live workflow matched
- * or the key is no longer live.
+ * or the key is no longer live. The hot path: its statement is built and compiled once per shape
+ * (by id or identifier, on or off; src/store/prepared.ts), and each request only fills in its values.
  */
 export async function setStatus(
   db: Db,
@@ -368,13 +344,21 @@ export async function setStatus(
 ): Promise<Workflow | undefined> {
   const byId = "id" in ref;
   const value = byId ? ref.id : ref.identifier;
-  const template = statusStatement(db, byId, status);
   const written = await whileKeyIsLive(claim, async ({ environmentId, keyId }) => {
-    const parameters = template.parameters.map((p) =>
-      p === ENVIRONMENT ? environmentId : p === REF ? value : p === NOW ? now : p === KEY ? keyId : p,
+    const [row] = await runPrepared<Row>(
+      db,
+      `set workflow status ${byId} ${status.active} ${status.draft}`,
+      () =>
+        setStatusQuery(
+          db,
+          slot("environmentId"),
+          byId ? { id: slot("ref") } : { identifier: slot("ref") },
+          status,
+          slot("now"),
+          slot("keyId"),
+        ),
+      { environmentId, ref: value, now, keyId },
     );
-    const { rows } = await db.executeQuery<Row>(CompiledQuery.raw(template.sql, parameters));
-    const row = rows[0];
     return row ? toWorkflow(row) : undefined;
   });
   return written?.found;

@@ -9,6 +9,7 @@ import {
   runMigrations,
   type TaskList,
   type WorkerEvents,
+  type WorkerPool,
 } from "graphile-worker";
 import { type Kysely, sql } from "kysely";
 import type { Logger } from "pino";
@@ -27,20 +28,25 @@ import {
 } from "./port.ts";
 
 /**
- * The job queue on PostgreSQL: graphile-worker 0.16, so any number of API and worker processes
- * share one database.
+ * The job queue on PostgreSQL: graphile-worker 0.17, so any number of API and worker processes
+ * share one database. Only graphile-worker's public API is used: its SQL functions (`add_jobs`,
+ * `add_job`, `complete_jobs`, `reschedule_jobs`, `force_unlock_workers`), its public `jobs` view,
+ * its runner, plugin hooks and events, and `WorkerPool.nudge`.
  *
- * - `add()` calls graphile-worker's `add_jobs` (tasks without a key, in one call) and `add_job` (keyed
- *   tasks) as SQL inside OUR Kysely transaction: the job exists exactly when the caller's transaction
- *   commits, and their NOTIFY, delivered at that commit, wakes the listening workers (so `wake()`
- *   has nothing to do here). That NOTIFY has a price: PostgreSQL serialises the commits of
- *   notifying transactions, so it caps how many enqueueing transactions commit per second.
+ * - `add()` calls `add_jobs` (tasks without a key, in one call) and `add_job` (keyed tasks) as SQL
+ *   inside OUR Kysely transaction: the job exists exactly when the caller's transaction commits, and
+ *   their NOTIFY, delivered at that commit, wakes the listening pools (so `wake()` has nothing to do
+ *   here). That NOTIFY has a price: PostgreSQL serialises the commits of notifying transactions, so
+ *   it caps how many enqueueing transactions commit per second.
  * - Keys use `job_key_mode => 'unsafe_dedupe'`: while a job with the key exists (waiting, running or
  *   retrying), adding another does nothing. graphile-worker keeps permanently failed jobs (and their
  *   keys); we never leave one: a task's last failure is reported to `onFailed` and then the job
  *   completes, so it is deleted and its key is free, as on SQLite.
  * - `start()` runs graphile-worker's runner with our handlers, its own small pg pool from the same
- *   URL, and no signal handlers of its own (the process's shutdown calls `stop()`). It restarts the
+ *   URL, and no signal handlers of its own (the process's shutdown calls `stop()`). It runs with
+ *   graphile-worker's own batching: a local queue (one query fetches and locks a batch of jobs for
+ *   the whole pool, and the idle pool polls once per `pollIntervalMs`, not once per worker) and
+ *   batched completion and failure (`completeJobBatchDelay`, `failJobBatchDelay`). It restarts the
  *   runner when another schema's migration notice stopped it (see #afterRunnerEnded).
  * - Retries are graphile-worker's: it reschedules a failed job at run_at + e^min(attempts, 10)
  *   seconds, the formula `retryDelayMs` copies for SQLite.
@@ -48,13 +54,13 @@ import {
  *   "Crashed workers" below), not after graphile-worker's four-hour lock timeout. A clean `stop()`
  *   that runs out of time hands its running jobs back at once.
  *
- * Timers. An idle graphile-worker looks for jobs that became due by time only every `pollInterval`.
- * So that a delay or a digest window ends on time without polling often, the queue keeps one timer
- * of its own: at the earliest run_at it knows of (tasks it added, and at start the earliest in the
- * table), it sends graphile-worker's own `jobs:insert` notice, which wakes the idle workers of every
- * process at once, and sets the timer for the next run_at in the table. A worker also looks at the
- * table every `scanIntervalMs` (1 s), so that when the process that added a job dies before it is
- * due, the others' timers are set for it all the same.
+ * Timers. An idle pool looks for jobs that became due by time (a future run_at, a retry) only every
+ * `pollIntervalMs`. So that a delay or a digest window ends on time without polling often, the queue
+ * keeps timers of its own: at each run_at of the tasks this process added, and, from one look at the
+ * `jobs` view when it starts, at the earliest run_at waiting in the table (then the next, and so
+ * on), it nudges its pool (`WorkerPool.nudge`), which fetches the jobs now due. Jobs another process
+ * added for later are found by the pool's poll, within `pollIntervalMs`; when that process runs a
+ * pool too, its own timer has them run on time.
  *
  * Time. graphile-worker decides what is due by comparing run_at with real time (PostgreSQL's
  * `now()`; `useNodeTime` would use Node's `new Date()` instead, still real time, and would make a
@@ -70,32 +76,38 @@ import {
  * a "due-check" task that claims the rows now due by the clock). With the system clock it may pass a
  * future runAt straight to the queue. No queue of our own is built on PostgreSQL.
  *
- * Crashed workers. graphile-worker locks a job for the worker that runs it (jobs.locked_by = the
- * worker's id) and, when a process dies without unlocking (SIGKILL, OOM, power loss), leaves the job
- * locked for four hours. It cannot tell a dead worker from a slow one; it offers the means to act
- * once we can: `force_unlock_workers(worker ids)` (WorkerUtils.forceUnlockWorkers, "only for workers
- * that are no longer running"), and the `startWorker`/`stopWorker` plugin hooks, which run for each
- * worker before its first job and after its last. Graphile's paid Worker Pro does this recovery with
- * a heartbeat and a sweep; this is the same design, small, with those two parts of the free API:
+ * Crashed workers. graphile-worker locks a job for the pool that fetched it (jobs.locked_by = the
+ * pool's id) and, when a process dies without unlocking (SIGKILL, OOM, power loss), leaves the job
+ * locked for four hours. It cannot tell a dead pool from a slow one; it offers the means to act
+ * once we can: `force_unlock_workers(lock holders)` (WorkerUtils.forceUnlockWorkers, "only for
+ * workers that are no longer running"), the `pool:create` event and the `startWorker` plugin hook,
+ * which runs for each worker before its first job. Graphile's paid Worker Pro does this recovery
+ * with a heartbeat and a sweep; this is the same design, small, with those parts of the free API:
  *
- * - Registration: `startWorker` inserts the worker's id into `queue_workers` (migration 0006) before
- *   the worker can lock any job, and `stopWorker` deletes it once the worker has stopped cleanly.
+ * - Registration: each pool has its row in `queue_workers` (migration 0006), named by the pool's
+ *   id, which is what its jobs' locked_by says. It is written as the pool is created (graphile-worker's
+ *   `pool:create` event, before the pool's first fetch is sent), each worker's `startWorker` waits
+ *   for it, and a clean stop deletes it once the pool has stopped.
  * - Heartbeat: every `heartbeatMs` (real time) the process renews its workers' rows (heartbeat_at =
- *   the database's now(), so every host compares on one clock) and, in the same beat, sweeps: in one
- *   transaction it deletes the rows whose heartbeat is older than `deadAfterMs` and calls
- *   force_unlock_workers for their ids (the SQL function WorkerUtils.forceUnlockWorkers calls, here
- *   inside our transaction, so the rows and the locks go together, and two sweepers never both take
- *   one worker: the delete's row locks decide). The unlocked jobs keep their counted attempt and are
- *   due at once, so any live worker takes them: the engine's tasks are safe to run twice.
+ *   the database's now(), so every host compares on one clock) and, in the same statement, looks for
+ *   rows whose heartbeat is older than `deadAfterMs`. Only when there are some does it sweep: in one
+ *   transaction it deletes them and calls force_unlock_workers for their pools (here inside our
+ *   transaction, so the rows and the locks go together, and two sweepers never both take one
+ *   worker: the delete's row locks decide). The unlocked jobs keep their counted attempt and are
+ *   due at once, so any live worker takes them: the engine's tasks are safe to run twice. An idle
+ *   process thus costs the database one statement a heartbeat and one fetch a poll.
  * - Trade-off: a live worker that cannot beat for `deadAfterMs` (event loop blocked, network split
  *   from the database) is presumed dead, and its tasks may run a second time while it still runs
  *   them: delivery stays at least once, and an in-app message is unique per job. Hence the default
  *   30 s, far above any pause we expect, and far below four hours.
- * - A job the dead worker was running for its last attempt is given up (reported to `onFailed`, then
+ * - A job the dead pool held for its last attempt is given up (reported to `onFailed`, then
  *   removed), as SQLite does: unlocked, graphile-worker would keep it as permanently failed, never
- *   run nor reported. So a task that crashes its worker every time stops after its attempts.
- * - A worker that locked a job although its registration failed (the database refused the insert)
- *   is registered by the next heartbeat; only a crash in between leaves a job to the four-hour lock.
+ *   run nor reported. So a task that crashes its worker every time stops after its attempts. (A job
+ *   the local queue held but had not started counts that attempt too: graphile-worker counts an
+ *   attempt when it locks a job.)
+ * - A pool that locked jobs before its workers' rows were written (a failed insert, or the first
+ *   fetch winning the race with it) is registered by the next heartbeat; only a crash in between
+ *   leaves those jobs to the four-hour lock.
  */
 
 export interface GraphileQueueOptions {
@@ -107,8 +119,9 @@ export interface GraphileQueueOptions {
   /** How many jobs run at once in this process. */
   concurrency: number;
   /**
-   * How often each idle worker looks for jobs that became due by time (a future runAt, a retry);
-   * jobs due when added are announced by NOTIFY and start at once. Default 250 ms.
+   * How often the idle pool looks for jobs that became due by time and that no timer of this
+   * process knows of (see "Timers"); jobs due when added are announced by NOTIFY and start at once.
+   * Default 2 s.
    */
   pollIntervalMs?: number;
   /** How long (real time) stop() waits for running jobs before handing them back; default 5 s. */
@@ -117,12 +130,19 @@ export interface GraphileQueueOptions {
   heartbeatMs?: number;
   /** How long after its last heartbeat a worker is presumed dead; default 30 s. */
   deadAfterMs?: number;
-  /** How often a worker looks for the next job coming due (see "Timers"); default 1 s. */
-  scanIntervalMs?: number;
 }
 
 export const DEFAULT_HEARTBEAT_MS = 5_000;
 export const DEFAULT_DEAD_AFTER_MS = 30_000;
+export const DEFAULT_POLL_INTERVAL_MS = 2_000;
+/**
+ * graphile-worker's batching: how long a completion or a failure waits for others to be written
+ * with it (one statement for the lot). A SIGKILL in that moment hands the job back to run again,
+ * which the engine's tasks allow.
+ */
+const COMPLETE_BATCH_DELAY_MS = 2;
+/** How long after its backoff a failed task's pool is nudged: by then graphile-worker has written the retry. */
+const RETRY_NUDGE_SLACK_MS = 100;
 
 declare global {
   namespace GraphileConfig {
@@ -171,14 +191,18 @@ export class GraphileQueue implements JobQueue {
   #recovering: Promise<void> | undefined;
   #onFailed: FailedHandler | undefined;
   #runner: Runner | undefined;
+  /** The current runner's pool: what a timer nudges. */
+  #pool: WorkerPool | undefined;
   /** Settles once the current runner's end has been handled. */
   #runnerEnded: Promise<void> = Promise.resolve();
-  /** The graphile-worker workers running one of our tasks now, by job id. */
+  /** The pools whose jobs are running one of our tasks now (what locked_by says), by job id. */
   readonly #running = new Map<string, string>();
   #started = false;
   #stopped = false;
-  /** This process's graphile-worker workers, by id: the rows its heartbeat renews. */
+  /** This process's pools, by id: the rows its heartbeat renews. */
   readonly #workers = new Set<string>();
+  /** Each pool's registration (its row's first write), awaited before its workers' first jobs. */
+  readonly #registering = new Map<string, Promise<void>>();
   /** Who runs them, as the rows and the logs say: host:pid. */
   readonly #owner = `${os.hostname()}:${process.pid}`;
   #beatTimer: NodeJS.Timeout | undefined;
@@ -186,9 +210,12 @@ export class GraphileQueue implements JobQueue {
   #beatStopped = false;
   /** The last of this process's writes to queue_workers (see #inTurn). */
   #writes: Promise<unknown> = Promise.resolve();
-  /** The wake-up timer (see "Timers" above): when it fires, real epoch ms. */
+  /** When tasks fall due (real epoch ms), earliest first; see "Timers" above. */
+  readonly #due = new MinHeap();
+  /** Due moments learnt from the table rather than from add(): after each, the table is asked for the next. */
+  readonly #dueInTable = new Set<number>();
+  /** The one timer set, for the earliest due moment. */
   #wake: { at: number; timer: NodeJS.Timeout } | undefined;
-  #scan: NodeJS.Timeout | undefined;
 
   constructor(db: Kysely<Database>, options: GraphileQueueOptions, revision: number) {
     this.#db = db;
@@ -209,7 +236,6 @@ export class GraphileQueue implements JobQueue {
       max_attempts: task.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
       job_key: task.key ?? null,
     }));
-    for (const spec of specs) if (spec.run_at !== null) this.#wakeAt(Date.parse(spec.run_at));
     // Sent as text: a parameter the server types as json would be encoded by the driver again.
     const rows = (list: typeof specs) => sql`
       json_to_recordset(${JSON.stringify(list)}::text::json)
@@ -237,6 +263,8 @@ export class GraphileQueue implements JobQueue {
           job_key_mode => 'unsafe_dedupe'
         )) from ${rows(keyed)}`.execute(db);
     }
+    // Timed once added (a rolled-back task's timer only nudges the pool for nothing).
+    for (const spec of specs) if (spec.run_at !== null) this.#dueAt(Date.parse(spec.run_at));
   }
 
   /** The real instant at which graphile-worker should run a task due at `runAt` by our clock. */
@@ -247,7 +275,7 @@ export class GraphileQueue implements JobQueue {
   }
 
   wake(): void {
-    // add_job's NOTIFY already wakes every listening worker when the transaction commits.
+    // add_job's NOTIFY already wakes every listening pool when the transaction commits.
   }
 
   async start(handlers: Record<string, TaskHandler>, options: StartOptions = {}): Promise<void> {
@@ -265,51 +293,49 @@ export class GraphileQueue implements JobQueue {
     }
     await this.#startRunner();
     this.#beat();
-    // Jobs that fell due, or fall due, while no process of ours was there to time them.
-    void this.#nudge();
-    this.#scan = setInterval(() => void this.#nudge(), this.#options.scanIntervalMs ?? 1_000);
-    this.#scan.unref();
+    // Jobs that fall due while no process of ours was there to time them (overdue ones the pool's
+    // first fetch has taken already).
+    void this.#nextInTable();
   }
 
-  /** The graphile-worker plugin that registers each worker before its first job (see the top). */
+  /** The graphile-worker plugin that holds each worker's first job until its pool's row is written. */
   #heartbeatPlugin(): GraphileConfig.Plugin {
     return {
       name: "TidingsWorkerHeartbeat",
       version: "1.0.0",
-      description: "registers each worker in queue_workers, for the sweep that unlocks dead workers' jobs",
+      description: "registers each pool in queue_workers, for the sweep that unlocks dead pools' jobs",
       worker: {
         hooks: {
           startWorker: async (_context, event) => {
-            await this.#register(event.worker.workerId);
-          },
-          stopWorker: async (_context, event) => {
-            await this.#deregister(event.worker.workerId);
+            await this.#registering.get(event.worker.workerPool.id);
           },
         },
       },
     };
   }
 
-  async #register(workerId: string): Promise<void> {
-    try {
-      await this.#inTurn(() => {
-        this.#workers.add(workerId);
-        return this.#renew([workerId]);
-      });
-    } catch (err) {
-      // The worker goes on (graphile-worker does not retry this hook); the next beat registers it.
+  /** Writes a pool's row; called as graphile-worker creates the pool (see "Registration"). */
+  #register(poolId: string): void {
+    const registered = this.#inTurn(() => {
+      this.#workers.add(poolId);
+      return this.#renew([poolId]);
+    }).catch((err: unknown) => {
+      // The pool goes on; the next beat registers it.
       this.#logger.warn({ err }, "job queue: could not register a worker; the next heartbeat will");
-    }
+    });
+    this.#registering.set(poolId, registered);
   }
 
-  async #deregister(workerId: string): Promise<void> {
+  /** Deletes a pool's row once the pool has stopped: it holds no job any more. */
+  async #deregister(poolId: string): Promise<void> {
+    this.#registering.delete(poolId);
     try {
       await this.#inTurn(async () => {
-        this.#workers.delete(workerId);
-        await this.#db.deleteFrom("queue_workers").where("worker_id", "=", workerId).execute();
+        this.#workers.delete(poolId);
+        await this.#db.deleteFrom("queue_workers").where("worker_id", "=", poolId).execute();
       });
     } catch (err) {
-      // A stale row is swept later; unlocking a stopped worker's (no) jobs does nothing.
+      // A stale row is swept later; unlocking a stopped pool's (no) jobs does nothing.
       this.#logger.debug({ err }, "job queue: could not deregister a stopped worker");
     }
   }
@@ -326,11 +352,11 @@ export class GraphileQueue implements JobQueue {
   }
 
   /** Inserts or renews these workers' rows, heartbeat_at = the database's now(). */
-  async #renew(workerIds: readonly string[]): Promise<void> {
-    if (workerIds.length === 0) return;
+  async #renew(rowIds: readonly string[]): Promise<void> {
+    if (rowIds.length === 0) return;
     await this.#db
       .insertInto("queue_workers")
-      .values(workerIds.map((worker_id) => ({ worker_id, owner: this.#owner })))
+      .values(rowIds.map((worker_id) => ({ worker_id, owner: this.#owner })))
       .onConflict((oc) => oc.column("worker_id").doUpdateSet({ heartbeat_at: sql`now()` }))
       .execute();
   }
@@ -346,23 +372,37 @@ export class GraphileQueue implements JobQueue {
     });
   }
 
-  /** One beat: renew our workers' rows, then hand back the jobs of workers that stopped beating. */
+  /**
+   * One beat, one statement: renews our workers' rows and counts the others' stale ones; only when
+   * there are some, sweeps them (hands back the jobs of workers that stopped beating).
+   */
   async #heartbeat(): Promise<void> {
+    const deadAfterMs = this.#options.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS;
     try {
-      const ours = await this.#inTurn(async () => {
+      const { ours, stale } = await this.#inTurn(async () => {
         const ids = [...this.#workers];
-        await this.#renew(ids);
-        return ids;
+        // Pool ids are graphile-worker's "pool-<hex>": safe inside an array literal.
+        const list = `{${ids.join(",")}}`;
+        const { rows } = await sql<{ stale: number }>`
+          with renewed as (
+            insert into queue_workers (worker_id, owner)
+            select id, ${this.#owner} from unnest(${list}::text[]) as id
+            on conflict (worker_id) do update set heartbeat_at = now()
+          )
+          select count(*)::int as stale from queue_workers
+          where heartbeat_at < now() - make_interval(secs => ${deadAfterMs / 1000})
+            and worker_id <> all(${list}::text[])`.execute(this.#db);
+        return { ours: ids, stale: Number(rows[0]?.stale ?? 0) };
       });
-      await this.#sweep(ours);
+      if (stale > 0) await this.#sweep(ours);
     } catch (err) {
       this.#logger.warn({ err }, "job queue: heartbeat failed; trying again at the next one");
     }
   }
 
   /**
-   * Deletes the rows of workers whose last heartbeat is older than deadAfterMs and hands their
-   * locked jobs back (force_unlock_workers), in one transaction.
+   * Deletes the rows of pools whose last heartbeat is older than deadAfterMs and hands their locked
+   * jobs back (force_unlock_workers), in one transaction.
    */
   async #sweep(ours: readonly string[]): Promise<void> {
     const deadAfterMs = this.#options.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS;
@@ -374,7 +414,6 @@ export class GraphileQueue implements JobQueue {
       if (ours.length > 0) stale = stale.where("worker_id", "not in", ours);
       const dead = await stale.returning(["worker_id", "owner"]).execute();
       if (dead.length === 0) return undefined;
-      // Worker ids are graphile-worker's "worker-<hex>": safe inside an array literal.
       const ids = `{${dead.map((row) => row.worker_id).join(",")}}`;
       const { rows: held } = await sql<HeldJob>`
         select id::text as id, task_identifier as task, attempts, max_attempts
@@ -423,58 +462,66 @@ export class GraphileQueue implements JobQueue {
         { ...swept, deadAfterMs },
         "job queue: workers without a heartbeat are presumed dead; the tasks they held run again",
       );
+      // Handed back, they are due now, with no notice of it: this pool takes them at once.
+      if (swept.tasks > 0) this.#pool?.nudge(swept.tasks);
     }
   }
 
-  /** Sets the wake-up timer for `at` (real epoch ms), unless it is set for an earlier moment. */
-  #wakeAt(at: number): void {
-    if (this.#stopped || (this.#wake && this.#wake.at <= at)) return;
+  /** Remembers that a task falls due at `at` (real epoch ms), and times the earliest. */
+  #dueAt(at: number, inTable = false): void {
+    if (this.#stopped || !this.#started) return;
+    if (at <= Date.now()) {
+      this.#pool?.nudge(1);
+      return;
+    }
+    if (inTable) this.#dueInTable.add(at);
+    this.#due.push(at);
+    this.#arm();
+  }
+
+  /** Sets the one timer for the earliest due moment (unless it is set for it already). */
+  #arm(): void {
+    const at = this.#due.peek();
+    if (at === undefined || this.#stopped || this.#wake?.at === at) return;
     if (this.#wake) clearTimeout(this.#wake.timer);
-    const timer = setTimeout(
-      () => {
-        if (this.#wake?.timer === timer) this.#wake = undefined;
-        void this.#nudge();
-      },
-      Math.max(0, at - Date.now()),
-    );
+    // A millisecond late: run_at keeps microseconds, our moments milliseconds.
+    const timer = setTimeout(() => this.#fire(timer), Math.max(0, at + 1 - Date.now()));
     timer.unref();
     this.#wake = { at, timer };
   }
 
+  /** The timer went off: nudge the pool for what is due now, and time the next moment. */
+  #fire(timer: NodeJS.Timeout): void {
+    if (this.#wake?.timer !== timer) return;
+    this.#wake = undefined;
+    const now = Date.now();
+    let due = 0;
+    let askTable = false;
+    for (let at = this.#due.peek(); at !== undefined && at < now; at = this.#due.peek()) {
+      this.#due.pop();
+      due++;
+      if (this.#dueInTable.delete(at)) askTable = true;
+    }
+    if (due > 0) this.#pool?.nudge(due);
+    if (askTable) void this.#nextInTable();
+    this.#arm();
+  }
+
   /**
-   * In one statement: wakes as many idle workers (in every process) as jobs are due now, with
-   * graphile-worker's own notice, and learns when the next job falls due, for the next wake-up.
-   * graphile-worker's index on (priority, run_at) of available jobs answers both; our jobs all have
-   * the default priority, 0.
+   * Times the earliest job in the table that is not due yet: one look at graphile-worker's public
+   * jobs view, when the queue starts and when the moment it found has come.
    */
-  async #nudge(): Promise<void> {
+  async #nextInTable(): Promise<void> {
     if (this.#stopped) return;
-    const jobs = sql.id(this.#options.schema, "_private_jobs");
     try {
-      const { rows } = await sql<{ due: number; wait_ms: number | string | null }>`
-        with due as (
-          select count(*)::int as n from (
-            select 1 from ${jobs}
-            where is_available and priority = 0 and run_at <= now()
-            limit ${NUDGE_LIMIT}
-          ) as d
-        ), next as (
-          select run_at from ${jobs}
-          where is_available and priority = 0 and run_at > now()
-          order by priority, run_at
-          limit 1
-        )
-        select
-          due.n as due,
-          (select extract(epoch from (next.run_at - now())) * 1000 from next) as wait_ms,
-          case when due.n > 0
-            then pg_notify('jobs:insert', json_build_object('r', random(), 'count', due.n)::text)
-          end as notified
-        from due`.execute(this.#db);
+      const { rows } = await sql<{ wait_ms: number | string | null }>`
+        select extract(epoch from (min(run_at) - now())) * 1000 as wait_ms
+        from ${sql.id(this.#options.schema, "jobs")}
+        where locked_at is null and attempts < max_attempts and run_at > now()`.execute(this.#db);
       const wait = rows[0]?.wait_ms;
-      if (wait !== null && wait !== undefined) this.#wakeAt(Date.now() + Math.ceil(Number(wait)));
+      if (wait !== null && wait !== undefined) this.#dueAt(Date.now() + Math.ceil(Number(wait)), true);
     } catch (err) {
-      // The poll still finds the jobs; a stopped store at shutdown lands here too.
+      // The pool's poll still finds the jobs; a stopped store at shutdown lands here too.
       if (!this.#stopped) this.#logger.warn({ err }, "job queue: could not look for jobs coming due");
     }
   }
@@ -488,20 +535,37 @@ export class GraphileQueue implements JobQueue {
         this.#logger.warn("job queue: graphile-worker does not listen for new jobs yet; it polls meanwhile");
       },
     );
+    let poolId: string | undefined;
+    // Synchronous, as the pool is created: the row's write is under way before the pool's first
+    // fetch is sent (and that fetch waits for graphile-worker's new pool to connect).
+    events.on("pool:create", ({ workerPool }) => {
+      this.#pool = workerPool;
+      poolId = workerPool.id;
+      this.#register(poolId);
+    });
     const runner = await run(
       {
         connectionString: this.#options.databaseUrl,
         schema: this.#options.schema,
         concurrency,
-        // graphile-worker holds a connection only to fetch and to complete a job (our handlers use
-        // the store's pool), so a few serve any concurrency: one for LISTEN and four for the rest.
+        // graphile-worker holds a connection only to fetch and to complete jobs (our handlers use
+        // the store's pool), so a few serve any concurrency: one for LISTEN and the rest for those.
         // A pool per concurrent job made every PostgreSQL process of the test suite open a dozen
         // connections at start, and parallel suites ran PostgreSQL out of them.
         maxPoolSize: Math.min(concurrency + 1, 5),
-        pollInterval: this.#options.pollIntervalMs ?? 250,
+        pollInterval: this.#options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
         noHandleSignals: true,
         logger: graphileLogger(this.#logger),
-        preset: { plugins: [this.#heartbeatPlugin()] },
+        preset: {
+          plugins: [this.#heartbeatPlugin()],
+          worker: {
+            // One fetch locks a batch for the whole pool; as many as run at once, and as many
+            // waiting, so a worker that finishes finds its next job at hand.
+            localQueue: { size: concurrency * 2 },
+            completeJobBatchDelay: COMPLETE_BATCH_DELAY_MS,
+            failJobBatchDelay: COMPLETE_BATCH_DELAY_MS,
+          },
+        },
         taskList: this.#taskList,
         events,
       },
@@ -516,7 +580,12 @@ export class GraphileQueue implements JobQueue {
       })
       .finally(() => {
         const unasked = this.#runner === runner;
-        if (unasked) this.#runner = undefined;
+        if (unasked) {
+          this.#runner = undefined;
+          this.#pool = undefined;
+          // A pool that stopped by itself has let go of its jobs: its row goes.
+          if (poolId !== undefined) void this.#deregister(poolId);
+        }
         if (!unasked && process.exitCode !== 57) return;
         this.#recovering = this.#afterRunnerEnded(unasked).finally(() => {
           this.#recovering = undefined;
@@ -545,6 +614,7 @@ export class GraphileQueue implements JobQueue {
           );
           return;
         }
+        // Not through its API: graphile-worker 0.17 sets exit code 57 on any schema's notice, with no option to keep it from doing so.
         if (process.exitCode === 57) process.exitCode = undefined;
         if (!unasked || this.#stopped) return;
         this.#logger.warn(
@@ -585,6 +655,7 @@ export class GraphileQueue implements JobQueue {
           "job queue: task failed; it runs again later",
         );
         if (!this.runAtFollowsClock) this.#retryByClock(taskId, job.attempts);
+        else this.#dueAt(Date.now() + retryDelayMs(job.attempts) + RETRY_NUDGE_SLACK_MS);
         throw error;
       }
       await reportGiveUp(
@@ -611,21 +682,31 @@ export class GraphileQueue implements JobQueue {
     this.#options.clock.at(due, () => this.#makeDue(taskId, attempts));
   }
 
-  /** Sets the failed job's run_at to now; a job whose failure is not recorded yet is looked at again. */
+  /**
+   * Makes the failed job due now (graphile-worker's reschedule_jobs) and nudges the pool. A job whose
+   * failure is not written yet is looked at again: graphile-worker writes a failure after the
+   * handler has thrown and tells no one when (its failJob is not awaited and emits no event), so
+   * under a ManualClock, whose moments come at once, only its jobs view can say.
+   */
   async #makeDue(taskId: string, attempts: number): Promise<void> {
-    const jobs = sql.id(this.#options.schema, "_private_jobs");
+    const schema = this.#options.schema;
+    const jobs = sql.id(schema, "jobs");
     for (let tries = 0; !this.#stopped; tries++) {
       try {
-        const { rows } = await sql<{ locked: boolean }>`
+        const { rows } = await sql<{ moved: number; locked: boolean }>`
           with due as (
-            update ${jobs} set run_at = now()
-            where id = ${taskId}::bigint and attempts = ${attempts} and locked_at is null
-            returning id
+            select id from ${sql.id(schema, "reschedule_jobs")}(
+              array(select id from ${jobs} where id = ${taskId}::bigint and attempts = ${attempts} and locked_at is null),
+              run_at => now()
+            )
           )
-          select exists (
-            select 1 from ${jobs} where id = ${taskId}::bigint and attempts = ${attempts} and locked_at is not null
-          ) as locked`.execute(this.#db);
-        // graphile-worker records the failure right after the handler throws: wait for it, briefly.
+          select
+            (select count(*)::int from due) as moved,
+            exists (
+              select 1 from ${jobs} where id = ${taskId}::bigint and attempts = ${attempts} and locked_at is not null
+            ) as locked`.execute(this.#db);
+        if (rows[0]?.moved) this.#pool?.nudge(1);
+        // Looked at again (ManualClock only): graphile-worker signals no written failure, so its jobs view is asked.
         if (!rows[0]?.locked || tries >= 250) return;
       } catch (err) {
         if (!this.#stopped) this.#logger.warn({ err, taskId }, "job queue: could not make a retry due");
@@ -640,7 +721,6 @@ export class GraphileQueue implements JobQueue {
     this.#stopped = true;
     if (this.#wake) clearTimeout(this.#wake.timer);
     this.#wake = undefined;
-    clearInterval(this.#scan);
     await this.#recovering;
     try {
       await this.#stopRunner();
@@ -653,22 +733,25 @@ export class GraphileQueue implements JobQueue {
   async #stopBeating(): Promise<void> {
     this.#beatStopped = true;
     clearTimeout(this.#beatTimer);
-    // Rows are left only by workers still running a task when stop() gave up on them (their
-    // stopWorker has not come): they go stale and another process's sweep unlocks their jobs, even
-    // if handing them back below failed.
+    // A row is left only by a pool still running a task when stop() gave up on it: it goes stale
+    // and another process's sweep unlocks its jobs, even if handing them back below failed.
     await this.#beating;
   }
 
   async #stopRunner(): Promise<void> {
     const runner = this.#runner;
     if (!runner) return;
+    const pool = this.#pool;
     this.#runner = undefined;
+    this.#pool = undefined;
     const graceful = runner.stop().catch((err: unknown) => {
       this.#logger.error({ err }, "job queue: graphile-worker did not stop cleanly");
     });
     if (await finishesWithin(graceful, this.#options.stopTimeoutMs ?? 5_000)) {
       await this.#runnerEnded;
       await this.#recovering;
+      // Stopped cleanly: every job it held is completed or handed back.
+      if (pool) await this.#deregister(pool.id);
       return;
     }
     // Hand the running jobs back now (graphile-worker's force_unlock_workers: unlocked, their
@@ -676,14 +759,14 @@ export class GraphileQueue implements JobQueue {
     // timeout. The runner goes on waiting for the handlers in the background; should one finish
     // after all, graphile-worker completes its job then. (The pool's forcefulShutdown would do
     // the same, but races the graceful shutdown already under way, which ends the pool under it.)
-    const workers = [...new Set(this.#running.values())];
+    const holders = [...new Set(this.#running.values())];
     this.#logger.warn(
       { tasks: this.#running.size },
       "job queue: stopped waiting for running tasks; they are handed back to run again",
     );
-    if (workers.length === 0) return;
+    if (holders.length === 0) return;
     try {
-      await sql`select ${sql.id(this.#options.schema, "force_unlock_workers")}(${`{${workers.join(",")}}`}::text[])`.execute(
+      await sql`select ${sql.id(this.#options.schema, "force_unlock_workers")}(${`{${holders.join(",")}}`}::text[])`.execute(
         this.#db,
       );
     } catch (err) {
@@ -695,6 +778,46 @@ export class GraphileQueue implements JobQueue {
   }
 }
 
+/** A binary min-heap of numbers: the due moments, earliest first, however many are added. */
+class MinHeap {
+  readonly #items: number[] = [];
+
+  peek(): number | undefined {
+    return this.#items[0];
+  }
+
+  push(value: number): void {
+    const items = this.#items;
+    let i = items.push(value) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if ((items[parent] as number) <= value) break;
+      items[i] = items[parent] as number;
+      i = parent;
+    }
+    items[i] = value;
+  }
+
+  pop(): number | undefined {
+    const items = this.#items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length === 0 || last === undefined) return top;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= items.length) break;
+      const right = left + 1;
+      const child = right < items.length && (items[right] as number) < (items[left] as number) ? right : left;
+      if ((items[child] as number) >= last) break;
+      items[i] = items[child] as number;
+      i = child;
+    }
+    items[i] = last;
+    return top;
+  }
+}
+
 /** A job a dead worker held, as the sweep reads it. */
 interface HeldJob {
   id: string;
@@ -702,9 +825,6 @@ interface HeldJob {
   attempts: number;
   max_attempts: number;
 }
-
-/** At most this many idle workers are woken by one wake-up (each process wakes its own idle ones). */
-const NUDGE_LIMIT = 1000;
 
 /** Whether `promise` settles within `ms` of real time. */
 async function finishesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
