@@ -652,6 +652,9 @@ const BRIDGE_ROUTES: CatalogRoute[] = [
   },
 ];
 
+/** How many workflow-override bodies the catalog has made: each alternates `active`. */
+let overrideBodies = 0;
+
 export const ROUTES: CatalogRoute[] = [
   ...BRIDGE_ROUTES,
   ...both("/v1/workflows").map(
@@ -928,7 +931,12 @@ export const ROUTES: CatalogRoute[] = [
     method: "POST",
     path: "/v1/workflow-overrides",
     url: () => "/v1/workflow-overrides",
-    body: (f) => ({ workflowId: f.inAppIdentifier, tenantId: f.tenantId, active: false }),
+    // Each call another body (the Idempotency-Key test sends the key again with a second one).
+    body: (f) => ({
+      workflowId: f.inAppIdentifier,
+      tenantId: f.tenantId,
+      active: overrideBodies++ % 2 === 1,
+    }),
     ok: 201,
   },
   {

@@ -199,12 +199,17 @@ forEachBackend(
         assert.equal(updated.data?.level, "template");
         assert.equal(updated.data?.workflow?.id, news.id);
 
-        // The same preference, as the API key reads it.
+        // The same preference, as the API key reads it: the workflow's own channels (in-app and
+        // email), each with where its value comes from.
         const v1 = (await api.get(`/v1/subscribers/${inbox.subscriberId}/preferences`)).json().data;
         const row = v1.find((r: { template: { _id: string } }) => r.template._id === news.id);
         assert.deepEqual(row.preference, {
           enabled: true,
-          channels: { email: true, sms: true, in_app: false, chat: true, push: true },
+          channels: { email: true, in_app: false },
+          overrides: [
+            { channel: "email", source: "template" },
+            { channel: "in_app", source: "subscriber" },
+          ],
         });
         // And as the widget reads it, with the same session token.
         const widget = await ctx.app.inject({
