@@ -373,8 +373,10 @@ function digestFor(job: Job, notification: Notification, outputs: Record<string,
     const cron = cronOf(outputs);
     if (typeof cron !== "string")
       return failed(`The digest cannot be timed: ${cron.reason}: nothing is sent`);
+    // Refused here, before the transaction: whether it parses does not depend on the instant.
     const valid = cronDue(cron, 0);
     if (typeof valid === "string") return failed(`The digest cannot be timed: ${valid}: nothing is sent`);
+    // Not read: `closesAfter` times the window, and a cron digest has no backoff.
     const settings = {
       amount: 0,
       unit: "seconds" as TimeUnit,
