@@ -20,6 +20,15 @@ import { type SmtpSink, startSmtpSink, startWebhookSink, type WebhookSink } from
 const START = Date.UTC(2026, 5, 1, 9);
 const hexId = () => randomBytes(12).toString("hex");
 const FINAL = ["completed", "failed", "canceled", "merged", "skipped"];
+const MONDAYS_9 = "0 9 * * 1";
+
+/** The first Monday 09:00 UTC strictly after `after` (epoch ms), computed without a cron library. */
+function nextMonday9(after: number): number {
+  const day = new Date(after);
+  let at = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), 9);
+  while (new Date(at).getUTCDay() !== 1 || at <= after) at += 86_400_000;
+  return at;
+}
 
 interface JobView {
   type: string;
@@ -100,7 +109,32 @@ function workflows() {
     await step.throttle("cap", async () => ({ type: "fixed", amount: 1, unit: "minutes", threshold: 2 }));
     await step.inApp("ping", async () => ({ body: "Ping" }));
   });
-  return [welcome, waitThenNotify, receipt, digestEmail, limited];
+  // Timed by a cron (UTC): Mondays at 09:00, or the payload's expression to show a bad one refused.
+  const cronWait = workflow(
+    "cron-wait",
+    async ({ step, payload }) => {
+      const waited = await step.delay("until-monday", async () => ({
+        type: "timed",
+        cron: typeof payload.cron === "string" ? payload.cron : MONDAYS_9,
+      }));
+      await step.inApp("monday", async () => ({ body: `Waited ${waited.duration} ms` }));
+    },
+    {
+      payloadSchema: {
+        type: "object",
+        properties: { cron: { type: "string" } },
+        additionalProperties: false,
+      } as const,
+    },
+  );
+  const cronDigest = workflow("cron-digest", async ({ step }) => {
+    const { events } = await step.digest("weekly", async () => ({ type: "timed", cron: MONDAYS_9 }));
+    await step.email("weekly-summary", async () => ({
+      subject: `${events.length} this week`,
+      body: `<p>Week: ${events.map((e) => String(e.payload.item)).join(", ")}</p>`,
+    }));
+  });
+  return [welcome, waitThenNotify, receipt, digestEmail, limited, cronWait, cronDigest];
 }
 
 interface BridgeApp {
@@ -246,7 +280,7 @@ forEachBackend<ManualClock>(
       });
       assert.equal(ours.status, 200);
       const body = (await ours.json()) as { workflows: { workflowId: string }[] };
-      assert.equal(body.workflows.length, 5);
+      assert.equal(body.workflows.length, 7);
     });
 
     test("sync: discover stores the code workflows (steps read-only), diff and removal at the next sync", async () => {
@@ -268,6 +302,8 @@ forEachBackend<ManualClock>(
         steps: { template: { type: string }; code: { type: string } }[];
       }[];
       assert.deepEqual(stored.map((w) => w.triggers[0]?.identifier).sort(), [
+        "cron-digest",
+        "cron-wait",
         "digest-email",
         "limited",
         "receipt",
@@ -289,7 +325,7 @@ forEachBackend<ManualClock>(
       );
       // In the workflow list like any workflow; its steps are the app's.
       const listed = await api.get("/v1/workflows?limit=50");
-      assert.equal(listed.json().totalCount, 5);
+      assert.equal(listed.json().totalCount, 7);
       const edit = await api.put(`/v1/workflows/${welcome?._id}`, { steps: [] });
       assert.equal(edit.statusCode, 400, edit.body);
       assert.match(edit.json().message, /defined in code/);
@@ -301,6 +337,8 @@ forEachBackend<ManualClock>(
       const diff = await api.post("/v1/bridge/diff", { bridgeUrl: bridge.smallUrl });
       assert.equal(diff.statusCode, 201, diff.body);
       assert.deepEqual(diff.json().data.removed.sort(), [
+        "cron-digest",
+        "cron-wait",
         "digest-email",
         "limited",
         "receipt",
@@ -314,7 +352,7 @@ forEachBackend<ManualClock>(
       assert.equal((await api.get("/v1/workflows?limit=50")).json().totalCount, 1);
       const back = await sync();
       assert.equal(back.statusCode, 201, back.body);
-      assert.equal(back.json().data.length, 5);
+      assert.equal(back.json().data.length, 7);
       // Production gets them from its own app's bridge, not by a publish.
       const publish = await api.post(`/v2/environments/${production}/diff`, {});
       assert.equal(publish.statusCode, 200, publish.body);
@@ -432,6 +470,64 @@ forEachBackend<ManualClock>(
       assert.equal(mails.length, 1);
       assert.equal(mails[0]?.parsed.subject, "3 updates");
       assert.match(String(mails[0]?.parsed.html), /Items: apples, pears, plums/);
+    });
+
+    test("cron delay: waits until the cron's next occurrence (UTC) by the engine's clock; a bad cron fails the step", async () => {
+      const due = nextMonday9(ctx.clock.now());
+      const tx = await trigger("cron-wait", {});
+      const [waiting] = await poll(
+        () => jobsOf(tx),
+        (jobs) => jobs[0]?.status === "delayed",
+        { what: "the cron delay to wait" },
+      );
+      assert.match(
+        waiting?.executionDetails.at(-1)?.detail ?? "",
+        new RegExp(`until ${new Date(due).toISOString()}`),
+      );
+      ctx.clock.advance(due - ctx.clock.now() - 1);
+      await drain(ctx);
+      assert.equal((await messagesOf(tx)).length, 0, "nothing before the occurrence");
+      ctx.clock.advance(1);
+      await drain(ctx);
+      await finished(tx);
+      assert.match((await messagesOf(tx))[0]?.content ?? "", /^Waited \d+ ms$/);
+
+      const bad = await trigger("cron-wait", { cron: "61 * * * *" });
+      const [refused] = await finished(bad);
+      assert.equal(refused?.status, "failed", JSON.stringify(refused));
+      assert.match(
+        refused?.executionDetails.at(-1)?.detail ?? "",
+        /^The delay cannot be waited: the cron expression "61 \* \* \* \*" is not valid \(.*61.*\): nothing is sent$/,
+      );
+      assert.equal((await messagesOf(bad)).length, 0);
+    });
+
+    test("cron digest: events collect until the cron's next occurrence, then one email lists them", async () => {
+      const subscriberId = hexId();
+      const address = `${subscriberId}@example.com`;
+      const to = { subscriberId, email: address };
+      const due = nextMonday9(ctx.clock.now());
+      const txs = [];
+      for (const item of ["invoices", "refunds", "payouts"]) {
+        txs.push(await trigger("cron-digest", { item }, to));
+        await drain(ctx);
+        ctx.clock.advance(1_000);
+      }
+      assert.ok(ctx.clock.now() < due, "the events all arrived before the occurrence");
+      ctx.clock.advance(due - ctx.clock.now() - 1);
+      await drain(ctx);
+      assert.equal(
+        sink.mails.filter((m) => m.to.includes(address)).length,
+        0,
+        "nothing before the occurrence",
+      );
+      ctx.clock.advance(1);
+      await drain(ctx);
+      for (const tx of txs) await finished(tx);
+      const mails = sink.mails.filter((m) => m.to.includes(address));
+      assert.equal(mails.length, 1);
+      assert.equal(mails[0]?.parsed.subject, "3 this week");
+      assert.match(String(mails[0]?.parsed.html), /Week: invoices, refunds, payouts/);
     });
 
     test("throttle: at most N runs a window per subscriber (and key); the others end throttled in the activity", async () => {

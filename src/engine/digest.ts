@@ -126,7 +126,13 @@ export async function arriveAtDigest(
   job: Job,
   notification: Notification,
   /** A step defined in code: the window and key its bridge answered, instead of the step's metadata. */
-  given?: { settings: DigestSettings; digestKey: string; digestValue: string },
+  given?: {
+    settings: DigestSettings;
+    digestKey: string;
+    digestValue: string;
+    /** A window timed by a cron: when a window opened at `now` closes (epoch ms), instead of the settings'. */
+    closesAfter?: (now: number) => number;
+  },
 ): Promise<StepOutcome> {
   const { db } = deps;
   const now = deps.clock.now();
@@ -204,7 +210,10 @@ export async function arriveAtDigest(
 
   const settings = given?.settings ?? digestSettingsOf(metadata);
   const previousEventAt = settings.backoff ? await windows.lastEventAt(db, windowKey) : undefined;
-  const decision = digestDecision({ metadata: settings, previousEventAt, now });
+  const decision =
+    given?.closesAfter !== undefined
+      ? ({ mode: "digest", windowEndsAt: given.closesAfter(now) } as const)
+      : digestDecision({ metadata: settings, previousEventAt, now });
   const immediate = decision.mode === "immediate";
   const closesAt = immediate ? now : decision.windowEndsAt;
   const window: windows.DigestWindow = {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { TimeUnit } from "../workflows/domain.ts";
-import { addUnits, durationMs } from "./time-units.ts";
+import { addUnits, durationMs, nextCronOccurrence } from "./time-units.ts";
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -70,4 +70,21 @@ test("addUnits: refuses what no timer could wait for", () => {
   assert.throws(() => addUnits(from, 1_000_000_000, "weeks"), /time range/);
   assert.throws(() => addUnits(from, 1_000_000_000, "months"), /time range|out of range/);
   assert.throws(() => addUnits(Number.NaN, 1, "days"), /time range/);
+});
+
+test("nextCronOccurrence: in UTC, strictly after; six fields and @ forms; a bad expression throws its reason", () => {
+  const cases: [string, string, string][] = [
+    ["0 9 * * 1", "2026-06-01T08:59:59.999Z", "2026-06-01T09:00:00.000Z"],
+    // An occurrence at the very moment is not the next one.
+    ["0 9 * * 1", "2026-06-01T09:00:00.000Z", "2026-06-08T09:00:00.000Z"],
+    ["*/15 * * * *", "2026-06-01T23:59:00.000Z", "2026-06-02T00:00:00.000Z"],
+    ["30 */10 * * * *", "2026-06-01T12:00:00.000Z", "2026-06-01T12:00:30.000Z"],
+    ["@daily", "2026-12-31T12:00:00.000Z", "2027-01-01T00:00:00.000Z"],
+    ["0 0 29 2 *", "2026-03-01T00:00:00.000Z", "2028-02-29T00:00:00.000Z"],
+  ];
+  for (const [cron, from, next] of cases) {
+    assert.equal(new Date(nextCronOccurrence(cron, at(from))).toISOString(), next, `${cron} after ${from}`);
+  }
+  assert.throws(() => nextCronOccurrence("61 * * * *", 0), /61/);
+  assert.throws(() => nextCronOccurrence("every monday", 0));
 });

@@ -1,3 +1,4 @@
+import { CronExpressionParser } from "cron-parser";
 import type { TimeUnit } from "../workflows/domain.ts";
 
 /** The units of fixed length. A month is not one of them: its length depends on where it starts. */
@@ -58,4 +59,14 @@ export function durationMs(amount: number, unit: TimeUnit, fromMs?: number): num
   }
   if (!Number.isFinite(amount)) throw new RangeError(`amount must be a finite number, got ${amount}`);
   return amount * UNIT_MS[unit];
+}
+
+/**
+ * The first instant strictly after `fromMs` that the cron expression names, evaluated in UTC (five
+ * fields, or six with seconds first; `@daily` and the like). Throws with the parser's reason when the
+ * expression does not parse or names no instant.
+ */
+export function nextCronOccurrence(expression: string, fromMs: number): number {
+  const cron = CronExpressionParser.parse(expression.trim(), { currentDate: new Date(fromMs), tz: "UTC" });
+  return validInstant(cron.next().getTime(), `The next occurrence of "${expression}"`);
 }

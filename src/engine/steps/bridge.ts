@@ -14,7 +14,7 @@ import { freshInboxState, type Job, type Message, type MessageButton, type Notif
 import { deleteMessage, insertMessage, jobMessages } from "../message-repository.ts";
 import * as engine from "../repository.ts";
 import type { StepOutcome } from "../step-outcome.ts";
-import { addUnits } from "../time-units.ts";
+import { addUnits, nextCronOccurrence } from "../time-units.ts";
 import { passThrottle } from "./throttle.ts";
 
 /**
@@ -306,7 +306,29 @@ function dueOf(now: number, notification: Notification, outputs: Record<string, 
       return addUnits(now, value.amount, value.unit);
     return `payload.${outputs.dynamicKey.replace(/^payload\./, "")} is neither a date nor {amount, unit}`;
   }
-  return `a ${String(type)} delay (by cron) is not supported`;
+  if (type === "timed") {
+    const cron = cronOf(outputs);
+    return typeof cron === "string" ? cronDue(cron, now) : cron.reason;
+  }
+  return `the bridge answered a delay of type ${JSON.stringify(type)}, which is not regular, timed or dynamic`;
+}
+
+/** The cron expression of a timed delay or digest, or why the bridge's answer has none. */
+function cronOf(outputs: Record<string, unknown>): string | { reason: string } {
+  const { cron } = outputs;
+  if (typeof cron === "string" && cron.trim() !== "") return cron;
+  return {
+    reason: `the bridge answered a timed step without a cron expression (${JSON.stringify(outputs)})`,
+  };
+}
+
+/** The cron's next occurrence after `now` (UTC, epoch ms), or why the expression is refused. */
+function cronDue(cron: string, now: number): number | string {
+  try {
+    return nextCronOccurrence(cron, now);
+  } catch (error) {
+    return `the cron expression ${JSON.stringify(cron)} is not valid (${error instanceof Error ? error.message : String(error)})`;
+  }
 }
 
 function delayFor(
@@ -344,8 +366,38 @@ function keyValueOf(notification: Notification, key: unknown): string {
 
 function digestFor(job: Job, notification: Notification, outputs: Record<string, unknown>): CodeStepOutcome {
   const { amount, unit, lookBackWindow } = outputs;
+  const digestKey = typeof outputs.digestKey === "string" ? outputs.digestKey : "";
+  const digestValue = keyValueOf(notification, digestKey);
+  if (outputs.type === "timed") {
+    // The window closes at the cron's next occurrence after the event that opens it.
+    const cron = cronOf(outputs);
+    if (typeof cron !== "string")
+      return failed(`The digest cannot be timed: ${cron.reason}: nothing is sent`);
+    // Refused here, before the transaction: whether it parses does not depend on the instant.
+    const valid = cronDue(cron, 0);
+    if (typeof valid === "string") return failed(`The digest cannot be timed: ${valid}: nothing is sent`);
+    // Not read: `closesAfter` times the window, and a cron digest has no backoff.
+    const settings = {
+      amount: 0,
+      unit: "seconds" as TimeUnit,
+      backoff: false,
+      backoffAmount: 0,
+      backoffUnit: "seconds" as TimeUnit,
+    };
+    return {
+      inTransaction: (trxDeps) =>
+        arriveAtDigest(trxDeps, job, notification, {
+          settings,
+          digestKey,
+          digestValue,
+          closesAfter: (now) => nextCronOccurrence(cron, now),
+        }),
+    };
+  }
   if ((outputs.type ?? "regular") !== "regular")
-    return failed("A digest by cron is not supported: nothing is sent");
+    return failed(
+      `The bridge answered a digest of type ${JSON.stringify(outputs.type)}, which is not regular or timed: nothing is sent`,
+    );
   if (typeof amount !== "number" || !(amount > 0) || !isUnit(unit))
     return failed(`The bridge answered a digest without an amount and a unit (${JSON.stringify(outputs)})`);
   const back = isObject(lookBackWindow) ? lookBackWindow : undefined;
@@ -356,8 +408,6 @@ function digestFor(job: Job, notification: Notification, outputs: Record<string,
     backoffAmount: typeof back?.amount === "number" ? back.amount : 0,
     backoffUnit: isUnit(back?.unit) ? back.unit : ("seconds" as TimeUnit),
   };
-  const digestKey = typeof outputs.digestKey === "string" ? outputs.digestKey : "";
-  const digestValue = keyValueOf(notification, digestKey);
   return {
     inTransaction: (trxDeps) =>
       arriveAtDigest(trxDeps, job, notification, { settings, digestKey, digestValue }),
