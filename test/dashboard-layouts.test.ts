@@ -167,6 +167,12 @@ forEachBackend(
         await page.getByRole("status").filter({ hasText: "No changes to save." }).waitFor();
         const kept = await template();
         assert.deepEqual([kept._layoutId, kept.subject, kept.content], [layoutId, "Hello", "<p>Hi</p>"]);
+
+        // Back to the environment's default: the step names no layout.
+        await page.getByRole("combobox", { name: "Layout" }).selectOption({ label: "Environment default" });
+        await page.getByRole("button", { name: "Save", exact: true }).click();
+        await page.getByRole("status").filter({ hasText: "Workflow saved." }).waitFor();
+        assert.equal((await template())._layoutId ?? null, null);
       });
 
       test("no console errors", () => {
