@@ -169,9 +169,10 @@ export function LayoutView({ id }: { id: string }) {
   const layout = data?.data;
   const [content, setContent] = useState<string | null>(null);
   const [status, setStatus] = useState("");
+  // What is typed stays through a save or Make default; another layout opened starts from its own.
   useEffect(() => {
     if (layout) setContent(layout.content);
-  }, [layout?._id, layout?.updatedAt]);
+  }, [layout?._id]);
   const shown = content ?? layout?.content ?? "";
 
   async function save(event: Event) {
