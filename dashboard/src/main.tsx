@@ -4,6 +4,7 @@ import { ApiError, api, forgetKey, forgetKeys, ok, rememberKey, storedKey, store
 import { Activity, NotificationView } from "./views/activity.tsx";
 import { Groups } from "./views/groups.tsx";
 import { Integrations } from "./views/integrations.tsx";
+import { Layouts, LayoutView } from "./views/layouts.tsx";
 import { type CurrentEnvironment, Settings } from "./views/settings.tsx";
 import { Subscribers, SubscriberView } from "./views/subscribers.tsx";
 import { Topics, TopicView } from "./views/topics.tsx";
@@ -25,6 +26,7 @@ function useRoute(): string[] {
 const SECTIONS = [
   ["workflows", "Workflows"],
   ["groups", "Groups"],
+  ["layouts", "Layouts"],
   ["subscribers", "Subscribers"],
   ["topics", "Topics"],
   ["activity", "Activity"],
@@ -108,6 +110,7 @@ function App() {
   let view = <Workflows />;
   if (section === "workflows" && id) view = <WorkflowEditor id={id === "new" ? null : id} />;
   else if (section === "groups") view = <Groups />;
+  else if (section === "layouts") view = id ? <LayoutView id={id} /> : <Layouts />;
   else if (section === "subscribers") view = id ? <SubscriberView id={id} /> : <Subscribers />;
   else if (section === "activity") view = id ? <NotificationView id={id} /> : <Activity />;
   else if (section === "integrations") view = <Integrations />;

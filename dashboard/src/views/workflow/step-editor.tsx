@@ -1,3 +1,5 @@
+import { api, ok } from "../../api.ts";
+import { useLoad } from "../../common.tsx";
 import { Check, Choice, JsonObjectField, Text, WholeNumber } from "./fields.tsx";
 import {
   CONDITION_ON,
@@ -138,6 +140,11 @@ export function StepEditor({ draft, original, index, count, onChange, onMove, on
           {templateField(["subject"], "Subject")}
           {templateField(["preheader"], "Preheader")}
           {templateField(["senderName"], "Sender name")}
+          <LayoutChoice
+            id={`${id}-layout`}
+            template={template}
+            onChange={(layoutId) => setTemplate(["_layoutId"], layoutId, layoutId === null)}
+          />
           {Array.isArray(template.content) ? (
             <EmailBlocks
               id={id}
@@ -216,6 +223,42 @@ export function StepEditor({ draft, original, index, count, onChange, onMove, on
         set={(filters) => onChange({ ...step, filters })}
       />
     </section>
+  );
+}
+
+/**
+ * The email's layout: one of the environment's (its `_layoutId`), or "Environment default" (none
+ * named). A layout named as `layoutId`, or one not in the list, still shows and is kept.
+ */
+function LayoutChoice({
+  id,
+  template,
+  onChange,
+}: {
+  id: string;
+  template: JsonObject;
+  onChange: (layoutId: string | null) => void;
+}) {
+  const { data, error } = useLoad(
+    () => ok(api.GET("/v1/layouts", { params: { query: { page: 0, pageSize: 100 } } })),
+    [],
+  );
+  const named = [template._layoutId, template.layoutId].find((v) => typeof v === "string" && v !== "");
+  const options: [string, string][] = [
+    ["", "Environment default"],
+    ...(data?.data ?? []).map((layout): [string, string] => [layout._id, layout.name]),
+  ];
+  return (
+    <>
+      <Choice
+        id={id}
+        label="Layout"
+        value={typeof named === "string" ? named : ""}
+        options={options}
+        onChange={(layoutId) => onChange(layoutId === "" ? null : layoutId)}
+      />
+      {error && <p class="hint invalid">The layouts could not be listed: {error}</p>}
+    </>
   );
 }
 
