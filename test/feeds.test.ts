@@ -8,7 +8,7 @@ import { drain } from "./queue-helpers.ts";
 // Feeds (Novu's /v1/feeds): named by their name, in the key's environment; a feed an in-app step
 // names cannot be deleted until the step no longer names it. An in-app message records the feed its
 // step named (`_feedId`), and the widget's feed and counts (and the subscriber's feed) filter by the
-// feeds' identifiers (`feedIdentifier`, one or several).
+// feeds' identifiers (`feedIdentifier`, one or several), and so does marking all of them.
 
 interface FeedMessage {
   content: string;
@@ -133,14 +133,22 @@ forEachBackend("feeds", (ctx) => {
     assert.deepEqual([unknown.data, unknown.totalCount], [[], 0]);
     assert.deepEqual(await counts("feedIdentifier=Nowhere"), [0, 0, 0]);
 
+    // Marking all: of one feed from the widget (`feedId`, identifiers), of feeds from the API.
     const seen = await ctx.app.inject({
       method: "POST",
       url: "/v1/widgets/messages/seen",
       headers,
-      payload: {},
+      payload: { feedId: "Feed B" },
     });
-    assert.equal(seen.statusCode, 201, seen.body);
+    assert.deepEqual([seen.statusCode, seen.json().data], [201, 1], seen.body);
     assert.deepEqual(await counts("feedIdentifier=Feed%20B&seen=true"), [1, 1, 1]);
+    assert.deepEqual(await counts(""), [3, 4, 4]);
+    const read = await api.post(`/v1/subscribers/${subscriberId}/messages/mark-all`, {
+      markAs: "read",
+      feedIdentifier: ["Feed A"],
+    });
+    assert.deepEqual([read.statusCode, read.json().data], [201, 2], read.body);
+    assert.deepEqual(await counts(""), [1, 2, 4]);
 
     const subscriberFeed = await api.get(
       `/v1/subscribers/${subscriberId}/notifications/feed?feedIdentifier=Feed%20B`,

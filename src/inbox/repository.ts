@@ -168,13 +168,16 @@ export async function markAll(
   channel: Channel,
   changes: MarkChanges,
   now: string,
+  feeds?: FeedsFilter,
 ): Promise<number> {
   const { seen, read } = changes;
-  const result = await db
+  let update = db
     .updateTable("messages")
     .set(markColumns(changes, now))
     .where("subscriber_ref", "=", subscriberRef)
-    .where("channel", "=", channel)
+    .where("channel", "=", channel);
+  if (feeds) update = update.where(inFeeds(db, feeds));
+  const result = await update
     // Those that differ in any of the columns the change sets (read implies seen: a seen but unread
     // message is changed by "read").
     .where((eb) =>

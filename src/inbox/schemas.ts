@@ -134,7 +134,7 @@ export const MarkAllBody = Type.Object(
   {
     // All four, as Novu takes them and @novu/node's markAllMessagesAs types them.
     markAs: Type.Unsafe<(typeof MARK_AS)[number]>({ type: "string", enum: [...MARK_AS] }),
-    feedIdentifier: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+    feedIdentifier: FeedIdentifierQuery,
   },
   { additionalProperties: false },
 );

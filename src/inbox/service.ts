@@ -195,13 +195,14 @@ export async function markSubscriberMessages(
 
 /**
  * Marks all the subscriber's in-app messages as one message is marked (read implies seen, unseen
- * implies unread: see changesFor); returns how many changed.
+ * implies unread: see changesFor), or those of these feeds (by identifier); returns how many changed.
  */
 export async function markAllSubscriberMessages(
   deps: Deps,
   tenant: Tenant,
   subscriberId: string,
   markAs: MarkAs,
+  feedIdentifiers?: readonly string[],
 ): Promise<{ subscriber: Subscriber; count: number }> {
   const subscriber = await getSubscriber(deps, tenant, subscriberId);
   const count = await messages.markAll(
@@ -210,6 +211,7 @@ export async function markAllSubscriberMessages(
     "in_app",
     changesFor(markAs),
     isoNow(deps.clock),
+    feedsFilter(tenant, feedIdentifiers).feeds,
   );
   return { subscriber, count };
 }

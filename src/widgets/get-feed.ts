@@ -6,10 +6,10 @@ import { subscriberFeed } from "../inbox/service.ts";
 import { presentWidgetMessage } from "./presenter.ts";
 import { WidgetFeedQuery, WidgetMessagePage } from "./schemas.ts";
 
-/** Marking or deleting all of one feed is not supported: a tab that asks for it gets a 400, not all. */
+/** Deleting all of one feed is not supported: a tab that asks for it gets a 400, not all deleted. */
 export function refuseFeeds(feedId: unknown): void {
   if (feedId !== undefined && feedId !== "" && !(Array.isArray(feedId) && feedId.length === 0)) {
-    throw badRequest("feedId: marking or deleting the messages of one feed is not supported; leave it out");
+    throw badRequest("feedId: deleting the messages of one feed is not supported; leave it out");
   }
 }
 

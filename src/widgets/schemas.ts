@@ -102,7 +102,14 @@ export const WidgetCountQuery = Type.Object({
 export const WidgetMarkAllBody = Type.Object(
   {
     feedId: Type.Optional(
-      Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String()), Type.Null()]),
+      Type.Union(
+        [
+          Type.String({ maxLength: 200 }),
+          Type.Array(Type.String({ maxLength: 200 }), { maxItems: 20 }),
+          Type.Null(),
+        ],
+        { description: "Only the messages of these feeds (by identifier); all when absent or null" },
+      ),
     ),
   },
   { additionalProperties: false },
