@@ -155,6 +155,7 @@ async function record(
     ...freshInboxState(notification.workflow, now),
     data: {},
     avatar: "",
+    feedId: "",
     createdAt: now,
     updatedAt: now,
     ...fields,

@@ -172,6 +172,8 @@ export interface Message {
   /** The in-app step's `data`, rendered. */
   data: Record<string, unknown>;
   avatar: string;
+  /** The feed (its id) the in-app step named when it was written (Novu's `_feedId`); '' for none. */
+  feedId: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -265,6 +267,7 @@ export function messageFromRow(row: Selectable<MessagesTable>): Message {
     severity: (SEVERITIES as readonly string[]).includes(row.severity) ? (row.severity as Severity) : "none",
     data: readJson<Record<string, unknown>>(row.data),
     avatar: row.avatar,
+    feedId: row.feed_id,
     createdAt: readTimestamp(row.created_at),
     updatedAt: readTimestamp(row.updated_at),
   };

@@ -167,6 +167,7 @@ forEachBackend<ManualClock>(
           ...freshInboxState({}, now),
           data: {},
           avatar: "",
+          feedId: "",
           createdAt: now,
           updatedAt: now,
         });

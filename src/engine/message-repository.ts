@@ -101,6 +101,7 @@ async function insertMessageRow(db: Db, message: Message, tags: string, tagSet: 
         severity: message.severity,
         data: writeJson(message.data),
         avatar: message.avatar,
+        feed_id: message.feedId,
         created_at: message.createdAt,
         updated_at: message.updatedAt,
       },

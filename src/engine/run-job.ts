@@ -321,6 +321,12 @@ function delay(deps: EngineDeps, job: Job, notification: Notification): Outcome 
   };
 }
 
+/** The feed an in-app step names (`_feedId`, or `feedId` as written), as Novu's message records it. */
+function feedOf(template: Job["step"]["template"]): string {
+  const named = typeof template._feedId === "string" ? template._feedId : template.feedId;
+  return typeof named === "string" ? named : "";
+}
+
 async function inApp(
   deps: EngineDeps,
   job: Job,
@@ -373,6 +379,7 @@ async function inApp(
     ...freshInboxState(notification.workflow, now),
     data: rendered.data,
     avatar: rendered.avatar,
+    feedId: feedOf(template),
     createdAt: now,
     updatedAt: now,
   };

@@ -1,7 +1,13 @@
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { presentMessage } from "./presenter.ts";
-import { decodePayloadFilter, FeedQuery, MessagePage, SubscriberIdParams } from "./schemas.ts";
+import {
+  decodePayloadFilter,
+  FeedQuery,
+  feedIdentifiersOf,
+  MessagePage,
+  SubscriberIdParams,
+} from "./schemas.ts";
 import { subscriberFeed } from "./service.ts";
 
 export const getSubscriberFeedRoute: RoutePlugin = async (app) => {
@@ -24,13 +30,15 @@ export const getSubscriberFeedRoute: RoutePlugin = async (app) => {
       },
     },
     async (request) => {
-      const { page, limit, seen, read, payload } = request.query;
+      const { page, limit, seen, read, payload, feedIdentifier } = request.query;
+      const feedIdentifiers = feedIdentifiersOf(feedIdentifier);
       const feed = await subscriberFeed(depsOf(app), request.tenant, request.params.subscriberId, {
         ...(page !== undefined ? { page } : {}),
         ...(limit !== undefined ? { limit } : {}),
         ...(seen !== undefined ? { seen } : {}),
         ...(read !== undefined ? { read } : {}),
         ...(payload !== undefined ? { payload: decodePayloadFilter(payload) ?? {} } : {}),
+        ...(feedIdentifiers ? { feedIdentifiers } : {}),
       });
       return { ...feed, data: feed.data.map((m) => presentMessage(m, feed.subscriber)) };
     },

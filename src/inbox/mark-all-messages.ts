@@ -1,7 +1,7 @@
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import type { InboxRouteOptions } from "./options.ts";
-import { MarkAllBody, MarkAllResponse, SubscriberIdParams } from "./schemas.ts";
+import { feedIdentifiersOf, MarkAllBody, MarkAllResponse, SubscriberIdParams } from "./schemas.ts";
 import { markAllSubscriberMessages } from "./service.ts";
 
 export const markAllMessagesRoute: RoutePluginWith<InboxRouteOptions> = async (app, options) => {
@@ -26,6 +26,7 @@ export const markAllMessagesRoute: RoutePluginWith<InboxRouteOptions> = async (a
         request.tenant,
         request.params.subscriberId,
         request.body.markAs,
+        feedIdentifiersOf(request.body.feedIdentifier),
       );
       options.onChange?.({ environmentId: request.tenant.environmentId, subscriberRef: subscriber.id });
       return reply.code(201).send({ data: count });

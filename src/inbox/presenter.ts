@@ -14,6 +14,7 @@ export function presentMessage(message: Message, subscriber?: Subscriber) {
     _templateId: message.workflowId,
     _subscriberId: message.subscriberRef,
     _messageTemplateId: message.workflowId,
+    _feedId: message.feedId === "" ? null : message.feedId,
     subscriberId: message.subscriberId,
     templateIdentifier: message.templateIdentifier,
     transactionId: message.transactionId,

@@ -51,12 +51,35 @@ function payloadContains(db: Db, subset: Record<string, unknown>) {
     );
 }
 
+/**
+ * Only the messages of these feeds (Novu's `feedIdentifier`): the environment's feeds named by these
+ * identifiers. An identifier no feed has matches nothing.
+ */
+export interface FeedsFilter {
+  environmentId: string;
+  identifiers: readonly string[];
+}
+
+function inFeeds(db: Db, feeds: FeedsFilter) {
+  return (eb: ExpressionBuilder<Database, "messages">): Expression<SqlBool> =>
+    eb(
+      "feed_id",
+      "in",
+      db
+        .selectFrom("feeds")
+        .select("feeds.id")
+        .where("feeds.environment_id", "=", feeds.environmentId)
+        .where("feeds.identifier", "in", [...feeds.identifiers]),
+    );
+}
+
 export interface FeedQuery {
   subscriberRef: string;
   channel: Channel;
   seen?: boolean;
   read?: boolean;
   payload?: Record<string, unknown>;
+  feeds?: FeedsFilter;
   offset: number;
   limit: number;
 }
@@ -71,6 +94,7 @@ export async function feed(db: Db, query: FeedQuery) {
   if (query.read !== undefined) base = base.where("read", "=", query.read);
   if (query.payload && Object.keys(query.payload).length > 0)
     base = base.where(payloadContains(db, query.payload));
+  if (query.feeds) base = base.where(inFeeds(db, query.feeds));
   const [rows, total] = await Promise.all([
     base
       .selectAll()
@@ -89,7 +113,7 @@ export async function countMessages(
   db: Db,
   subscriberRef: string,
   channel: Channel,
-  filter: { seen?: boolean; read?: boolean },
+  filter: { seen?: boolean; read?: boolean; feeds?: FeedsFilter },
 ): Promise<number> {
   let query = db
     .selectFrom("messages")
@@ -97,6 +121,7 @@ export async function countMessages(
     .where("channel", "=", channel);
   if (filter.seen !== undefined) query = query.where("seen", "=", filter.seen);
   if (filter.read !== undefined) query = query.where("read", "=", filter.read);
+  if (filter.feeds) query = query.where(inFeeds(db, filter.feeds));
   return countRows(query);
 }
 
@@ -143,13 +168,16 @@ export async function markAll(
   channel: Channel,
   changes: MarkChanges,
   now: string,
+  feeds?: FeedsFilter,
 ): Promise<number> {
   const { seen, read } = changes;
-  const result = await db
+  let update = db
     .updateTable("messages")
     .set(markColumns(changes, now))
     .where("subscriber_ref", "=", subscriberRef)
-    .where("channel", "=", channel)
+    .where("channel", "=", channel);
+  if (feeds) update = update.where(inFeeds(db, feeds));
+  const result = await update
     // Those that differ in any of the columns the change sets (read implies seen: a seen but unread
     // message is changed by "read").
     .where((eb) =>

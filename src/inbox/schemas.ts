@@ -29,6 +29,9 @@ export const Message = Type.Object(
     _templateId: ObjectIdString("The workflow"),
     _messageTemplateId: ObjectIdString("The workflow (Novu's step template id)"),
     _subscriberId: ObjectIdString("The subscriber's _id"),
+    _feedId: Type.Union([Type.String(), Type.Null()], {
+      description: "The feed (its _id) its in-app step named; null for none",
+    }),
     subscriberId: Type.String({ description: "Your subscriberId" }),
     templateIdentifier: Type.String({ description: "The workflow's trigger identifier" }),
     transactionId: Type.String(),
@@ -61,6 +64,24 @@ const BooleanText = Type.Union([
   Type.Unsafe<"true" | "false">({ type: "string", enum: ["true", "false"] }),
 ]);
 
+/** Novu's `feedIdentifier`: the identifier of a feed, or several (`?feedIdentifier=a&feedIdentifier=b`). */
+export const FeedIdentifierQuery = Type.Optional(
+  Type.Union(
+    [Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 20 })],
+    {
+      description:
+        "Only the messages of these feeds (by identifier, their name): one or several; one no feed has matches nothing",
+    },
+  ),
+);
+
+/** `feedIdentifier` as a list: empty strings dropped, an absent or empty one filtering nothing. */
+export function feedIdentifiersOf(value: string | readonly string[] | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const identifiers = (typeof value === "string" ? [value] : [...value]).filter((id) => id !== "");
+  return identifiers.length > 0 ? identifiers : undefined;
+}
+
 export const FeedQuery = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
@@ -72,6 +93,7 @@ export const FeedQuery = Type.Object({
       description: "Base64 of a JSON object the messages' payload must contain",
     }),
   ),
+  feedIdentifier: FeedIdentifierQuery,
 });
 
 export const UnseenQuery = Type.Object({
@@ -112,7 +134,7 @@ export const MarkAllBody = Type.Object(
   {
     // All four, as Novu takes them and @novu/node's markAllMessagesAs types them.
     markAs: Type.Unsafe<(typeof MARK_AS)[number]>({ type: "string", enum: [...MARK_AS] }),
-    feedIdentifier: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+    feedIdentifier: FeedIdentifierQuery,
   },
   { additionalProperties: false },
 );

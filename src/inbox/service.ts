@@ -27,9 +27,18 @@ export interface FeedInput {
   seen?: boolean;
   read?: boolean;
   payload?: Record<string, unknown>;
+  /** Only the messages of these feeds (Novu's `feedIdentifier`); all when absent or empty. */
+  feedIdentifiers?: readonly string[];
 }
 
 export const FEED_PAGE_SIZE = 10;
+
+/** Novu's `feedIdentifier`, one or several, as the filter on the environment's feeds (none when empty). */
+function feedsFilter(tenant: Tenant, identifiers: readonly string[] | undefined) {
+  return identifiers !== undefined && identifiers.length > 0
+    ? { feeds: { environmentId: tenant.environmentId, identifiers } }
+    : {};
+}
 
 /** A page of the subscriber's in-app messages, newest first. */
 export async function subscriberFeed(deps: Deps, tenant: Tenant, subscriberId: string, input: FeedInput) {
@@ -42,6 +51,7 @@ export async function subscriberFeed(deps: Deps, tenant: Tenant, subscriberId: s
     ...(input.seen !== undefined ? { seen: input.seen } : {}),
     ...(input.read !== undefined ? { read: input.read } : {}),
     ...(input.payload ? { payload: input.payload } : {}),
+    ...feedsFilter(tenant, input.feedIdentifiers),
     offset: page * limit,
     limit,
   });
@@ -53,10 +63,14 @@ export async function countSubscriberMessages(
   deps: Deps,
   tenant: Tenant,
   subscriberId: string,
-  filter: { seen?: boolean; read?: boolean },
+  filter: { seen?: boolean; read?: boolean; feedIdentifiers?: readonly string[] },
 ): Promise<number> {
   const subscriber = await getSubscriber(deps, tenant, subscriberId);
-  return messages.countMessages(deps.db, subscriber.id, "in_app", filter);
+  const { feedIdentifiers, ...marks } = filter;
+  return messages.countMessages(deps.db, subscriber.id, "in_app", {
+    ...marks,
+    ...feedsFilter(tenant, feedIdentifiers),
+  });
 }
 
 /**
@@ -181,13 +195,14 @@ export async function markSubscriberMessages(
 
 /**
  * Marks all the subscriber's in-app messages as one message is marked (read implies seen, unseen
- * implies unread: see changesFor); returns how many changed.
+ * implies unread: see changesFor), or those of these feeds (by identifier); returns how many changed.
  */
 export async function markAllSubscriberMessages(
   deps: Deps,
   tenant: Tenant,
   subscriberId: string,
   markAs: MarkAs,
+  feedIdentifiers?: readonly string[],
 ): Promise<{ subscriber: Subscriber; count: number }> {
   const subscriber = await getSubscriber(deps, tenant, subscriberId);
   const count = await messages.markAll(
@@ -196,6 +211,7 @@ export async function markAllSubscriberMessages(
     "in_app",
     changesFor(markAs),
     isoNow(deps.clock),
+    feedsFilter(tenant, feedIdentifiers).feeds,
   );
   return { subscriber, count };
 }

@@ -330,6 +330,8 @@ export interface MessagesTable {
   avatar: ColumnType<string, string | undefined, string>;
   /** Migration 0017: the id of its tags in message_tag_sets ('' for none), in `messages_inbox`. */
   tag_set: ColumnType<string, string | undefined, string>;
+  /** Migration 0025: the feed its in-app step named (Novu's `_feedId`); '' for none. */
+  feed_id: ColumnType<string, string | undefined, string>;
 }
 
 /** Migration 0017: each list of tags an environment's messages carry, once (see tagSetId). */

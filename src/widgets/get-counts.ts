@@ -1,8 +1,7 @@
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
-import { CountResponse } from "../inbox/schemas.ts";
+import { CountResponse, feedIdentifiersOf } from "../inbox/schemas.ts";
 import { countSubscriberMessages } from "../inbox/service.ts";
-import { refuseFeeds } from "./get-feed.ts";
 import { WidgetCountQuery } from "./schemas.ts";
 
 /**
@@ -42,17 +41,18 @@ export const getCountsRoute: RoutePlugin = async (app) => {
           querystring: WidgetCountQuery,
           response: {
             200: described(CountResponse, "The count"),
-            ...errorResponsesOf({ 400: "A query value out of range, or a feedIdentifier" }),
+            ...errorResponsesOf({ 400: "A query value out of range" }),
           },
         },
       },
       async (request) => {
         const { seen, read, limit, feedIdentifier } = request.query;
-        refuseFeeds(feedIdentifier);
+        const feedIdentifiers = feedIdentifiersOf(feedIdentifier);
         const filter = {
           ...fallback,
           ...(seen !== undefined ? { seen } : {}),
           ...(read !== undefined ? { read } : {}),
+          ...(feedIdentifiers ? { feedIdentifiers } : {}),
         };
         const count = await countSubscriberMessages(
           depsOf(app),

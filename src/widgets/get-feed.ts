@@ -1,19 +1,15 @@
 import { badRequest } from "../errors.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
-import { decodePayloadFilter } from "../inbox/schemas.ts";
+import { decodePayloadFilter, feedIdentifiersOf } from "../inbox/schemas.ts";
 import { subscriberFeed } from "../inbox/service.ts";
 import { presentWidgetMessage } from "./presenter.ts";
 import { WidgetFeedQuery, WidgetMessagePage } from "./schemas.ts";
 
-/** Tidings keeps one feed per subscriber: a widget tab that asks for a named feed gets a 400, not all. */
-export function refuseFeeds(feedIdentifier: unknown): void {
-  if (
-    feedIdentifier !== undefined &&
-    feedIdentifier !== "" &&
-    !(Array.isArray(feedIdentifier) && feedIdentifier.length === 0)
-  ) {
-    throw badRequest("feedIdentifier: Tidings has one feed per subscriber; leave it out");
+/** Deleting all of one feed is not supported: a tab that asks for it gets a 400, not all deleted. */
+export function refuseFeeds(feedId: unknown): void {
+  if (feedId !== undefined && feedId !== "" && !(Array.isArray(feedId) && feedId.length === 0)) {
+    throw badRequest("feedId: deleting the messages of one feed is not supported; leave it out");
   }
 }
 
@@ -29,14 +25,14 @@ export const getFeedRoute: RoutePlugin = async (app) => {
         response: {
           200: described(WidgetMessagePage, "One page of the feed"),
           ...errorResponsesOf({
-            400: "A query value out of range, payload not base64 JSON, or a feedIdentifier",
+            400: "A query value out of range, or payload not base64 JSON",
           }),
         },
       },
     },
     async (request) => {
       const { page, limit, seen, read, payload, feedIdentifier } = request.query;
-      refuseFeeds(feedIdentifier);
+      const feedIdentifiers = feedIdentifiersOf(feedIdentifier);
       const { subscriber } = request.subscriberSession;
       const feed = await subscriberFeed(depsOf(app), request.tenant, subscriber.subscriberId, {
         ...(page !== undefined ? { page } : {}),
@@ -44,6 +40,7 @@ export const getFeedRoute: RoutePlugin = async (app) => {
         ...(seen !== undefined ? { seen } : {}),
         ...(read !== undefined ? { read } : {}),
         ...(payload !== undefined ? { payload: decodePayloadFilter(payload) ?? {} } : {}),
+        ...(feedIdentifiers ? { feedIdentifiers } : {}),
       });
       return { ...feed, data: feed.data.map((m) => presentWidgetMessage(m, feed.subscriber)) };
     },

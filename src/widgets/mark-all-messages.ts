@@ -1,13 +1,12 @@
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { changeOf } from "../inbox/index.ts";
-import { MarkAllResponse } from "../inbox/schemas.ts";
+import { feedIdentifiersOf, MarkAllResponse } from "../inbox/schemas.ts";
 import { markAllSubscriberMessages } from "../inbox/service.ts";
-import { refuseFeeds } from "./get-feed.ts";
 import type { WidgetRouteOptions } from "./options.ts";
 import { WidgetMarkAllBody } from "./schemas.ts";
 
-/** Marks every message of the subscriber read (`/read`) or seen (`/seen`). */
+/** Marks every message of the subscriber read (`/read`) or seen (`/seen`); `feedId`: of those feeds (identifiers). */
 export const markAllMessagesRoute: RoutePluginWith<WidgetRouteOptions> = async (app, options) => {
   for (const markAs of ["read", "seen"] as const) {
     app.post(
@@ -20,17 +19,17 @@ export const markAllMessagesRoute: RoutePluginWith<WidgetRouteOptions> = async (
           body: WidgetMarkAllBody,
           response: {
             201: described(MarkAllResponse, "How many messages changed"),
-            ...errorResponsesOf({ 400: "Invalid body, or a feedId" }),
+            ...errorResponsesOf({ 400: "Invalid body" }),
           },
         },
       },
       async (request, reply) => {
-        refuseFeeds(request.body?.feedId ?? undefined);
         const { count } = await markAllSubscriberMessages(
           depsOf(app),
           request.tenant,
           request.subscriberSession.subscriber.subscriberId,
           markAs,
+          feedIdentifiersOf(request.body?.feedId ?? undefined),
         );
         if (count > 0) options.onChange?.(changeOf(request));
         return reply.code(201).send({ data: count });

@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import { FreeObject, ObjectIdString, Page } from "../http/schema-helpers.ts";
-import { Message } from "../inbox/schemas.ts";
+import { FeedIdentifierQuery, Message } from "../inbox/schemas.ts";
 
 const text = (maxLength: number, description?: string) =>
   Type.String({ maxLength, ...(description ? { description } : {}) });
@@ -78,15 +78,6 @@ export const WidgetMessages = Type.Object(
   { additionalProperties: false },
 );
 
-const FeedIdentifier = Type.Optional(
-  Type.Union(
-    [Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 20 })],
-    {
-      description: "Novu's feeds; Tidings has one feed per subscriber, so this must be left out",
-    },
-  ),
-);
-
 export const WidgetFeedQuery = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
@@ -98,20 +89,27 @@ export const WidgetFeedQuery = Type.Object({
       description: "Base64 of a JSON object the messages' payload must contain",
     }),
   ),
-  feedIdentifier: FeedIdentifier,
+  feedIdentifier: FeedIdentifierQuery,
 });
 
 export const WidgetCountQuery = Type.Object({
   seen: Type.Optional(Type.Boolean()),
   read: Type.Optional(Type.Boolean()),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: "Count up to this many" })),
-  feedIdentifier: FeedIdentifier,
+  feedIdentifier: FeedIdentifierQuery,
 });
 
 export const WidgetMarkAllBody = Type.Object(
   {
     feedId: Type.Optional(
-      Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String()), Type.Null()]),
+      Type.Union(
+        [
+          Type.String({ maxLength: 200 }),
+          Type.Array(Type.String({ maxLength: 200 }), { maxItems: 20 }),
+          Type.Null(),
+        ],
+        { description: "Only the messages of these feeds (by identifier); all when absent or null" },
+      ),
     ),
   },
   { additionalProperties: false },

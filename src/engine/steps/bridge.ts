@@ -489,6 +489,8 @@ function inAppMessage(
     ...freshInboxState(notification.workflow, now),
     data: isObject(outputs.data) ? outputs.data : {},
     avatar: text(outputs.avatar),
+    // A step defined in code names no feed.
+    feedId: "",
     createdAt: now,
     updatedAt: now,
   };

@@ -23,6 +23,7 @@ import * as layouts from "./0021-layouts.ts";
 import * as workflowOverrides from "./0022-workflow-overrides.ts";
 import * as organizationBranding from "./0023-organization-branding.ts";
 import * as feeds from "./0024-feeds.ts";
+import * as messageFeed from "./0025-message-feed.ts";
 import type { ColumnTypes } from "./column-types.ts";
 import type { MigrationContext } from "./context.ts";
 
@@ -57,6 +58,7 @@ const steps: Record<string, Step> = {
   "0022-workflow-overrides": workflowOverrides,
   "0023-organization-branding": organizationBranding,
   "0024-feeds": feeds,
+  "0025-message-feed": messageFeed,
 };
 
 export function migrationProvider(types: ColumnTypes, context: MigrationContext = {}): MigrationProvider {
