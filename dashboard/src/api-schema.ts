@@ -16282,9 +16282,11 @@ export interface operations {
         content: {
           "application/json": {
             /** @description Newest first */
-            data: {
+            data: ({
                 /** @description The environment */
                 _environmentId: string;
+                /** @description The feed (its _id) its in-app step named; null for none */
+                _feedId: string | null;
                 /** @description The message's id */
                 _id: string;
                 /** @description The job that wrote it */
@@ -16389,7 +16391,7 @@ export interface operations {
                 transactionId: string;
                 /** Format: date-time */
                 updatedAt: string;
-              }[];
+              })[];
             /** @description Whether a later page has messages */
             hasMore: boolean;
             /** @description The page returned (zero-based) */
@@ -24755,6 +24757,8 @@ export interface operations {
             data: {
               /** @description The environment */
               _environmentId: string;
+              /** @description The feed (its _id) its in-app step named; null for none */
+              _feedId: string | null;
               /** @description The message's id */
               _id: string;
               /** @description The job that wrote it */
@@ -24995,6 +24999,7 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Only the messages of these feeds (by identifier, their name): one or several; one no feed has matches nothing */
           feedIdentifier?: string | string[];
           /** @enum {string} */
           markAs: "read" | "seen" | "unread" | "unseen";
@@ -25270,9 +25275,11 @@ export interface operations {
       201: {
         content: {
           "application/json": {
-            data: {
+            data: ({
                 /** @description The environment */
                 _environmentId: string;
+                /** @description The feed (its _id) its in-app step named; null for none */
+                _feedId: string | null;
                 /** @description The message's id */
                 _id: string;
                 /** @description The job that wrote it */
@@ -25377,7 +25384,7 @@ export interface operations {
                 transactionId: string;
                 /** Format: date-time */
                 updatedAt: string;
-              }[];
+              })[];
           };
         };
       };
@@ -25587,9 +25594,11 @@ export interface operations {
       201: {
         content: {
           "application/json": {
-            data: {
+            data: ({
                 /** @description The environment */
                 _environmentId: string;
+                /** @description The feed (its _id) its in-app step named; null for none */
+                _feedId: string | null;
                 /** @description The message's id */
                 _id: string;
                 /** @description The job that wrote it */
@@ -25694,7 +25703,7 @@ export interface operations {
                 transactionId: string;
                 /** Format: date-time */
                 updatedAt: string;
-              }[];
+              })[];
           };
         };
       };
@@ -25826,6 +25835,8 @@ export interface operations {
         read?: boolean;
         /** @description Base64 of a JSON object the messages' payload must contain */
         payload?: string;
+        /** @description Only the messages of these feeds (by identifier, their name): one or several; one no feed has matches nothing */
+        feedIdentifier?: string | string[];
       };
       path: {
         /**
@@ -25899,9 +25910,11 @@ export interface operations {
         content: {
           "application/json": {
             /** @description Newest first */
-            data: {
+            data: ({
                 /** @description The environment */
                 _environmentId: string;
+                /** @description The feed (its _id) its in-app step named; null for none */
+                _feedId: string | null;
                 /** @description The message's id */
                 _id: string;
                 /** @description The job that wrote it */
@@ -26006,7 +26019,7 @@ export interface operations {
                 transactionId: string;
                 /** Format: date-time */
                 updatedAt: string;
-              }[];
+              })[];
             /** @description Whether a later page has messages */
             hasMore: boolean;
             /** @description The page returned (zero-based) */
@@ -31656,6 +31669,8 @@ export interface operations {
             data: {
               /** @description The environment */
               _environmentId: string;
+              /** @description The feed (its _id) its in-app step named; null for none */
+              _feedId: string | null;
               /** @description The message's id */
               _id: string;
               /** @description The job that wrote it */
@@ -32089,9 +32104,11 @@ export interface operations {
       201: {
         content: {
           "application/json": {
-            data: {
+            data: ({
                 /** @description The environment */
                 _environmentId: string;
+                /** @description The feed (its _id) its in-app step named; null for none */
+                _feedId: string | null;
                 /** @description The message's id */
                 _id: string;
                 /** @description The job that wrote it */
@@ -32159,7 +32176,7 @@ export interface operations {
                 transactionId: string;
                 /** Format: date-time */
                 updatedAt: string;
-              }[];
+              })[];
           };
         };
       };
@@ -32328,9 +32345,11 @@ export interface operations {
       201: {
         content: {
           "application/json": {
-            data: {
+            data: ({
                 /** @description The environment */
                 _environmentId: string;
+                /** @description The feed (its _id) its in-app step named; null for none */
+                _feedId: string | null;
                 /** @description The message's id */
                 _id: string;
                 /** @description The job that wrote it */
@@ -32398,7 +32417,7 @@ export interface operations {
                 transactionId: string;
                 /** Format: date-time */
                 updatedAt: string;
-              }[];
+              })[];
           };
         };
       };
@@ -32496,6 +32515,7 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Only the messages of these feeds (by identifier); all when absent or null */
           feedId?: string | string[] | null;
         };
       };
@@ -32568,7 +32588,7 @@ export interface operations {
           };
         };
       };
-      /** @description Invalid body, or a feedId */
+      /** @description Invalid body */
       400: {
         content: {
           "application/json": {
@@ -32662,6 +32682,7 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Only the messages of these feeds (by identifier); all when absent or null */
           feedId?: string | string[] | null;
         };
       };
@@ -32734,7 +32755,7 @@ export interface operations {
           };
         };
       };
-      /** @description Invalid body, or a feedId */
+      /** @description Invalid body */
       400: {
         content: {
           "application/json": {
@@ -32831,7 +32852,7 @@ export interface operations {
         read?: boolean;
         /** @description Count up to this many */
         limit?: number;
-        /** @description Novu's feeds; Tidings has one feed per subscriber, so this must be left out */
+        /** @description Only the messages of these feeds (by identifier, their name): one or several; one no feed has matches nothing */
         feedIdentifier?: string | string[];
       };
     };
@@ -32904,7 +32925,7 @@ export interface operations {
           };
         };
       };
-      /** @description A query value out of range, or a feedIdentifier */
+      /** @description A query value out of range */
       400: {
         content: {
           "application/json": {
@@ -33003,7 +33024,7 @@ export interface operations {
         read?: boolean;
         /** @description Base64 of a JSON object the messages' payload must contain */
         payload?: string;
-        /** @description Novu's feeds; Tidings has one feed per subscriber, so this must be left out */
+        /** @description Only the messages of these feeds (by identifier, their name): one or several; one no feed has matches nothing */
         feedIdentifier?: string | string[];
       };
     };
@@ -33071,9 +33092,11 @@ export interface operations {
         content: {
           "application/json": {
             /** @description Newest first */
-            data: {
+            data: ({
                 /** @description The environment */
                 _environmentId: string;
+                /** @description The feed (its _id) its in-app step named; null for none */
+                _feedId: string | null;
                 /** @description The message's id */
                 _id: string;
                 /** @description The job that wrote it */
@@ -33141,7 +33164,7 @@ export interface operations {
                 transactionId: string;
                 /** Format: date-time */
                 updatedAt: string;
-              }[];
+              })[];
             /** @description Whether a later page has messages */
             hasMore: boolean;
             /** @description The page returned (zero-based) */
@@ -33153,7 +33176,7 @@ export interface operations {
           };
         };
       };
-      /** @description A query value out of range, payload not base64 JSON, or a feedIdentifier */
+      /** @description A query value out of range, or payload not base64 JSON */
       400: {
         content: {
           "application/json": {
@@ -33250,7 +33273,7 @@ export interface operations {
         read?: boolean;
         /** @description Count up to this many */
         limit?: number;
-        /** @description Novu's feeds; Tidings has one feed per subscriber, so this must be left out */
+        /** @description Only the messages of these feeds (by identifier, their name): one or several; one no feed has matches nothing */
         feedIdentifier?: string | string[];
       };
     };
@@ -33323,7 +33346,7 @@ export interface operations {
           };
         };
       };
-      /** @description A query value out of range, or a feedIdentifier */
+      /** @description A query value out of range */
       400: {
         content: {
           "application/json": {
@@ -33420,7 +33443,7 @@ export interface operations {
         read?: boolean;
         /** @description Count up to this many */
         limit?: number;
-        /** @description Novu's feeds; Tidings has one feed per subscriber, so this must be left out */
+        /** @description Only the messages of these feeds (by identifier, their name): one or several; one no feed has matches nothing */
         feedIdentifier?: string | string[];
       };
     };
@@ -33493,7 +33516,7 @@ export interface operations {
           };
         };
       };
-      /** @description A query value out of range, or a feedIdentifier */
+      /** @description A query value out of range */
       400: {
         content: {
           "application/json": {
