@@ -52,10 +52,14 @@ forEachBackend(
     for (const route of ROUTES) {
       const name = `${route.method} ${route.path}`;
 
-      test(`${name}: a valid call succeeds (so the cases below can fail)`, async () => {
+      // The scheme word in any case, with extra spaces: the valid call is made with it (every other
+      // test of the suite sends the canonical "ApiKey <key>"), so one set of fixtures serves both.
+      test(`${name}: a valid call succeeds (so the cases below can fail), the scheme word in any case and extra spaces allowed`, async () => {
         const f = await makeFixtures(ctx);
         const res = await ctx.app.inject(
-          call(route, route.url(f), route.body?.(f), { authorization: `ApiKey ${f.tenant.dev.apiKey}` }),
+          call(route, route.url(f), route.body?.(f), {
+            authorization: `  apikey   ${f.tenant.dev.apiKey}  `,
+          }),
         );
         assert.equal(res.statusCode, route.ok, res.body);
       });
@@ -95,16 +99,6 @@ forEachBackend(
         );
         assertErrorBody(res, 401, { path: pathOf(url), message: /^Invalid API key$/ });
         assert.equal(res.headers["www-authenticate"], "ApiKey");
-      });
-
-      test(`${name}: the scheme word is case-insensitive and extra spaces are allowed`, async () => {
-        const f = await makeFixtures(ctx);
-        const res = await ctx.app.inject(
-          call(route, route.url(f), route.body?.(f), {
-            authorization: `  apikey   ${f.tenant.dev.apiKey}  `,
-          }),
-        );
-        assert.equal(res.statusCode, route.ok, res.body);
       });
 
       const resourceUrls = route.resourceUrls;
