@@ -52,7 +52,12 @@ export class Renderer {
     }
     if (offload.length > 0) {
       const answer = await this.#onThread(offload, data);
-      if ("exceeded" in answer) return { ok: false, exceeded: answer.exceeded };
+      // The thread was ended from outside (out of its time and grace, or of memory): the field it
+      // was on is known when it was given only one.
+      if ("exceeded" in answer) {
+        const only = offload.length === 1 ? offload[0]?.field : undefined;
+        return { ok: false, exceeded: answer.exceeded, ...(only === undefined ? {} : { field: only }) };
+      }
       for (const [i, result] of answer.results.entries()) {
         const field = offload[i]?.field ?? "";
         if (result.exceeded) return { ok: false, exceeded: result.exceeded, field };
