@@ -3,8 +3,13 @@
 // scripts/test-build.mjs): loading a bundle costs a process about a second less than going through
 // tsx's loader, and the suite starts some two hundred processes. Extra arguments are passed on:
 // npm test -- --test-name-pattern=x
-import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+//
+// Most files share a process with a few others (see `SHARED`): a process that loads the service's
+// modules pays about 1.7 s of CPU before its first test, which over a hundred files was a fifth of
+// the suite. Files that start processes or browsers, or touch what a process holds for everyone
+// (its environment, its exit code), keep a process of their own.
+import { spawn, spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { buildTests, TEST_BUILD_ENV } from "./test-build.mjs";
@@ -29,30 +34,43 @@ const flags = args.filter((a) => a.startsWith("-"));
 // the rest of the machine idles. A file's length is not known before it runs; what makes one long is
 // known: real processes and browsers (seconds each) first, then the integration files under test/,
 // then by size.
-function weight(file) {
-  const text = readFileSync(file, "utf8");
-  const rank = /forEachProcessBackend|chromium|startServer\(|runTs\(/.test(text)
-    ? 2
-    : file.startsWith("test")
-      ? 1
-      : 0;
+const OWN_PROCESS =
+  /forEachProcessBackend|engine-processes|startServer\(|runTs\(|startTs\(|spawn\(|fork\(|new Worker\(|browser-page|dashboard-page|chromium|process\.env\.[A-Z_]+ *=[^=]|process\.exitCode/;
+// The files that walk every route of the catalog take a minute or so of CPU each: in a group they
+// would hold it past the others, so they run alone and start early.
+const LONG = /route-catalog/;
+function weight(file, text) {
+  const rank = OWN_PROCESS.test(text) || LONG.test(text) ? 2 : file.startsWith("test") ? 1 : 0;
   return rank * 1e9 + text.length;
 }
-const files =
-  only.length > 0
-    ? only
-    : roots
-        .flatMap((root) => find(root, []))
-        .map((file) => [file, weight(file)])
-        .sort((a, b) => b[1] - a[1])
-        .map(([file]) => file);
-if (files.length === 0) {
+const found = (only.length > 0 ? only : roots.flatMap((root) => find(root, []))).map((file) => {
+  const text = readFileSync(file, "utf8");
+  return {
+    file,
+    weight: weight(file, text),
+    own: only.length > 0 || OWN_PROCESS.test(text) || LONG.test(text),
+    showsDashboard: text.includes("dashboard-page"),
+  };
+});
+if (found.length === 0) {
   console.error("no test files found");
   process.exit(1);
 }
-// A hang must fail the run, not stall it. Each test file has a deadline (TEST_FILE_TIMEOUT_S, 300 s;
-// node's --test-timeout applies to a whole file when files run in processes of their own), each
-// file's process exits once its tests are done (a leaked handle would otherwise keep it alive for
+found.sort((a, b) => b.weight - a.weight);
+
+// The shared files, dealt into groups of about equal size (largest first, each to the lightest
+// group so far): SHARED files to a group on average, enough groups left to keep every core busy.
+const SHARED = 6;
+const shared = found.filter((f) => !f.own);
+const groups = Array.from({ length: Math.ceil(shared.length / SHARED) }, () => ({ files: [], size: 0 }));
+for (const f of shared) {
+  const lightest = groups.reduce((a, b) => (b.size < a.size ? b : a));
+  lightest.files.push(f.file);
+  lightest.size += f.weight % 1e9;
+}
+// A hang must fail the run, not stall it. Each test process (a file, or a group of shared files) has
+// a deadline (TEST_FILE_TIMEOUT_S, 600 s; node's --test-timeout applies to all a process runs when
+// files run in processes of their own), each process exits once its tests are done (a leaked handle would otherwise keep it alive for
 // as long as the handle lives), and the whole run has a deadline (TEST_RUN_TIMEOUT_S, 1500 s), after
 // which the runner and every process under it are killed.
 function positive(name, fallback, unit) {
@@ -65,13 +83,54 @@ function positive(name, fallback, unit) {
   }
   return value;
 }
-const fileTimeoutS = positive("TEST_FILE_TIMEOUT_S", 300, " of seconds");
+const fileTimeoutS = positive("TEST_FILE_TIMEOUT_S", 600, " of seconds");
 const runTimeoutS = positive("TEST_RUN_TIMEOUT_S", 1500, " of seconds");
-// Test files run side by side (TEST_CONCURRENCY, 3): much of a file's time is spent waiting on
-// child processes, fsyncs and the database, so one file more than this machine's two cores keeps
-// both busy (the whole suite: 9m17s with 2, 8m57s with 3 under other work's load).
-const concurrency = positive("TEST_CONCURRENCY", 3, "");
-const built = await buildTests(files);
+// Test processes run side by side (TEST_CONCURRENCY, 5): much of a process's time is spent waiting
+// on the servers it started, on real timers, fsyncs, browsers and the database, so more of them
+// than this machine's two cores keeps both busy.
+const concurrency = positive("TEST_CONCURRENCY", 5, "");
+const built = await buildTests(found.map((f) => f.file));
+// The browser files that show the dashboard share one build of it (test/dashboard-page.ts reads
+// TEST_DASHBOARD_DIR), made here unless the caller made one.
+let dashboardDir = process.env.TEST_DASHBOARD_DIR;
+if (!dashboardDir && found.some((f) => f.showsDashboard)) {
+  dashboardDir = path.join(built.dir, "dashboard");
+  const vite = spawnSync(
+    process.execPath,
+    [
+      path.join(import.meta.dirname, "../node_modules/vite/bin/vite.js"),
+      "build",
+      "dashboard",
+      "--logLevel",
+      "warn",
+    ],
+    {
+      cwd: path.join(import.meta.dirname, ".."),
+      env: { ...process.env, DASHBOARD_OUT_DIR: dashboardDir },
+      stdio: "inherit",
+    },
+  );
+  if (vite.status !== 0) {
+    console.error("the dashboard's build failed");
+    rmSync(built.dir, { recursive: true, force: true });
+    process.exit(1);
+  }
+}
+const bundleOf = new Map(found.map((f, i) => [f.file, built.files[i]]));
+// Each group's entry imports its files one after another: each registers its tests as it loads,
+// and node's runner runs them in that order, in this one process.
+const entries = [
+  ...found.filter((f) => f.own).map((f) => bundleOf.get(f.file)),
+  ...groups.map((group, i) => {
+    const entry = path.join(built.dir, `shared-${String(i + 1).padStart(2, "0")}.mjs`);
+    const bundles = group.files.map((file) => bundleOf.get(file));
+    writeFileSync(
+      entry,
+      `// ${group.files.join(", ")}\nfor (const file of ${JSON.stringify(bundles)}) await import(file);\n`,
+    );
+    return entry;
+  }),
+];
 const child = spawn(
   process.execPath,
   [
@@ -82,10 +141,18 @@ const child = spawn(
     `--test-timeout=${fileTimeoutS * 1000}`,
     "--test-force-exit",
     ...flags,
-    ...built.files,
+    ...entries,
   ],
   // Its own process group, so that everything it started can be stopped together.
-  { stdio: "inherit", env: { ...process.env, [TEST_BUILD_ENV]: built.dir }, detached: true },
+  {
+    stdio: "inherit",
+    env: {
+      ...process.env,
+      [TEST_BUILD_ENV]: built.dir,
+      ...(dashboardDir ? { TEST_DASHBOARD_DIR: dashboardDir } : {}),
+    },
+    detached: true,
+  },
 );
 const killGroup = (signal) => {
   try {

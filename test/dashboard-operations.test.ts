@@ -5,40 +5,31 @@
 // finds nothing serious or critical on any view; the console stays clean. One browser for the file,
 // one page per backend; without Chromium the file is skipped loudly (REQUIRE_BROWSER=1: a failure).
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { gzipSync } from "node:zlib";
 import type { Browser, Page } from "playwright-core";
 import { browserSkip, launchChromium } from "./browser-page.ts";
+import { buildDashboard } from "./dashboard-page.ts";
 import { createSubscriber, createWorkflow, uniqueName } from "./factories.ts";
 import { forEachBackend, type TestTenant } from "./harness.ts";
 import { poll } from "./poll.ts";
 import { type SmtpSink, startSmtpSink } from "./sinks.ts";
 
 const skip = browserSkip("DASHBOARD OPERATIONS BROWSER TESTS");
-const repo = path.resolve(import.meta.dirname, "..");
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
-// The current sources, built once into a directory of this run's own; one browser for both backends.
-const outDir = mkdtempSync(path.join(os.tmpdir(), "tidings-dashboard-ops-"));
+// The current sources, built once for the run (test/dashboard-page.ts); one browser for both backends.
+const outDir = buildDashboard(skip);
 let browser: Browser | undefined;
 before(async () => {
   if (skip) return;
-  const built = spawnSync(
-    process.execPath,
-    [path.join(repo, "node_modules/vite/bin/vite.js"), "build", "dashboard"],
-    { cwd: repo, env: { ...process.env, DASHBOARD_OUT_DIR: outDir }, encoding: "utf8" },
-  );
-  assert.equal(built.status, 0, `vite build failed:\n${built.stdout}\n${built.stderr}`);
   browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
-  rmSync(outDir, { recursive: true, force: true });
 });
 
 test("the dashboard's files stay within 100 kB gzipped", { skip }, () => {

@@ -16,10 +16,10 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/
 /**
  * Registers the hooks that build the dashboard (unless `skip`) into a new directory, and remove it
  * afterwards; returns the directory, for the app's `dashboardDir`. TEST_DASHBOARD_DIR names one
- * built beforehand from the same sources (by `.ci/run`), which every file then shares.
+ * built beforehand from the same sources (by scripts/run-tests.mjs), which every file then shares.
  */
 export function buildDashboard(skip: string | false): string {
-  // A dashboard built once for the whole run (CI builds it before the suite): used as it is.
+  // A dashboard built once for the whole run (npm test builds it before the suite): used as it is.
   const prebuilt = process.env.TEST_DASHBOARD_DIR;
   if (prebuilt) return prebuilt;
   const outDir = mkdtempSync(path.join(os.tmpdir(), "tidings-dashboard-"));
