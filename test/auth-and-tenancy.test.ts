@@ -26,7 +26,8 @@ forEachBackend(
   "every /v1 and /v2 route: authentication and tenancy",
   (ctx) => {
     // The other environments' 404 cases change nothing (each asserts so), so they share one set of
-    // fixtures; the cases that succeed or revoke the key make their own.
+    // fixtures, as do the valid calls of the routes that only read (GET); the valid calls that
+    // change something make their own.
     let shared: Promise<Fixtures> | undefined;
     const sharedFixtures = () => {
       shared ??= makeFixtures(ctx);
@@ -55,7 +56,7 @@ forEachBackend(
       // The scheme word in any case, with extra spaces: the valid call is made with it (every other
       // test of the suite sends the canonical "ApiKey <key>"), so one set of fixtures serves both.
       test(`${name}: a valid call succeeds (so the cases below can fail), the scheme word in any case and extra spaces allowed`, async () => {
-        const f = await makeFixtures(ctx);
+        const f = route.method === "GET" ? await sharedFixtures() : await makeFixtures(ctx);
         const res = await ctx.app.inject(
           call(route, route.url(f), route.body?.(f), {
             authorization: `  apikey   ${f.tenant.dev.apiKey}  `,

@@ -1,5 +1,6 @@
 // Proof 3 (issue 4): hostile input. A fast-check fuzzer sends FUZZ_REQUESTS generated requests per
-// backend (2,000 in `npm test`; 10,000 in `npm run test:reliability`, which CI runs too) to every route of the catalog (random and mutated JSON, wrong
+// backend (1,000 in `npm test`; 10,000 in `npm run test:reliability`) to every route of the catalog,
+// each route in turn (random and mutated JSON, wrong
 // types, deep nesting, huge strings, unicode tricks, SQL and path traversal in ids, names and
 // queries, wrong methods and content types, header garbage), in process through app.inject; then
 // raw bytes over a real socket for what inject cannot send (invalid UTF-8, broken HTTP). Zero 5xx,
@@ -44,7 +45,7 @@ const encode = (s: string) =>
     s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd"),
   );
 
-const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 2_000);
+const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 1_000);
 /** Attacks on the limits: one for 20 requests (each is one or two requests, some of them renders). */
 const ATTACKS = Math.max(100, Math.round(REQUESTS / 20));
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
@@ -208,8 +209,8 @@ interface Generated {
   pick: number;
 }
 
+// Everything of a request but its route, which the routes take in turn (see the test).
 const generated = fc.record({
-  route: fc.constantFrom(...ROUTES),
   method: fc.oneof(
     { weight: 8, arbitrary: fc.constant("") },
     { weight: 2, arbitrary: fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS") },
@@ -256,7 +257,7 @@ const generated = fc.record({
   body: fc.constantFrom("none", "valid", "mutated", "mutated", "nasty", "nasty"),
   nasty: nastyJsonText,
   pick: fc.nat(),
-}) as unknown as fc.Arbitrary<Generated>;
+}) as unknown as fc.Arbitrary<Omit<Generated, "route">>;
 
 /** The ObjectId segment of a catalogued URL, which the fuzzer replaces. */
 const ID_SEGMENT = new RegExp(`/${OBJECT_ID_SOURCE}(?=/|$|\\?)`);
@@ -354,7 +355,17 @@ forEachBackend("hostile input", (ctx) => {
   test(`${REQUESTS} generated requests to every catalogued route: no 5xx, every error in the one body (seed ${SEED})`, async () => {
     ({ app } = await appWith(ctx.store, { RATE_LIMIT_RPS: "0" }));
     try {
-      const samples = fc.sample(generated, { numRuns: REQUESTS, seed: SEED });
+      // Every route in turn, in an order the seed shuffles each round: each is fuzzed at least
+      // REQUESTS / ROUTES.length times (drawn at random, a few were missed at 1,000 requests).
+      assert.ok(REQUESTS >= ROUTES.length, `FUZZ_REQUESTS must be ${ROUTES.length} or more`);
+      const orders = fc.sample(fc.shuffledSubarray(ROUTES, { minLength: ROUTES.length }), {
+        numRuns: Math.ceil(REQUESTS / ROUTES.length),
+        seed: SEED,
+      });
+      const samples: Generated[] = fc.sample(generated, { numRuns: REQUESTS, seed: SEED }).map((g, i) => ({
+        ...g,
+        route: orders[Math.floor(i / ROUTES.length)]?.[i % ROUTES.length] as CatalogRoute,
+      }));
       let fixtures = await makeFixtures(ctx);
       let other = await ctx.tenant();
       const problems: string[] = [];
@@ -387,7 +398,6 @@ forEachBackend("hostile input", (ctx) => {
       );
       if (process.env.FUZZ_PROBLEMS)
         (await import("node:fs")).writeFileSync(process.env.FUZZ_PROBLEMS, problems.join("\n"));
-      assert.equal(routesHit.size, ROUTES.length, "every catalogued route was fuzzed");
       assert.deepEqual(problems.slice(0, 20), [], `${problems.length} problems`);
       assert.equal(health.statusCode, 200);
       const after = await ctx.client(fixtures.tenant.dev.apiKey).get("/v1/notification-groups");

@@ -5,7 +5,7 @@
 // the window's timer dies before it closes.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { openStore } from "../src/store/store.ts";
 import { EngineProbe } from "./engine-processes.ts";
 import { poll } from "./poll.ts";
@@ -44,17 +44,25 @@ async function drained(db: ProcessDatabase): Promise<void> {
   }
 }
 
-/** The database's view: jobs of the given type by status, and the messages, read directly. */
+/**
+ * The database's view, read directly through one store per database, opened on first use and
+ * closed when the file's tests end (opened for each read, the polls below cost more CPU than the
+ * servers they watch).
+ */
+const stores = new Map<ProcessDatabase, ReturnType<typeof openStore>>();
+after(async () => {
+  for (const store of stores.values()) await (await store).close();
+});
 async function withStore<T>(
   db: ProcessDatabase,
   fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>,
 ) {
-  const store = await openStore({ ...db.storeOptions, pgPoolSize: 1 });
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
+  let store = stores.get(db);
+  if (!store) {
+    store = openStore({ ...db.storeOptions, pgPoolSize: 1 });
+    stores.set(db, store);
   }
+  return fn(await store);
 }
 
 interface Message {
@@ -109,7 +117,7 @@ forEachProcessBackend("timers across a restart", (suite) => {
         jobs.filter((j) => j.type === "delay" && j.status === "delayed").length === 1 &&
         jobs.filter((j) => j.type === "digest" && j.status === "delayed").length === 1 &&
         jobs.filter((j) => j.type === "digest" && j.status === "merged").length === 2,
-      { what: "the delay set, and the three events in the window" },
+      { what: "the delay set, and the three events in the window", everyMs: 50 },
     );
     const dueOf = (type: string) =>
       new Date(due.find((j) => j.type === type && j.run_at !== null)?.run_at ?? 0).getTime();
@@ -216,7 +224,7 @@ forEachProcessBackend("timers across a restart", (suite) => {
             .execute(),
         ),
       (jobs) => jobs.length === 100 && jobs.every((j) => j.status !== "queued" && j.status !== "running"),
-      { what: "100 events in the window" },
+      { what: "100 events in the window", everyMs: 50 },
     );
     const statuses = `${JSON.stringify(tallyOf(lead.map((j) => j.status)))} ${Date.now() - triggeredAt} ms after the triggers`;
     assert.equal(lead.filter((j) => j.status === "delayed").length, 1, `one window, still open: ${statuses}`);

@@ -6,7 +6,9 @@ import { systemClock } from "../clock.ts";
 import { pageMembersQuery } from "./repository.ts";
 import { FAN_OUT_PAGE_SIZE, findTopic, pageTopicSubscribers } from "./service.ts";
 
-const MEMBERS = 100_000;
+// Forty pages: enough for the cursor to cross many page boundaries and for the planners to
+// choose an ordered index scan; how fast a large fan-out pages is the bench's to measure.
+const MEMBERS = 20_000;
 
 forEachBackend("a topic's subscribers, paged for a fan-out", (ctx) => {
   test(`${MEMBERS.toLocaleString("en")} subscribers come in pages of ${FAN_OUT_PAGE_SIZE}, each exactly once`, async () => {
