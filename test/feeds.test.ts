@@ -159,5 +159,19 @@ forEachBackend("feeds", (ctx) => {
       [["B1", b._id]],
     );
     assert.equal((await api.get(`/v1/subscribers/${subscriberId}/notifications/feed`)).json().totalCount, 4);
+
+    // Deleting all from the widget: of one feed (`feedId`: the feed's id, as Novu's), a 404 for an
+    // id no feed of the environment has (nothing deleted), then all that is left.
+    const deleteAll = (query: string) =>
+      ctx.app.inject({ method: "DELETE", url: `/v1/widgets/messages${query}`, headers });
+    const missing = await deleteAll(`?feedId=${"0".repeat(24)}`);
+    assertErrorBody(missing, 404, { path: "/v1/widgets/messages", message: /^Feed with 0{24} not found$/ });
+    assert.deepEqual(contents(await widget("/notifications/feed")), ["A1", "A2", "B1", "None"]);
+    const ofA = await deleteAll(`?feedId=${a._id}`);
+    assert.equal(ofA.statusCode, 200, ofA.body);
+    assert.deepEqual(contents(await widget("/notifications/feed")), ["B1", "None"]);
+    const empty = await deleteAll("?feedId=");
+    assert.equal(empty.statusCode, 200, empty.body);
+    assert.deepEqual(contents(await widget("/notifications/feed")), []);
   });
 });

@@ -676,7 +676,7 @@ export interface paths {
     post: operations["removeTopicSubscribers"];
   };
   "/v1/widgets/messages": {
-    /** Delete all the subscriber's in-app messages */
+    /** Delete all the subscriber's in-app messages, or those of one feed (`feedId`: the feed's id) */
     delete: operations["deleteAllWidgetMessages"];
   };
   "/v1/widgets/messages/{messageId}": {
@@ -31208,7 +31208,7 @@ export interface operations {
       };
     };
   };
-  /** Delete all the subscriber's in-app messages */
+  /** Delete all the subscriber's in-app messages, or those of one feed (`feedId`: the feed's id) */
   deleteAllWidgetMessages: {
     parameters: {
       query?: {
@@ -31287,7 +31287,7 @@ export interface operations {
           };
         };
       };
-      /** @description A feedId */
+      /** @description Invalid query */
       400: {
         content: {
           "application/json": {
@@ -31318,6 +31318,35 @@ export interface operations {
       };
       /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
       401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description No such feed in this environment */
+      404: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */

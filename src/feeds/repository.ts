@@ -46,6 +46,16 @@ export async function listFeeds(db: Db, environmentId: string): Promise<Feed[]> 
   return rows.map(toFeed);
 }
 
+export async function findFeed(db: Db, environmentId: string, id: string): Promise<Feed | undefined> {
+  const row = await db
+    .selectFrom("feeds")
+    .selectAll()
+    .where("environment_id", "=", environmentId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row ? toFeed(row) : undefined;
+}
+
 export async function deleteFeed(db: Db, environmentId: string, id: string): Promise<boolean> {
   const result = await db
     .deleteFrom("feeds")

@@ -29,6 +29,13 @@ export async function createFeed(deps: Deps, tenant: Tenant, rawName: string): P
 
 export const listFeeds = (deps: Deps, tenant: Tenant) => feeds.listFeeds(deps.db, tenant.environmentId);
 
+/** The environment's feed of this id; 404 when it has none (Novu's words). */
+export async function getFeed(deps: Deps, tenant: Tenant, id: string): Promise<Feed> {
+  const feed = await feeds.findFeed(deps.db, tenant.environmentId, id);
+  if (!feed) throw notFound(`Feed with ${mention(id, "given")} not found`);
+  return feed;
+}
+
 /** Deletes the feed (refused while a live workflow's in-app step names it); answers the feeds left. */
 export async function deleteFeed(deps: Deps, tenant: Tenant, id: string): Promise<Feed[]> {
   return inTransaction(deps, async (d) => {

@@ -233,9 +233,17 @@ export async function listMessages(
 export async function deleteMessages(
   db: Db,
   environmentId: string,
-  where: { id?: string; ids?: string[]; transactionId?: string; subscriberRef?: string; channel?: Channel },
+  where: {
+    id?: string;
+    ids?: string[];
+    transactionId?: string;
+    subscriberRef?: string;
+    channel?: Channel;
+    feedId?: string;
+  },
 ): Promise<Message[]> {
   let query = db.deleteFrom("messages").where("environment_id", "=", environmentId);
+  if (where.feedId !== undefined) query = query.where("feed_id", "=", where.feedId);
   if (where.id !== undefined) query = query.where("id", "=", where.id);
   if (where.ids !== undefined) query = query.where("id", "in", where.ids);
   if (where.channel !== undefined) query = query.where("channel", "=", where.channel);

@@ -257,20 +257,22 @@ export async function deleteMessage(deps: Deps, tenant: Tenant, messageId: strin
 }
 
 /**
- * Deletes the subscriber's in-app messages: those among `messageIds`, or all of them; others' ids
- * match nothing. Returns those deleted.
+ * Deletes the subscriber's in-app messages: those among `messageIds`, or all of them (of the feed
+ * `feedId` only, when given); others' ids match nothing. Returns those deleted.
  */
 export async function deleteSubscriberMessages(
   deps: Deps,
   tenant: Tenant,
   subscriberRef: string,
   messageIds?: string[],
+  feedId?: string,
 ): Promise<Message[]> {
   if (messageIds !== undefined && messageIds.length === 0) return [];
   return messages.deleteMessages(deps.db, tenant.environmentId, {
     subscriberRef,
     channel: "in_app",
     ...(messageIds !== undefined ? { ids: messageIds } : {}),
+    ...(feedId !== undefined ? { feedId } : {}),
   });
 }
 

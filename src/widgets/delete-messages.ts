@@ -1,21 +1,22 @@
 import { notFound } from "../errors.ts";
+import { getFeed } from "../feeds/service.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { changeOf } from "../inbox/index.ts";
 import { Deleted, deletedBody } from "../inbox/schemas.ts";
 import { deleteSubscriberMessages } from "../inbox/service.ts";
-import { refuseFeeds } from "./get-feed.ts";
 import type { WidgetRouteOptions } from "./options.ts";
 import { BulkDeleteBody, WidgetDeleteAllQuery, WidgetMessageParams } from "./schemas.ts";
 
 /** Deletes the subscriber's messages: one, several (`bulk/delete`), or all. */
 export const deleteMessagesRoute: RoutePluginWith<WidgetRouteOptions> = async (app, options) => {
-  const remove = async (request: Parameters<typeof changeOf>[0], ids?: string[]) => {
+  const remove = async (request: Parameters<typeof changeOf>[0], ids?: string[], feedId?: string) => {
     const deleted = await deleteSubscriberMessages(
       depsOf(app),
       request.tenant,
       request.subscriberSession.subscriber.id,
       ids,
+      feedId,
     );
     if (deleted.length > 0) options.onChange?.(changeOf(request));
     return deleted.length;
@@ -63,14 +64,20 @@ export const deleteMessagesRoute: RoutePluginWith<WidgetRouteOptions> = async (a
       schema: {
         operationId: "deleteAllWidgetMessages",
         tags: ["Widget"],
-        summary: "Delete all the subscriber's in-app messages",
+        summary:
+          "Delete all the subscriber's in-app messages, or those of one feed (`feedId`: the feed's id)",
         querystring: WidgetDeleteAllQuery,
-        response: { 200: described(Deleted, "Deleted"), ...errorResponsesOf({ 400: "A feedId" }) },
+        response: {
+          200: described(Deleted, "Deleted"),
+          ...errorResponsesOf({ 400: "Invalid query", 404: "No such feed in this environment" }),
+        },
       },
     },
     async (request) => {
-      refuseFeeds(request.query.feedId);
-      await remove(request);
+      const { feedId } = request.query;
+      // As Novu: an empty feedId is none; an unknown one is a 404.
+      const feed = feedId ? await getFeed(depsOf(app), request.tenant, feedId) : undefined;
+      await remove(request, undefined, feed?.id);
       return deletedBody;
     },
   );

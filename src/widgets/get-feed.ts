@@ -1,17 +1,9 @@
-import { badRequest } from "../errors.ts";
 import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePlugin } from "../http/types.ts";
 import { decodePayloadFilter, feedIdentifiersOf } from "../inbox/schemas.ts";
 import { subscriberFeed } from "../inbox/service.ts";
 import { presentWidgetMessage } from "./presenter.ts";
 import { WidgetFeedQuery, WidgetMessagePage } from "./schemas.ts";
-
-/** Deleting all of one feed is not supported: a tab that asks for it gets a 400, not all deleted. */
-export function refuseFeeds(feedId: unknown): void {
-  if (feedId !== undefined && feedId !== "" && !(Array.isArray(feedId) && feedId.length === 0)) {
-    throw badRequest("feedId: deleting the messages of one feed is not supported; leave it out");
-  }
-}
 
 export const getFeedRoute: RoutePlugin = async (app) => {
   app.get(
