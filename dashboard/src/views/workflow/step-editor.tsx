@@ -359,16 +359,66 @@ function EmailBlocks({
 const unitOf = (unit: string | undefined): Unit =>
   UNITS.includes(unit as Unit) ? (unit as Unit) : "seconds";
 
-/** A delay: for a time (amount and unit), or until the date at a payload path (`type: scheduled`). */
-function DelayFields({
+/**
+ * An amount and its unit, side by side: "Amount" and "Unit", or with `label` before them ("Backoff
+ * amount", "Backoff unit"); their ids are `id` with `-amount` and `-unit`.
+ */
+function DurationInputs({
   id,
-  metadata,
-  set,
+  label,
+  amount,
+  unit,
+  onAmount,
+  onUnit,
 }: {
+  id: string;
+  label?: string;
+  amount: number | undefined;
+  unit: string | undefined;
+  onAmount: (amount: number) => void;
+  onUnit: (unit: Unit) => void;
+}) {
+  return (
+    <>
+      <WholeNumber
+        id={`${id}-amount`}
+        label={label ? `${label} amount` : "Amount"}
+        value={amount ?? 0}
+        onChange={onAmount}
+      />
+      <Choice
+        id={`${id}-unit`}
+        label={label ? `${label} unit` : "Unit"}
+        value={unitOf(unit)}
+        options={UNITS}
+        onChange={onUnit}
+      />
+    </>
+  );
+}
+
+/** What each step type's fields are given: their ids' prefix, the step's metadata and its setter. */
+interface StepFieldsProps {
   id: string;
   metadata: Metadata;
   set: (m: Partial<Metadata>) => void;
-}) {
+}
+
+/** The step's own amount and unit (a delay's, a digest's window, a throttle's window). */
+function StepDuration({ id, metadata, set }: StepFieldsProps) {
+  return (
+    <DurationInputs
+      id={id}
+      amount={metadata.amount}
+      unit={metadata.unit}
+      onAmount={(amount) => set({ amount })}
+      onUnit={(unit) => set({ unit })}
+    />
+  );
+}
+
+/** A delay: for a time (amount and unit), or until the date at a payload path (`type: scheduled`). */
+function DelayFields({ id, metadata, set }: StepFieldsProps) {
   const scheduled = metadata.type === "scheduled";
   return (
     <fieldset>
@@ -402,19 +452,7 @@ function DelayFields({
         />
       ) : (
         <div class="inline">
-          <WholeNumber
-            id={`${id}-amount`}
-            label="Amount"
-            value={metadata.amount ?? 0}
-            onChange={(amount) => set({ amount })}
-          />
-          <Choice
-            id={`${id}-unit`}
-            label="Unit"
-            value={unitOf(metadata.unit)}
-            options={UNITS}
-            onChange={(unit) => set({ unit })}
-          />
+          <StepDuration id={id} metadata={metadata} set={set} />
         </div>
       )}
     </fieldset>
@@ -425,15 +463,7 @@ function DelayFields({
  * A throttle: how many runs (threshold) its window (amount × unit) lets through, and the payload path
  * whose value gets a window of its own. An emptied key leaves the metadata.
  */
-function ThrottleFields({
-  id,
-  metadata,
-  set,
-}: {
-  id: string;
-  metadata: Metadata;
-  set: (m: Partial<Metadata>) => void;
-}) {
+function ThrottleFields({ id, metadata, set }: StepFieldsProps) {
   return (
     <fieldset>
       <legend>Throttle</legend>
@@ -444,19 +474,7 @@ function ThrottleFields({
           value={metadata.threshold ?? 1}
           onChange={(threshold) => set({ threshold })}
         />
-        <WholeNumber
-          id={`${id}-amount`}
-          label="Amount"
-          value={metadata.amount ?? 0}
-          onChange={(amount) => set({ amount })}
-        />
-        <Choice
-          id={`${id}-unit`}
-          label="Unit"
-          value={unitOf(metadata.unit)}
-          options={UNITS}
-          onChange={(unit) => set({ unit })}
-        />
+        <StepDuration id={id} metadata={metadata} set={set} />
       </div>
       <Text
         id={`${id}-throttle-key`}
@@ -470,33 +488,13 @@ function ThrottleFields({
 }
 
 /** A digest: its window, the payload path it groups by, and its backoff. */
-function DigestFields({
-  id,
-  metadata,
-  set,
-}: {
-  id: string;
-  metadata: Metadata;
-  set: (m: Partial<Metadata>) => void;
-}) {
+function DigestFields({ id, metadata, set }: StepFieldsProps) {
   const backoff = metadata.backoff === true || metadata.type === "backoff";
   return (
     <fieldset>
       <legend>Digest</legend>
       <div class="inline">
-        <WholeNumber
-          id={`${id}-amount`}
-          label="Amount"
-          value={metadata.amount ?? 0}
-          onChange={(amount) => set({ amount })}
-        />
-        <Choice
-          id={`${id}-unit`}
-          label="Unit"
-          value={unitOf(metadata.unit)}
-          options={UNITS}
-          onChange={(unit) => set({ unit })}
-        />
+        <StepDuration id={id} metadata={metadata} set={set} />
       </div>
       <Text
         id={`${id}-digest-key`}
@@ -523,18 +521,13 @@ function DigestFields({
       />
       {backoff && (
         <div class="inline">
-          <WholeNumber
-            id={`${id}-backoff-amount`}
-            label="Backoff amount"
-            value={metadata.backoffAmount ?? 0}
-            onChange={(backoffAmount) => set({ backoffAmount })}
-          />
-          <Choice
-            id={`${id}-backoff-unit`}
-            label="Backoff unit"
-            value={unitOf(metadata.backoffUnit)}
-            options={UNITS}
-            onChange={(backoffUnit) => set({ backoffUnit })}
+          <DurationInputs
+            id={`${id}-backoff`}
+            label="Backoff"
+            amount={metadata.backoffAmount}
+            unit={metadata.backoffUnit}
+            onAmount={(backoffAmount) => set({ backoffAmount })}
+            onUnit={(backoffUnit) => set({ backoffUnit })}
           />
         </div>
       )}
