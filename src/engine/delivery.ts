@@ -126,15 +126,18 @@ const overBudget = (job: Job, failure: Extract<StepRendering, { ok: false }>): D
   detail: renderLimitDetail(job.type, failure),
 });
 
-async function record(
-  deps: EngineDeps,
+/**
+ * A new Message of the job's step for its subscriber, as first written: unseen and unread, with the
+ * workflow's inbox state; `fields` gives the channel and what the step made of it.
+ */
+export function newMessage(
   job: Job,
   notification: Notification,
   subscriber: Subscriber,
-  fields: Pick<Message, "channel" | "content" | "subject" | "providerId" | "providerMessageId">,
-): Promise<void> {
-  const now = isoNow(deps.clock);
-  await insertMessage(deps.db, {
+  now: string,
+  fields: Pick<Message, "channel"> & Partial<Message>,
+): Message {
+  return {
     id: newObjectId(),
     organizationId: job.organizationId,
     environmentId: job.environmentId,
@@ -145,8 +148,12 @@ async function record(
     subscriberRef: job.subscriberRef,
     subscriberId: subscriber.subscriberId,
     transactionId: job.transactionId,
+    content: "",
+    subject: "",
     cta: { type: "redirect", data: {} },
     payload: notification.payload,
+    providerId: "",
+    providerMessageId: "",
     status: "sent",
     seen: false,
     read: false,
@@ -159,7 +166,17 @@ async function record(
     createdAt: now,
     updatedAt: now,
     ...fields,
-  });
+  };
+}
+
+async function record(
+  deps: EngineDeps,
+  job: Job,
+  notification: Notification,
+  subscriber: Subscriber,
+  fields: Pick<Message, "channel" | "content" | "subject" | "providerId" | "providerMessageId">,
+): Promise<void> {
+  await insertMessage(deps.db, newMessage(job, notification, subscriber, isoNow(deps.clock), fields));
 }
 
 const describe = (sender: Sender) => `${sender.providerId} (integration ${sender.identifier})`;

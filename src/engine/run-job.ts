@@ -11,18 +11,11 @@ import {
 } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { subscriptionPreferenceForStep } from "../topics/service.ts";
-import { type Channel, TIME_UNITS } from "../workflows/domain.ts";
+import { TIME_UNITS } from "../workflows/domain.ts";
 import { type EngineDeps, engineOnConnection, runJobTask } from "./accept.ts";
-import { deliverChat, deliverEmail } from "./delivery.ts";
+import { deliverChat, deliverEmail, newMessage } from "./delivery.ts";
 import { arriveAtDigest, digestedEvents, mergeFollowingSteps } from "./digest.ts";
-import {
-  type ExecutionDetail,
-  type ExecutionStatus,
-  freshInboxState,
-  type Job,
-  type Message,
-  type Notification,
-} from "./domain.ts";
+import type { ExecutionDetail, ExecutionStatus, Job, Message, Notification } from "./domain.ts";
 import { stepPasses } from "./filters.ts";
 import { assembleInApp, inAppTemplateFields } from "./in-app-template.ts";
 import { deleteMessage, insertMessage } from "./message-repository.ts";
@@ -353,36 +346,15 @@ async function inApp(
   const now = isoNow(deps.clock);
   const { problems } = rendered;
   let created: Message | undefined;
-  const message: Message = {
-    id: newObjectId(),
-    organizationId: job.organizationId,
-    environmentId: job.environmentId,
-    notificationId: job.notificationId,
-    jobId: job.id,
-    workflowId: job.workflowId,
-    templateIdentifier: notification.workflow.identifier,
-    subscriberRef: job.subscriberRef,
-    subscriberId: subscriber.subscriberId,
-    transactionId: job.transactionId,
-    channel: "in_app" as Channel,
+  const message = newMessage(job, notification, subscriber, now, {
+    channel: "in_app",
     content: rendered.content,
     subject: rendered.subject,
     cta: rendered.cta,
-    payload: notification.payload,
-    providerId: "",
-    providerMessageId: "",
-    status: "sent",
-    seen: false,
-    read: false,
-    lastSeenDate: null,
-    lastReadDate: null,
-    ...freshInboxState(notification.workflow, now),
     data: rendered.data,
     avatar: rendered.avatar,
     feedId: feedOf(template),
-    createdAt: now,
-    updatedAt: now,
-  };
+  });
   // The message commits with the job's outcome (see `finish`): one commit a message, and a job
   // settled meanwhile (a cancel won) rolls its message back with it. Written while the subscriber's
   // row is held: a delete of the subscriber either waits for this message and removes it with the

@@ -1,16 +1,15 @@
 import { BridgeError, callBridge } from "../../bridge-client.ts";
 import { isoNow } from "../../clock.ts";
-import { newObjectId } from "../../ids.ts";
 import { pipelined } from "../../store/pipeline.ts";
 import type { Subscriber } from "../../subscribers/domain.ts";
 import { holdSubscriber } from "../../subscribers/service.ts";
 import { environmentSecretKey, getBridgeUrl } from "../../tenancy/service.ts";
-import { type Channel, TIME_UNITS, type TimeUnit } from "../../workflows/domain.ts";
+import { TIME_UNITS, type TimeUnit } from "../../workflows/domain.ts";
 import { type EngineDeps, engineOnConnection } from "../accept.ts";
-import { deliverChat, deliverEmail } from "../delivery.ts";
+import { deliverChat, deliverEmail, newMessage } from "../delivery.ts";
 import { arriveAtDigest } from "../digest.ts";
 import * as windows from "../digest-repository.ts";
-import { freshInboxState, type Job, type Message, type MessageButton, type Notification } from "../domain.ts";
+import type { Job, Message, MessageButton, Notification } from "../domain.ts";
 import { deleteMessage, insertMessage, jobMessages } from "../message-repository.ts";
 import * as engine from "../repository.ts";
 import type { StepOutcome } from "../step-outcome.ts";
@@ -456,18 +455,8 @@ function inAppMessage(
       ...(typeof to?.target === "string" ? { target: to.target } : {}),
     });
   }
-  const message: Message = {
-    id: newObjectId(),
-    organizationId: job.organizationId,
-    environmentId: job.environmentId,
-    notificationId: job.notificationId,
-    jobId: job.id,
-    workflowId: job.workflowId,
-    templateIdentifier: notification.workflow.identifier,
-    subscriberRef: job.subscriberRef,
-    subscriberId: subscriber.subscriberId,
-    transactionId: job.transactionId,
-    channel: "in_app" as Channel,
+  const message = newMessage(job, notification, subscriber, now, {
+    channel: "in_app",
     content: text(outputs.body),
     subject: text(outputs.subject),
     cta: {
@@ -478,22 +467,11 @@ function inAppMessage(
       },
       ...(buttons.length > 0 ? { action: { buttons } } : {}),
     },
-    payload: notification.payload,
-    providerId: "",
-    providerMessageId: "",
-    status: "sent",
-    seen: false,
-    read: false,
-    lastSeenDate: null,
-    lastReadDate: null,
-    ...freshInboxState(notification.workflow, now),
     data: isObject(outputs.data) ? outputs.data : {},
     avatar: text(outputs.avatar),
     // A step defined in code names no feed.
     feedId: "",
-    createdAt: now,
-    updatedAt: now,
-  };
+  });
   let created: Message | undefined;
   return {
     // As run-job's in-app step: written while the subscriber's row is held, with the job's outcome.
