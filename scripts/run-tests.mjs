@@ -39,16 +39,14 @@ const OWN_PROCESS =
 // The files that walk every route of the catalog take a minute or so of CPU each: in a group they
 // would hold it past the others, so they run alone and start early.
 const LONG = /route-catalog/;
-function weight(file, text) {
-  const rank = OWN_PROCESS.test(text) || LONG.test(text) ? 2 : file.startsWith("test") ? 1 : 0;
-  return rank * 1e9 + text.length;
-}
 const found = (only.length > 0 ? only : roots.flatMap((root) => find(root, []))).map((file) => {
   const text = readFileSync(file, "utf8");
+  const alone = OWN_PROCESS.test(text) || LONG.test(text);
   return {
     file,
-    weight: weight(file, text),
-    own: only.length > 0 || OWN_PROCESS.test(text) || LONG.test(text),
+    rank: alone ? 2 : file.startsWith("test") ? 1 : 0,
+    size: text.length,
+    own: only.length > 0 || alone,
     showsDashboard: text.includes("dashboard-page"),
   };
 });
@@ -56,7 +54,7 @@ if (found.length === 0) {
   console.error("no test files found");
   process.exit(1);
 }
-found.sort((a, b) => b.weight - a.weight);
+found.sort((a, b) => b.rank - a.rank || b.size - a.size);
 
 // The shared files, dealt into groups of about equal size (largest first, each to the lightest
 // group so far): SHARED files to a group on average, enough groups left to keep every core busy.
@@ -66,12 +64,12 @@ const groups = Array.from({ length: Math.ceil(shared.length / SHARED) }, () => (
 for (const f of shared) {
   const lightest = groups.reduce((a, b) => (b.size < a.size ? b : a));
   lightest.files.push(f.file);
-  lightest.size += f.weight % 1e9;
+  lightest.size += f.size;
 }
 // A hang must fail the run, not stall it. Each test process (a file, or a group of shared files) has
 // a deadline (TEST_FILE_TIMEOUT_S, 600 s; node's --test-timeout applies to all a process runs when
-// files run in processes of their own), each process exits once its tests are done (a leaked handle would otherwise keep it alive for
-// as long as the handle lives), and the whole run has a deadline (TEST_RUN_TIMEOUT_S, 1500 s), after
+// files run in processes of their own), each process exits once its tests are done (a leaked handle
+// would otherwise keep it alive for as long as the handle lives), and the whole run has a deadline (TEST_RUN_TIMEOUT_S, 1500 s), after
 // which the runner and every process under it are killed.
 function positive(name, fallback, unit) {
   const raw = process.env[name];
