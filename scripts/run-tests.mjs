@@ -115,8 +115,8 @@ if (!dashboardDir && found.some((f) => f.showsDashboard)) {
   }
 }
 const bundleOf = new Map(found.map((f, i) => [f.file, built.files[i]]));
-// Each group's entry imports its files one after another: each registers its tests as it loads,
-// and node's runner runs them in that order, in this one process.
+// Each group's entry imports its files one after another, each registering its tests as it loads,
+// and only then lets them run, in that order, in this one process.
 const entries = [
   ...found.filter((f) => f.own).map((f) => bundleOf.get(f.file)),
   ...groups.map((group, i) => {
@@ -124,7 +124,15 @@ const entries = [
     const bundles = group.files.map((file) => bundleOf.get(file));
     writeFileSync(
       entry,
-      `// ${group.files.join(", ")}\nfor (const file of ${JSON.stringify(bundles)}) await import(file);\n`,
+      [
+        `// ${group.files.join(", ")}`,
+        'import { before } from "node:test";',
+        // No test starts before every file has registered its own: with tests already running while
+        // later files were imported, one run silently left out a later file's tests (8 of 2,505).
+        `const loaded = (async () => { for (const file of ${JSON.stringify(bundles)}) await import(file); })();`,
+        "before(() => loaded);",
+        "",
+      ].join("\n"),
     );
     return entry;
   }),
