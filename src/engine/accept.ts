@@ -46,6 +46,7 @@ import {
   type TriggerLoad,
 } from "./quotas.ts";
 import { sealRecipients, withMaskedChannels } from "./recipient-secrets.ts";
+import { newDetail } from "./records.ts";
 import type { Renderer } from "./renderer.ts";
 import * as engine from "./repository.ts";
 
@@ -519,19 +520,8 @@ export async function createRuns(
     // second, then at random: a note on the subscriber takes its id from a second before, so that it
     // comes first among the details of its moment (the inactive workflow's, or, on a quick worker or
     // under a test's clock, those of the first run).
-    const detail = (job: Job, note: RecipientNote, first = false): ExecutionDetail => ({
-      id: first ? newObjectId(Date.now() - 1000) : newObjectId(),
-      organizationId: job.organizationId,
-      environmentId: job.environmentId,
-      jobId: job.id,
-      notificationId: job.notificationId,
-      subscriberRef: job.subscriberRef,
-      status: note.status,
-      detail: note.detail,
-      raw: "",
-      isRetry: false,
-      createdAt: now,
-    });
+    const detail = (job: Job, note: RecipientNote, first = false): ExecutionDetail =>
+      newDetail(job, note.status, note.detail, now, first ? { id: newObjectId(Date.now() - 1000) } : {});
     for (const notification of created) {
       const note = notes?.get(notification.subscriberRef);
       plan.steps.forEach((step, stepIndex) => {

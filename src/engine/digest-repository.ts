@@ -4,7 +4,7 @@ import { dialectOf, readJson, readTimestamp } from "../store/values.ts";
 import type { JobStatus } from "./domain.ts";
 
 /**
- * The SQL of digest windows (src/engine/digest.ts says what they mean). Every function takes the
+ * The SQL of digest windows (src/engine/steps/digest.ts says what they mean). Every function takes the
  * transaction it runs in; the callers hold the window key's lock (`lockWindowKeys`) first.
  */
 

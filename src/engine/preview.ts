@@ -1,8 +1,8 @@
 import type { StepTemplate } from "../workflows/domain.ts";
-import { emailFields, emailHtml } from "./delivery.ts";
 import { assembleInApp, inAppTemplateFields } from "./in-app-template.ts";
 import { type TemplateInput, templateData } from "./render.ts";
 import { defaultRenderer, fieldsToRender, type Renderer } from "./renderer.ts";
+import { emailFields, emailHtml } from "./steps/email.ts";
 
 /** A step rendered for a look before it runs: what it would send, or why it cannot render. */
 export type StepPreview = { ok: true; preview: Record<string, unknown> } | { ok: false; reason: string };

@@ -3,18 +3,18 @@ import { type Deps, inTransaction } from "../deps.ts";
 import type { SubscriberErasure } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { type EngineDeps, TASKS } from "./accept.ts";
-import {
-  cancelWaitingEvents,
-  closeDigestWindow,
-  deliveringOthers,
-  lockTransactionWindows,
-} from "./digest.ts";
 import type { Job } from "./domain.ts";
 import { fanOut, fanOutGivenUp } from "./fan-out.ts";
 import * as messages from "./message-repository.ts";
 import type { TaskHandler } from "./queue/port.ts";
 import * as engine from "./repository.ts";
 import { jobGivenUp, type MessageListener, runJob } from "./run-job.ts";
+import {
+  cancelWaitingEvents,
+  closeDigestWindow,
+  deliveringOthers,
+  lockTransactionWindows,
+} from "./steps/digest.ts";
 
 export type { Accepted, BulkOutcome, EngineDeps, Recipient, TriggerAck, TriggerRequest } from "./accept.ts";
 export { acceptBulk, acceptTrigger, INLINE_RECIPIENTS } from "./accept.ts";

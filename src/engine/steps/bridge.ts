@@ -1,19 +1,20 @@
 import { BridgeError, callBridge } from "../../bridge-client.ts";
 import { isoNow } from "../../clock.ts";
-import { pipelined } from "../../store/pipeline.ts";
 import type { Subscriber } from "../../subscribers/domain.ts";
-import { holdSubscriber } from "../../subscribers/service.ts";
 import { environmentSecretKey, getBridgeUrl } from "../../tenancy/service.ts";
 import { TIME_UNITS, type TimeUnit } from "../../workflows/domain.ts";
-import { type EngineDeps, engineOnConnection } from "../accept.ts";
-import { deliverChat, deliverEmail, newMessage } from "../delivery.ts";
-import { arriveAtDigest } from "../digest.ts";
+import type { EngineDeps } from "../accept.ts";
 import * as windows from "../digest-repository.ts";
-import type { Job, Message, MessageButton, Notification } from "../domain.ts";
-import { deleteMessage, insertMessage, jobMessages } from "../message-repository.ts";
+import type { Job, MessageButton, Notification } from "../domain.ts";
+import { jobMessages } from "../message-repository.ts";
+import { newMessage } from "../records.ts";
 import * as engine from "../repository.ts";
-import type { StepOutcome } from "../step-outcome.ts";
 import { addUnits, nextCronOccurrence } from "../time-units.ts";
+import { deliverChat } from "./chat.ts";
+import { arriveAtDigest } from "./digest.ts";
+import { deliverEmail } from "./email.ts";
+import type { MessageListener, StepHandler, StepOutcome, StepResult, StepRun } from "./handler.ts";
+import { writeInApp } from "./in-app.ts";
 import { passThrottle } from "./throttle.ts";
 
 /**
@@ -30,19 +31,6 @@ import { passThrottle } from "./throttle.ts";
  * email or chat message is not sent twice, an in-app message is unique per job, a delay that has
  * its due time does not ask again, a digest event already in its window stays there.
  */
-
-/** What a step's handler decided, now or inside the recording transaction (run-job.ts `finish`). */
-export type CodeStepOutcome =
-  | StepOutcome
-  | { inTransaction: (deps: EngineDeps) => Promise<StepOutcome>; afterCommit?: () => void };
-
-/** Told after a commit that a job created a message (run-job.ts `MessageListener`). */
-export type OnMessage = (event: {
-  environmentId: string;
-  subscriberRef: string;
-  messageId: string;
-  written?: { message: Message; subscriber: Subscriber };
-}) => void;
 
 /** The bridge's answer to an execute call. */
 interface Executed {
@@ -211,8 +199,8 @@ export async function runCodeStep(
   job: Job,
   notification: Notification,
   subscriber: Subscriber,
-  onMessage: OnMessage | undefined,
-): Promise<CodeStepOutcome> {
+  onMessage: MessageListener | undefined,
+): Promise<StepResult> {
   const type = job.step.code?.type ?? job.type;
   // A delay that has its due time waits it out without asking again.
   if (type === "delay" && job.runAt !== null) return delayDue(deps, job.runAt);
@@ -363,7 +351,7 @@ function keyValueOf(notification: Notification, key: unknown): string {
   return value === undefined ? JSON.stringify(key) : JSON.stringify(value);
 }
 
-function digestFor(job: Job, notification: Notification, outputs: Record<string, unknown>): CodeStepOutcome {
+function digestFor(job: Job, notification: Notification, outputs: Record<string, unknown>): StepResult {
   const { amount, unit, lookBackWindow } = outputs;
   const digestKey = typeof outputs.digestKey === "string" ? outputs.digestKey : "";
   const digestValue = keyValueOf(notification, digestKey);
@@ -413,11 +401,7 @@ function digestFor(job: Job, notification: Notification, outputs: Record<string,
   };
 }
 
-function throttleFor(
-  job: Job,
-  notification: Notification,
-  outputs: Record<string, unknown>,
-): CodeStepOutcome {
+function throttleFor(job: Job, notification: Notification, outputs: Record<string, unknown>): StepResult {
   let { amount, unit } = outputs;
   if (outputs.type === "dynamic" && typeof outputs.dynamicKey === "string") {
     const value = payloadValue(notification.payload, outputs.dynamicKey);
@@ -437,8 +421,8 @@ function inAppMessage(
   subscriber: Subscriber,
   outputs: Record<string, unknown>,
   now: string,
-  onMessage: OnMessage | undefined,
-): CodeStepOutcome {
+  onMessage: MessageListener | undefined,
+): StepResult {
   const text = (value: unknown) => (typeof value === "string" ? value : "");
   const redirect = isObject(outputs.redirect) ? outputs.redirect : undefined;
   const buttons: MessageButton[] = [];
@@ -472,42 +456,17 @@ function inAppMessage(
     // A step defined in code names no feed.
     feedId: "",
   });
-  let created: Message | undefined;
-  return {
-    // As run-job's in-app step: written while the subscriber's row is held, with the job's outcome.
-    inTransaction: async (trxDeps) => {
-      created = undefined;
-      const [held, written] = await pipelined(trxDeps.db, [
-        (db) => holdSubscriber(engineOnConnection(trxDeps, db), tenantOf(job), job.subscriberRef),
-        (db) => insertMessage(db, message),
-      ]);
-      if (!held) {
-        if (written.created) await deleteMessage(trxDeps.db, written.message.id);
-        return { status: "skipped", executionStatus: "Warning", detail: "The subscriber no longer exists" };
-      }
-      if (written.created) created = written.message;
-      return {
-        status: "completed",
-        executionStatus: "Success",
-        detail: written.created
-          ? "In-app message created from the bridge's content"
-          : "In-app message was already created",
-      };
-    },
-    afterCommit: () => {
-      if (created !== undefined)
-        onMessage?.({
-          environmentId: job.environmentId,
-          subscriberRef: job.subscriberRef,
-          messageId: created.id,
-          written: { message: created, subscriber },
-        });
-    },
-  };
+  return writeInApp({ job, subscriber, onMessage }, message, {
+    created: "In-app message created from the bridge's content",
+  });
 }
 
-const tenantOf = (job: Job) => ({
-  organizationId: job.organizationId,
-  environmentId: job.environmentId,
-  actorId: "",
-});
+/**
+ * Steps defined in code. A channel step asks the step's filters and the subscriber's preferences
+ * first, as a stored one does; the others run in the app, whose own `skip` decides.
+ */
+export const codeChannelStep: StepHandler = {
+  gated: true,
+  run: (s: StepRun) => runCodeStep(s.deps, s.job, s.notification, s.subscriber, s.onMessage),
+};
+export const codeStep: StepHandler = { ...codeChannelStep, gated: false };

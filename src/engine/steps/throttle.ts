@@ -4,8 +4,8 @@ import { dialectOf } from "../../store/values.ts";
 import type { TimeUnit } from "../../workflows/domain.ts";
 import type { EngineDeps } from "../accept.ts";
 import type { Job, Notification } from "../domain.ts";
-import type { StepOutcome } from "../step-outcome.ts";
 import { addUnits } from "../time-units.ts";
+import type { StepHandler, StepOutcome } from "./handler.ts";
 
 /**
  * Throttle steps (docs/engine.md, "Delays and digests"): at most `threshold` runs of the workflow's step per
@@ -45,6 +45,15 @@ export function throttleSettingsOf(job: Job, notification: Notification): Thrott
     keyValue: value === undefined ? "" : JSON.stringify(value),
   };
 }
+
+/** The throttle step of a stored workflow: counted in the recording transaction. */
+export const throttleStep: StepHandler = {
+  gated: true,
+  run: ({ job, notification }) => {
+    const settings = throttleSettingsOf(job, notification);
+    return { inTransaction: (trxDeps) => passThrottle(trxDeps, job, settings) };
+  },
+};
 
 const LOCK_SPACE = 7_341;
 

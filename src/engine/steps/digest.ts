@@ -1,14 +1,15 @@
 import { createHash } from "node:crypto";
-import { newObjectId } from "../ids.ts";
-import { dialectOf } from "../store/values.ts";
-import type { StepMetadata } from "../workflows/domain.ts";
-import { type EngineDeps, runJobTask, TASKS } from "./accept.ts";
-import * as windows from "./digest-repository.ts";
-import { type DigestSettings, digestDecision } from "./digest-window.ts";
-import type { ExecutionDetail, Job, Notification } from "./domain.ts";
-import type { NewTask } from "./queue/port.ts";
-import * as engine from "./repository.ts";
-import type { StepOutcome } from "./step-outcome.ts";
+import { newObjectId } from "../../ids.ts";
+import { dialectOf } from "../../store/values.ts";
+import type { StepMetadata } from "../../workflows/domain.ts";
+import { type EngineDeps, runJobTask, TASKS } from "../accept.ts";
+import * as windows from "../digest-repository.ts";
+import { type DigestSettings, digestDecision } from "../digest-window.ts";
+import type { Job, Notification } from "../domain.ts";
+import type { NewTask } from "../queue/port.ts";
+import { newDetail } from "../records.ts";
+import * as engine from "../repository.ts";
+import type { StepHandler, StepOutcome } from "./handler.ts";
 
 /**
  * Digest steps (docs/engine.md, "Delays and digests"). The events of one workflow, digest step, subscriber
@@ -93,26 +94,13 @@ export const closeDigestTask = (windowId: string, runAt?: number, key = `digest:
   ...(runAt !== undefined ? { runAt } : {}),
 });
 
-function detailOf(
-  job: Pick<Job, "id" | "organizationId" | "environmentId" | "notificationId" | "subscriberRef">,
-  status: ExecutionDetail["status"],
-  detail: string,
-  now: string,
-): ExecutionDetail {
-  return {
-    id: newObjectId(),
-    organizationId: job.organizationId,
-    environmentId: job.environmentId,
-    jobId: job.id,
-    notificationId: job.notificationId,
-    subscriberRef: job.subscriberRef,
-    status,
-    detail,
-    raw: "",
-    isRetry: false,
-    createdAt: now,
-  };
-}
+/** The digest step of a stored workflow: the event joins its window in the recording transaction. */
+export const digestStep: StepHandler = {
+  gated: true,
+  run: ({ job, notification }) => ({
+    inTransaction: (trxDeps) => arriveAtDigest(trxDeps, job, notification),
+  }),
+};
 
 const readable = (value: string) => (value.length > 200 ? `${value.slice(0, 197)}...` : value);
 
@@ -316,7 +304,7 @@ export async function closeDigestWindow(deps: EngineDeps, windowId: string): Pro
     if (!job) return undefined;
     const others = live.length - 1;
     await engine.insertDetails(trx, [
-      detailOf(
+      newDetail(
         job,
         "Success",
         `The digest window closed with ${live.length} event${live.length === 1 ? "" : "s"}` +
