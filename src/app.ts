@@ -23,7 +23,7 @@ import {
 import { type Clock, systemClock } from "./clock.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { type JobQueue, openQueue } from "./engine/queue/index.ts";
-import { engineSubscriberErasure, previewStep, registerOpenJobsFolding } from "./engine/service.ts";
+import { engineSubscriberErasure, previewStep, Renderer, registerOpenJobsFolding } from "./engine/service.ts";
 import { environmentV1Routes, environmentV2Routes } from "./environments/routes.ts";
 import { badRequest, errorBody } from "./errors.ts";
 import { eventRoutes } from "./events/routes.ts";
@@ -273,6 +273,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Sockets would hold the HTTP server open: they go before it closes.
   app.addHook("preClose", async () => realtime.disconnectAll());
   const onInboxChange = (change: InboxChange) => realtime.publish(change);
+  app.decorate("renderer", new Renderer(config.render));
+  app.decorate("inAppListener", onInboxChange);
   const ownIntegrations = options.integrations === undefined;
   const integrations =
     options.integrations ??

@@ -3,7 +3,9 @@
 // transactionId, and is killed mid-load, a few times, on each backend. After each restart the worker must
 // drain on its own (bounded), and then every acknowledged trigger has exactly one in-app message in its
 // subscriber's feed, no transactionId has two, and no message exists that nobody triggered (a trigger cut off
-// before its answer may have committed, or not: 0 or 1 message).
+// before its answer may have committed, or not: 0 or 1 message). Half the triggers run a lone in-app step,
+// which the trigger's own transaction delivers (a kill before the commit leaves no message, after it the
+// message is there once); half run it behind a throttle, through the queue and the worker.
 //
 // On PostgreSQL the killed process's graphile-worker jobs stay locked (graphile-worker's lock lasts
 // 4 hours); the restarted worker finds the dead workers by their stale heartbeats and unlocks their
@@ -55,7 +57,12 @@ forEachProcessBackend("engine: SIGKILL under concurrent triggers", (suite) => {
     t.after(() => probe.close());
     let server: ServerProcess = await suite.start(env);
     const key = seed.apiKey;
-    const name = await inAppWorkflow(server, key, seed.generalGroupId, "Crash in-app");
+    // Half the triggers are delivered in their own acknowledgement (the kill cuts the trigger's
+    // transaction), half through the queue (the kill cuts the worker's tasks).
+    const names = [
+      await inAppWorkflow(server, key, seed.generalGroupId, "Crash in-app"),
+      await inAppWorkflow(server, key, seed.generalGroupId, "Crash in-app, queued", "queue"),
+    ] as const;
     const subscribers = await makeSubscribers(
       server,
       key,
@@ -82,7 +89,7 @@ forEachProcessBackend("engine: SIGKILL under concurrent triggers", (suite) => {
           let res: Awaited<ReturnType<typeof call>>;
           try {
             res = await call(live, "POST", "/v1/events/trigger", key, {
-              name,
+              name: names[n % 2],
               to: subscriberId,
               payload: { tx },
               transactionId: tx,

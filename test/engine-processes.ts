@@ -9,18 +9,29 @@ import { SERVICE_NODE_FLAGS } from "../scripts/service-node-flags.ts";
 import { poll } from "./poll.ts";
 import { call, type ProcessDatabase, type Running, startTs, waitFor } from "./processes.ts";
 
-/** An active workflow of one in-app step whose content is the trigger's transactionId. */
+/**
+ * An active workflow whose in-app message's content is the trigger's transactionId. `via`:
+ * "acknowledgement", one in-app step, which the trigger's own transaction delivers; "queue", the
+ * in-app step behind a throttle that lets every run through (a step the acknowledgement leaves to
+ * the worker), so that the worker's tasks deliver it: two tasks a trigger.
+ */
 export async function inAppWorkflow(
   server: { url: string },
   apiKey: string,
   groupId: string,
   name: string,
+  via: "acknowledgement" | "queue" = "acknowledgement",
 ): Promise<string> {
+  const inApp = { template: { type: "in_app", content: "{{tx}}" } };
+  const throttle = {
+    template: { type: "throttle" },
+    metadata: { amount: 1, unit: "minutes", threshold: 1_000_000 },
+  };
   const res = await call(server, "POST", "/v1/workflows", apiKey, {
     name,
     notificationGroupId: groupId,
     active: true,
-    steps: [{ template: { type: "in_app", content: "{{tx}}" } }],
+    steps: via === "queue" ? [throttle, inApp] : [inApp],
   });
   assert.equal(res.status, 201, res.text);
   return res.json().data.triggers[0].identifier as string;

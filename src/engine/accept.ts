@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { KeyClaim } from "../auth/key-claim.ts";
-import type { BridgeOptions } from "../bridge-client.ts";
 import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError, mention, unprocessable } from "../errors.ts";
@@ -21,24 +20,26 @@ import { countTopicSubscribers, findTopic } from "../topics/service.ts";
 import { workflowForTenant } from "../workflow-overrides/service.ts";
 import type { RunnableWorkflow, Step } from "../workflows/domain.ts";
 import { getRunnableWorkflow } from "../workflows/service.ts";
-import type { ChannelSenders } from "./channel-senders.ts";
+import { type DeliveredAtOnce, deliverLeadingInApp } from "./at-acknowledgement.ts";
 import type {
   ExecutionDetail,
   ExecutionStatus,
   Job,
+  Message,
   Notification,
   TriggerStatus,
   WorkflowSnapshot,
 } from "./domain.ts";
+import { type EngineDeps, engineOnConnection, runJobTask, TASKS } from "./engine-deps.ts";
 import { fanOutStart } from "./fan-out-cursor.ts";
+import { insertMessage } from "./message-repository.ts";
 import { declaredVariables, requireVariables, withDefaults } from "./payload-variables.ts";
-import type { JobQueue, NewTask } from "./queue/port.ts";
+import type { NewTask } from "./queue/port.ts";
 import {
   checkTriggerLoad,
   checkTriggerSize,
   fitsOneTrigger,
   QuotaExceeded,
-  type Quotas,
   recipientsWorthCounting,
   reserveFanOutJobs,
   spendBulk,
@@ -47,33 +48,9 @@ import {
 } from "./quotas.ts";
 import { sealRecipients, withMaskedChannels } from "./recipient-secrets.ts";
 import { newDetail } from "./records.ts";
-import type { Renderer } from "./renderer.ts";
 import * as engine from "./repository.ts";
 
-/**
- * The engine's dependencies: the services' ones, the queue its work goes through, and (in the
- * worker) the providers' senders; without them an email or chat step finds no integration. The
- * renderer renders the steps' templates within the configured limits (default ones without it).
- */
-export interface EngineDeps extends Deps {
-  readonly queue: JobQueue;
-  readonly senders?: ChannelSenders | undefined;
-  readonly renderer?: Renderer | undefined;
-  /** The environments' quotas a trigger must fit (src/engine/quotas.ts); none when absent. */
-  readonly quotas?: Quotas | undefined;
-  /** How steps defined in code reach their bridge (src/bridge-client.ts); without it they fail. */
-  readonly bridge?: BridgeOptions | undefined;
-}
-
-/** The engine's dependencies on another handle: a transaction, or a piece of pipelined work in one. */
-export const engineOnConnection = (deps: EngineDeps, db: Deps["db"]): EngineDeps => ({ ...deps, db });
-
-/** The queue's task names: one per kind of work, each handled by one function (worker.ts). */
-export const TASKS = {
-  runJob: "engine.run-job",
-  fanOut: "engine.fan-out",
-  closeDigest: "engine.close-digest",
-} as const;
+export { type EngineDeps, engineOnConnection, runJobTask, TASKS };
 
 /** Thrown to roll back the work of a trigger whose transactionId the environment has seen. */
 class RepeatedTrigger extends Error {}
@@ -206,16 +183,18 @@ export async function resolveRecipients(
   deps: Deps,
   tenant: Tenant,
   recipients: readonly (string | CreateSubscriberInput)[],
-): Promise<{ refs: string[]; notes: Map<string, RecipientNote> }> {
+): Promise<{ refs: string[]; notes: Map<string, RecipientNote>; subscribers: Map<string, Subscriber> }> {
   const refs: string[] = [];
   const notes = new Map<string, RecipientNote>();
+  const subscribers = new Map<string, Subscriber>();
   for (const recipient of recipients) {
     const input = typeof recipient === "string" ? { subscriberId: recipient } : recipient;
     const { subscriber, created } = await upsertRecipient(deps, tenant, input);
     refs.push(subscriber.id);
+    subscribers.set(subscriber.id, subscriber);
     if (created) notes.set(subscriber.id, createdSubscriberNote(subscriber));
   }
-  return { refs, notes };
+  return { refs, notes, subscribers };
 }
 
 function objectOr(value: unknown, identifierKey: string): Record<string, unknown> {
@@ -346,11 +325,14 @@ async function accept(
   const fanOut =
     options.broadcast || recipients.length > INLINE_RECIPIENTS || recipients.some((r) => isTopic(r));
   const triggerId = newObjectId();
+  // The in-app messages the transaction delivers (at-acknowledgement.ts), told once it has committed.
+  const delivered: DeliveredAtOnce["delivered"] = [];
 
   const ack = await deps.db
     .transaction()
     .execute(async (trx) => {
       const trxDeps = engineOnConnection(deps, trx);
+      delivered.length = 0;
       // A topic that does not exist is the caller's mistake, told now rather than lost in a job.
       const topics: Topic[] = [];
       for (const recipient of recipients) {
@@ -435,7 +417,11 @@ async function accept(
           { task: TASKS.fanOut, payload: { triggerId: trigger.id }, key: `fan-out:${trigger.id}` },
         ]);
       } else {
-        await createRuns(trxDeps, trigger, plan, resolved.refs, { newTrigger: true, notes: resolved.notes });
+        await createRuns(trxDeps, trigger, plan, resolved.refs, {
+          newTrigger: true,
+          notes: resolved.notes,
+          atOnce: { subscribers: resolved.subscribers, delivered },
+        });
       }
       if (load && !options.reserved) await spendRecipients(trxDeps, tenant, deps.quotas, load.recipients);
       return { acknowledged: true as const, status, transactionId, repeat: false };
@@ -451,7 +437,16 @@ async function accept(
       const first = await engine.findTriggerByTransaction(deps.db, tenant.environmentId, transactionId);
       return first ? repeatOf(first) : { acknowledged: true as const, status, transactionId, repeat: true };
     });
-  if (!ack.repeat) deps.queue.wake();
+  if (!ack.repeat) {
+    deps.queue.wake();
+    for (const { message, subscriber } of delivered)
+      deps.onMessage?.({
+        environmentId: message.environmentId,
+        subscriberRef: message.subscriberRef,
+        messageId: message.id,
+        written: { message, subscriber },
+      });
+  }
   return {
     ack: { acknowledged: true, status: ack.status, transactionId: ack.transactionId },
     repeat: ack.repeat,
@@ -485,7 +480,16 @@ export async function createRuns(
   >,
   plan: RunPlan,
   subscriberRefs: readonly string[],
-  options: { newTrigger?: boolean; notes?: RecipientNotes; topicId?: string } = {},
+  options: {
+    newTrigger?: boolean;
+    notes?: RecipientNotes;
+    topicId?: string;
+    /**
+     * With a new trigger: its runs' leading in-app steps are delivered in this transaction
+     * (at-acknowledgement.ts), for these subscribers (by _id); what was delivered goes to `delivered`.
+     */
+    atOnce?: { subscribers: ReadonlyMap<string, Subscriber>; delivered: DeliveredAtOnce["delivered"] };
+  } = {},
 ): Promise<number> {
   const now = isoNow(deps.clock);
   const notes = options.notes;
@@ -552,12 +556,30 @@ export async function createRuns(
     return { jobs, tasks, details };
   };
   if (options.newTrigger) {
-    const { jobs, tasks, details } = runsOf(notifications);
+    const runs = runsOf(notifications);
+    const { jobs } = runs;
+    let { tasks, details } = runs;
+    let messages: Message[] = [];
+    if (options.atOnce && !plan.inactive) {
+      const byRun = new Map(notifications.map((n) => [n.id, { notification: n, jobs: [] as Job[] }]));
+      for (const job of jobs) byRun.get(job.notificationId)?.jobs.push(job);
+      const done = await deliverLeadingInApp(deps, [...byRun.values()], options.atOnce.subscribers, now);
+      if (done.messages.length > 0 || done.details.length > 0) {
+        messages = done.messages;
+        details = [...details, ...done.details];
+        options.atOnce.delivered.push(...done.delivered);
+        // Each run's first job not run here is the one its task runs.
+        tasks = jobs.filter((job) => job.status === "queued").map((job) => runJobTask(job.id));
+      }
+    }
     const [created] = await pipelined(deps.db, [
       (db) => engine.insertNotifications(db, notifications),
       (db) => engine.insertJobs(db, jobs),
       (db) => deps.queue.add(db, tasks),
       (db) => engine.insertDetails(db, details),
+      async (db) => {
+        for (const message of messages) await insertMessage(db, message);
+      },
     ]);
     // Nothing can have been there before a trigger of this transaction; were it otherwise, its
     // jobs would belong to no notification: roll it all back rather than commit that.
@@ -574,14 +596,6 @@ export async function createRuns(
   await engine.insertDetails(deps.db, details);
   return created.length;
 }
-
-/** The task that runs a job; keyed by the job, so a job is never queued twice at once. */
-export const runJobTask = (jobId: string, runAt?: number): NewTask => ({
-  task: TASKS.runJob,
-  payload: { jobId },
-  key: `job:${jobId}`,
-  ...(runAt !== undefined ? { runAt } : {}),
-});
 
 /** What became of one event of a bulk call: its acknowledgement, or why it was refused. */
 export type BulkOutcome = { accepted: Accepted } | { refused: ApiError };

@@ -72,6 +72,31 @@ export class Renderer {
   }
 
   /**
+   * The fields rendered on the event loop alone, each within its slice, for a caller that must not
+   * wait (inside a trigger's transaction): undefined when any field needs a render thread or ran
+   * past its slice, or ran into a limit; the caller then leaves the step to the queue.
+   */
+  renderInline(fields: readonly FieldTemplate[], data: Record<string, unknown>): StepRendering | undefined {
+    const results = new Map<string, RenderResult>();
+    const slice = Math.min(this.limits.timeoutMs, INLINE_SLICE_MS);
+    for (const field of fields) {
+      if (!rendersInline(field.source, field.escape)) return undefined;
+      const result = renderTemplate(field.source, data, {
+        escape: field.escape,
+        limits: this.limits,
+        timeoutMs: slice,
+      });
+      if (result.exceeded) return undefined;
+      results.set(field.field, result);
+    }
+    return {
+      ok: true,
+      fields: results,
+      problems: fields.flatMap((f) => results.get(f.field)?.problems ?? []),
+    };
+  }
+
+  /**
    * The fields rendered on a render thread. Time is the one limit a render can run into without
    * doing the work (a thread kept from the CPU by a busy host, a collection): a render out of time
    * is given a second chance, which a template that truly takes that long fails again.

@@ -1,8 +1,8 @@
 import { isoNow } from "../clock.ts";
 import { pipelined } from "../store/pipeline.ts";
 import { getSubscriberByRef, loadSubscriberPreferences } from "../subscribers/service.ts";
-import { type EngineDeps, engineOnConnection, runJobTask } from "./accept.ts";
 import type { Job, Notification } from "./domain.ts";
+import { type EngineDeps, engineOnConnection, runJobTask } from "./engine-deps.ts";
 import type { FailedTask, NewTask } from "./queue/port.ts";
 import { newDetail } from "./records.ts";
 import * as engine from "./repository.ts";

@@ -2,8 +2,8 @@ import { isoNow } from "../clock.ts";
 import { type Deps, inTransaction } from "../deps.ts";
 import type { SubscriberErasure } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import { type EngineDeps, TASKS } from "./accept.ts";
 import type { Job } from "./domain.ts";
+import { type EngineDeps, TASKS } from "./engine-deps.ts";
 import { fanOut, fanOutGivenUp } from "./fan-out.ts";
 import * as messages from "./message-repository.ts";
 import type { TaskHandler } from "./queue/port.ts";
@@ -96,6 +96,10 @@ declare module "fastify" {
     queue: import("./queue/port.ts").JobQueue;
     /** The environments' quotas a trigger must fit (src/engine/quotas.ts). */
     quotas: import("../config.ts").Quotas | undefined;
+    /** Renders the in-app steps a trigger delivers in its acknowledgement, within the configured limits. */
+    renderer: import("./renderer.ts").Renderer;
+    /** Told of each in-app message a trigger delivers in its acknowledgement (the inbox's sockets). */
+    inAppListener: MessageListener | undefined;
   }
 }
 
@@ -107,8 +111,18 @@ export function engineDepsOf(
     secrets?: Deps["secrets"];
     queue: import("./queue/port.ts").JobQueue;
     quotas?: import("../config.ts").Quotas | undefined;
+    renderer?: import("./renderer.ts").Renderer;
+    inAppListener?: MessageListener | undefined;
   },
   db: Deps["db"] = app.store.db,
 ): EngineDeps {
-  return { db, clock: app.clock, secrets: app.secrets, queue: app.queue, quotas: app.quotas };
+  return {
+    db,
+    clock: app.clock,
+    secrets: app.secrets,
+    queue: app.queue,
+    quotas: app.quotas,
+    renderer: app.renderer,
+    onMessage: app.inAppListener,
+  };
 }

@@ -1,8 +1,8 @@
 import { isoNow } from "../../clock.ts";
 import { type Subscriber, subscriberForTemplates } from "../../subscribers/domain.ts";
-import type { EngineDeps } from "../accept.ts";
 import type { DeliveryResult, Sender } from "../channel-senders.ts";
 import type { ExecutionStatus, Job, Message, Notification } from "../domain.ts";
+import type { EngineDeps } from "../engine-deps.ts";
 import { insertMessage } from "../message-repository.ts";
 import { newMessage } from "../records.ts";
 import { templateData } from "../render.ts";

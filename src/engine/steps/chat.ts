@@ -1,8 +1,8 @@
 import type { Subscriber } from "../../subscribers/domain.ts";
 import { openChannelCredentials } from "../../subscribers/service.ts";
-import type { EngineDeps } from "../accept.ts";
 import type { ChatSender } from "../channel-senders.ts";
 import type { Job, Notification } from "../domain.ts";
+import type { EngineDeps } from "../engine-deps.ts";
 import { jobMessages } from "../message-repository.ts";
 import { defaultRenderer, fieldsToRender } from "../renderer.ts";
 import {

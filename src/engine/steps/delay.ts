@@ -1,6 +1,6 @@
 import { TIME_UNITS } from "../../workflows/domain.ts";
-import type { EngineDeps } from "../accept.ts";
 import type { Job, Notification } from "../domain.ts";
+import type { EngineDeps } from "../engine-deps.ts";
 import { addUnits } from "../time-units.ts";
 import type { StepHandler, StepOutcome } from "./handler.ts";
 

@@ -1,8 +1,8 @@
 import { layoutFrameForStep } from "../../layouts/service.ts";
 import type { Subscriber } from "../../subscribers/domain.ts";
 import { brandingForTemplates } from "../../tenancy/service.ts";
-import type { EngineDeps } from "../accept.ts";
 import type { Job, Notification } from "../domain.ts";
+import type { EngineDeps } from "../engine-deps.ts";
 import { jobMessages } from "../message-repository.ts";
 import { escapeModeFor } from "../render.ts";
 import { defaultRenderer, fieldsToRender, type StepRendering } from "../renderer.ts";

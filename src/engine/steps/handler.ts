@@ -1,7 +1,7 @@
 import type { Subscriber } from "../../subscribers/domain.ts";
 import type { Tenant } from "../../tenancy/tenant.ts";
-import type { EngineDeps } from "../accept.ts";
-import type { ExecutionStatus, Job, JobStatus, Message, Notification } from "../domain.ts";
+import type { ExecutionStatus, Job, JobStatus, Notification } from "../domain.ts";
+import type { EngineDeps, MessageListener } from "../engine-deps.ts";
 import type { NewTask } from "../queue/port.ts";
 
 /**
@@ -9,6 +9,8 @@ import type { NewTask } from "../queue/port.ts";
  * handler knows nothing of how its job was claimed or how its outcome is recorded: it is given the
  * job, its notification and its subscriber, and answers an outcome, which run-job.ts records.
  */
+
+export type { MessageListener };
 
 /** What a step's handler decided: the job's next status, and what to record. */
 export interface StepOutcome {
@@ -37,18 +39,6 @@ export interface Deferred {
 }
 
 export type StepResult = StepOutcome | Deferred;
-
-/**
- * Told when a job's message is created, so the inbox can tell the subscriber's sockets. `written`
- * is the message as stored and its subscriber as the job read it: a listener in this process need
- * not read them again.
- */
-export type MessageListener = (event: {
-  environmentId: string;
-  subscriberRef: string;
-  messageId: string;
-  written?: { message: Message; subscriber: Subscriber };
-}) => void;
 
 /** One step to run: its job, the job's notification, and the subscriber as the job read it. */
 export interface StepRun {

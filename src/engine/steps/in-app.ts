@@ -2,13 +2,13 @@ import { isoNow } from "../../clock.ts";
 import { pipelined } from "../../store/pipeline.ts";
 import { subscriberForTemplates } from "../../subscribers/domain.ts";
 import { holdSubscriber } from "../../subscribers/service.ts";
-import { engineOnConnection } from "../accept.ts";
-import type { Job, Message } from "../domain.ts";
+import type { ExecutionStatus, Job, Message } from "../domain.ts";
+import { engineOnConnection } from "../engine-deps.ts";
 import { assembleInApp, inAppTemplateFields } from "../in-app-template.ts";
 import { deleteMessage, insertMessage } from "../message-repository.ts";
 import { newMessage } from "../records.ts";
 import { templateData } from "../render.ts";
-import { defaultRenderer, fieldsToRender, renderLimitDetail } from "../renderer.ts";
+import { defaultRenderer, fieldsToRender, renderLimitDetail, type StepRendering } from "../renderer.ts";
 import { digestedEvents } from "./digest.ts";
 import { type Deferred, type StepHandler, type StepResult, type StepRun, tenantOf } from "./handler.ts";
 
@@ -18,42 +18,79 @@ function feedOf(template: Job["step"]["template"]): string {
   return typeof named === "string" ? named : "";
 }
 
+/** What an in-app step's templates see. */
+function dataOf(step: Pick<StepRun, "notification" | "subscriber">, events?: Record<string, unknown>[]) {
+  const { notification, subscriber } = step;
+  return templateData({
+    payload: notification.payload,
+    subscriber: subscriberForTemplates(subscriber),
+    tenant: notification.tenant,
+    actor: notification.actor,
+    events,
+  });
+}
+
+/** The step's message from its rendered fields. */
+function messageOf(step: Pick<StepRun, "deps" | "job" | "notification" | "subscriber">, rendering: Rendered) {
+  const { deps, job, notification, subscriber } = step;
+  const template = job.step.template;
+  const rendered = assembleInApp(template, rendering.fields, rendering.problems);
+  const message = newMessage(job, notification, subscriber, isoNow(deps.clock), {
+    channel: "in_app",
+    content: rendered.content,
+    subject: rendered.subject,
+    cta: rendered.cta,
+    data: rendered.data,
+    avatar: rendered.avatar,
+    feedId: feedOf(template),
+  });
+  return { message, problems: rendered.problems };
+}
+
+type Rendered = Extract<StepRendering, { ok: true }>;
+
 /** The in-app step of a stored workflow: its templates rendered, the message written with the outcome. */
 export const inAppStep: StepHandler = {
   gated: true,
   async run(step: StepRun): Promise<StepResult> {
-    const { deps, job, notification, subscriber } = step;
-    const template = job.step.template;
-    const data = templateData({
-      payload: notification.payload,
-      subscriber: subscriberForTemplates(subscriber),
-      tenant: notification.tenant,
-      actor: notification.actor,
-      events: await digestedEvents(deps, job, notification),
-    });
+    const { deps, job, notification } = step;
     const rendering = await (deps.renderer ?? defaultRenderer()).render(
-      fieldsToRender("in_app", inAppTemplateFields(template)),
-      data,
+      fieldsToRender("in_app", inAppTemplateFields(job.step.template)),
+      dataOf(step, await digestedEvents(deps, job, notification)),
     );
     if (!rendering.ok) {
       return { status: "failed", executionStatus: "Failed", detail: renderLimitDetail(job.type, rendering) };
     }
-    const rendered = assembleInApp(template, rendering.fields, rendering.problems);
-    const message = newMessage(job, notification, subscriber, isoNow(deps.clock), {
-      channel: "in_app",
-      content: rendered.content,
-      subject: rendered.subject,
-      cta: rendered.cta,
-      data: rendered.data,
-      avatar: rendered.avatar,
-      feedId: feedOf(template),
-    });
-    return writeInApp(step, message, {
-      created: "In-app message created",
-      problems: rendered.problems,
-    });
+    const { message, problems } = messageOf(step, rendering);
+    return writeInApp(step, message, { created: IN_APP_CREATED, problems });
   },
 };
+
+const IN_APP_CREATED = "In-app message created";
+
+/**
+ * The message of an in-app step that runs first in its run (nothing before it to wait for, so no
+ * digested events), rendered on the event loop alone: what a trigger delivers in its own
+ * transaction. Undefined when a template needs more (a render thread, or a limit), and the step
+ * goes to the queue as any other.
+ */
+export function inAppAtOnce(
+  step: Pick<StepRun, "deps" | "job" | "notification" | "subscriber">,
+): { message: Message; status: ExecutionStatus; detail: string; raw: string } | undefined {
+  const { deps, job } = step;
+  const rendering = (deps.renderer ?? defaultRenderer()).renderInline(
+    fieldsToRender("in_app", inAppTemplateFields(job.step.template)),
+    dataOf(step),
+  );
+  if (!rendering?.ok) return undefined;
+  const { message, problems } = messageOf(step, rendering);
+  return {
+    message,
+    status: problems.length > 0 ? "Warning" : "Success",
+    detail: IN_APP_CREATED,
+    raw: problems.join("; "),
+  };
+}
 
 /**
  * An in-app message, written in the transaction that records the job's outcome (run-job.ts `finish`):

@@ -1,4 +1,8 @@
-import { subscriberForTemplates } from "../../subscribers/domain.ts";
+import {
+  type Subscriber,
+  type SubscriberPreferences,
+  subscriberForTemplates,
+} from "../../subscribers/domain.ts";
 import {
   decideStep,
   type getSubscriberByRef,
@@ -7,15 +11,15 @@ import {
 } from "../../subscribers/service.ts";
 import { subscriptionPreferenceForStep } from "../../topics/service.ts";
 import type { StepType } from "../../workflows/domain.ts";
-import type { EngineDeps } from "../accept.ts";
 import type { Job, Notification } from "../domain.ts";
+import type { EngineDeps } from "../engine-deps.ts";
 import { stepPasses } from "../filters.ts";
 import { codeChannelStep, codeStep } from "./bridge.ts";
 import { chatStep } from "./chat.ts";
 import { delayStep } from "./delay.ts";
 import { digestStep } from "./digest.ts";
 import { emailStep } from "./email.ts";
-import type { MessageListener, StepHandler, StepResult } from "./handler.ts";
+import type { MessageListener, StepHandler, StepOutcome, StepResult } from "./handler.ts";
 import { inAppStep } from "./in-app.ts";
 import { throttleStep } from "./throttle.ts";
 
@@ -69,6 +73,38 @@ export type Loading = Promise<
 >;
 
 /**
+ * A gated step's filters, then the subscriber's preferences (and a topic subscription's): the
+ * outcome of a step they keep from running, or undefined when it runs.
+ */
+export function gate(
+  deps: Pick<EngineDeps, "clock">,
+  job: Job,
+  notification: Notification,
+  subscriber: Subscriber,
+  preferences: SubscriberPreferences | undefined,
+  subscription?: Awaited<ReturnType<typeof subscriptionPreferenceForStep>>,
+): StepOutcome | undefined {
+  const filter = stepPasses(job.step.filters, {
+    payload: notification.payload,
+    subscriber: subscriberForTemplates(subscriber),
+    tenant: notification.tenant,
+    now: deps.clock.now(),
+  });
+  if (!filter.passed) return { status: "skipped", executionStatus: "Success", detail: "filtered" };
+  const decision = decideStep(job.type, {
+    critical: notification.workflow.critical,
+    preferenceSettings: notification.workflow.preferenceSettings,
+    ...preferences,
+    now: deps.clock.now(),
+    timezone: subscriber.timezone,
+    subscription,
+  });
+  if (!decision.run)
+    return { status: "skipped", executionStatus: "Success", detail: `Skipped: ${decision.reason}` };
+  return undefined;
+}
+
+/**
  * Decides a job's step and runs it: an inactive step, or one whose subscriber is gone, is skipped;
  * a gated step asks the step's filters and the subscriber's preferences (and a topic
  * subscription's) first; then the step's handler runs.
@@ -89,14 +125,6 @@ export async function runStep(
   const run = { deps, job, notification, subscriber, onMessage };
   if (!handler.gated) return handler.run(run);
 
-  const filter = stepPasses(step.filters, {
-    payload: notification.payload,
-    subscriber: subscriberForTemplates(subscriber),
-    tenant: notification.tenant,
-    now: deps.clock.now(),
-  });
-  if (!filter.passed) return { status: "skipped", executionStatus: "Success", detail: "filtered" };
-
   // A notification that came through a topic: that subscription's preference for the workflow too.
   const subscription =
     notification.topicId !== "" && isChannelStep(job.type)
@@ -108,15 +136,7 @@ export async function runStep(
           notification.payload,
         )
       : undefined;
-  const decision = decideStep(job.type, {
-    critical: notification.workflow.critical,
-    preferenceSettings: notification.workflow.preferenceSettings,
-    ...preferences,
-    now: deps.clock.now(),
-    timezone: subscriber.timezone,
-    subscription,
-  });
-  if (!decision.run)
-    return { status: "skipped", executionStatus: "Success", detail: `Skipped: ${decision.reason}` };
+  const refused = gate(deps, job, notification, subscriber, preferences, subscription);
+  if (refused) return refused;
   return handler.run(run);
 }

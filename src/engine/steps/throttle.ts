@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { sql } from "kysely";
 import { dialectOf } from "../../store/values.ts";
 import type { TimeUnit } from "../../workflows/domain.ts";
-import type { EngineDeps } from "../accept.ts";
 import type { Job, Notification } from "../domain.ts";
+import type { EngineDeps } from "../engine-deps.ts";
 import { addUnits } from "../time-units.ts";
 import type { StepHandler, StepOutcome } from "./handler.ts";
 

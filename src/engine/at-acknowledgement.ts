@@ -1,0 +1,86 @@
+import { pipelined } from "../store/pipeline.ts";
+import type { Subscriber } from "../subscribers/domain.ts";
+import { holdSubscriber, loadSubscriberPreferences } from "../subscribers/service.ts";
+import type { ExecutionDetail, Job, Message, Notification } from "./domain.ts";
+import { type EngineDeps, engineOnConnection } from "./engine-deps.ts";
+import { newDetail } from "./records.ts";
+import { tenantOf } from "./steps/handler.ts";
+import { inAppAtOnce } from "./steps/in-app.ts";
+import { gate } from "./steps/index.ts";
+
+/**
+ * In-app delivery in the acknowledgement (docs/engine.md, "Triggering and the acknowledgement"). A
+ * run whose first steps are in-app steps, with nothing before them that waits (a delay, a digest, a
+ * throttle, a step defined in code), has them decided and written in the trigger's own transaction:
+ * the filters and the subscriber's preferences are asked, the templates rendered, and the message
+ * and its execution detail written with the trigger, so that the acknowledgement is the delivery.
+ * The first step that is anything else (or whose templates need more than the event loop gives one
+ * render: a render thread, a limit) is queued as it would have been, and runs in the worker.
+ */
+
+/** A step the acknowledgement can run: an active in-app step of a stored workflow. */
+const runsAtOnce = (job: Job) => job.type === "in_app" && job.step.active && job.step.code === undefined;
+
+export interface DeliveredAtOnce {
+  /** The messages to write, with the trigger. */
+  messages: Message[];
+  /** The execution details of the steps that ran. */
+  details: ExecutionDetail[];
+  /** Each message with its subscriber, to tell the inbox once the transaction has committed. */
+  delivered: { message: Message; subscriber: Subscriber }[];
+}
+
+/**
+ * Runs the leading in-app steps of new runs, inside the trigger's transaction (`deps.db`): each run
+ * whose first job can be run here has its leading in-app jobs set `completed` (a message) or
+ * `skipped` (filtered, or the preferences said no), and the first job after them, if any, `queued`;
+ * the caller queues the tasks of the `queued` jobs. The subscriber's row is held first (as a job
+ * holds it to write its message): a subscriber deleted meanwhile leaves its run to the queue.
+ */
+export async function deliverLeadingInApp(
+  deps: EngineDeps,
+  runs: readonly { notification: Notification; jobs: Job[] }[],
+  subscribers: ReadonlyMap<string, Subscriber>,
+  now: string,
+): Promise<DeliveredAtOnce> {
+  const out: DeliveredAtOnce = { messages: [], details: [], delivered: [] };
+  for (const { notification, jobs } of runs) {
+    const first = jobs[0];
+    const subscriber = subscribers.get(notification.subscriberRef);
+    if (!first || !subscriber || !runsAtOnce(first)) continue;
+    const tenant = tenantOf(notification);
+    const [held, preferences] = await pipelined(deps.db, [
+      (db) => holdSubscriber(engineOnConnection(deps, db), tenant, notification.subscriberRef),
+      (db) =>
+        loadSubscriberPreferences(
+          engineOnConnection(deps, db),
+          tenant,
+          notification.subscriberRef,
+          notification.workflowId,
+        ),
+    ]);
+    if (!held) continue;
+    let next = 0;
+    for (const job of jobs) {
+      if (!runsAtOnce(job)) break;
+      const refused = gate(deps, job, notification, subscriber, preferences);
+      if (refused) {
+        job.status = "skipped";
+        out.details.push(newDetail(job, refused.executionStatus, refused.detail, now));
+      } else {
+        const made = inAppAtOnce({ deps, job, notification, subscriber });
+        if (!made) break;
+        job.status = "completed";
+        out.messages.push(made.message);
+        out.delivered.push({ message: made.message, subscriber });
+        out.details.push(newDetail(job, made.status, made.detail, now, { raw: made.raw }));
+      }
+      job.attempts = 1;
+      job.updatedAt = now;
+      next++;
+    }
+    const following = jobs[next];
+    if (next > 0 && following) following.status = "queued";
+  }
+  return out;
+}

@@ -1,0 +1,178 @@
+// In-app delivery in the acknowledgement (docs/engine.md, "Triggering and the acknowledgement"): a run
+// whose first steps are in-app steps has them decided and written in the trigger's own transaction. The
+// app here runs no worker at all, so whatever is in the feed when the trigger answers was written by
+// the trigger, and whatever is left to the queue stays `queued`.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { test } from "node:test";
+import { createWorkflow, uniqueName } from "./factories.ts";
+import { type Client, forEachBackend } from "./harness.ts";
+
+const hexId = () => randomBytes(12).toString("hex");
+
+interface JobView {
+  type: string;
+  status: string;
+  executionDetails: { status: string; detail: string; raw?: string }[];
+}
+
+forEachBackend(
+  "in-app steps delivered in the trigger's acknowledgement",
+  (ctx) => {
+    async function setup(steps: unknown[], extra: Record<string, unknown> = {}) {
+      const tenant = await ctx.tenant();
+      const api = ctx.client(tenant.dev.apiKey);
+      const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+        name: uniqueName("At once"),
+        active: true,
+        steps,
+        ...extra,
+      });
+      return { api, name: workflow.triggers[0].identifier as string, workflowId: workflow._id as string };
+    }
+
+    async function trigger(api: Client, body: Record<string, unknown>): Promise<string> {
+      const transactionId = (body.transactionId as string | undefined) ?? hexId();
+      const res = await api.post("/v1/events/trigger", { ...body, transactionId });
+      assert.equal(res.statusCode, 201, res.body);
+      assert.equal(res.json().data.status, "processed");
+      return transactionId;
+    }
+
+    async function feed(api: Client, subscriberId: string) {
+      const res = await api.get(`/v1/subscribers/${subscriberId}/notifications/feed`);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().data as { content: string; transactionId: string }[];
+    }
+
+    async function jobsOf(api: Client, transactionId: string): Promise<JobView[]> {
+      const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+      assert.equal(res.statusCode, 200, res.body);
+      const [notification] = res.json().data as { jobs: JobView[] }[];
+      assert.ok(notification, `the notification of ${transactionId}`);
+      return notification.jobs;
+    }
+
+    const inApp = (content: string, extra: Record<string, unknown> = {}) => ({
+      template: { type: "in_app", content },
+      ...extra,
+    });
+
+    test("a lone in-app step is rendered and in the feed when the trigger answers, with no worker running", async () => {
+      const { api, name } = await setup([inApp("Hi {{subscriber.firstName}}, order {{orderId}}")]);
+      const subscriberId = hexId();
+      const tx = await trigger(api, {
+        name,
+        to: { subscriberId, firstName: "Ada" },
+        payload: { orderId: "<A-1>" },
+      });
+      const messages = await feed(api, subscriberId);
+      assert.deepEqual(
+        messages.map((m) => [m.transactionId, m.content]),
+        [[tx, "Hi Ada, order &lt;A-1&gt;"]],
+      );
+      const [job] = await jobsOf(api, tx);
+      assert.equal(job?.status, "completed");
+      assert.deepEqual(job?.executionDetails.map((d) => [d.status, d.detail]).at(-1), [
+        "Success",
+        "In-app message created",
+      ]);
+    });
+
+    test("leading in-app steps run, filtered or not; the first other step is queued for the worker", async () => {
+      const { api, name } = await setup([
+        inApp("filtered out", {
+          filters: [
+            {
+              isNegated: false,
+              type: "GROUP",
+              value: "AND",
+              children: [{ on: "payload", field: "kind", operator: "EQUAL", value: "never" }],
+            },
+          ],
+        }),
+        inApp("second"),
+        { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
+        inApp("after the delay"),
+      ]);
+      const subscriberId = hexId();
+      const tx = await trigger(api, { name, to: subscriberId, payload: { kind: "news" } });
+      assert.deepEqual(
+        (await feed(api, subscriberId)).map((m) => m.content),
+        ["second"],
+      );
+      const jobs = await jobsOf(api, tx);
+      assert.deepEqual(
+        jobs.map((j) => [j.type, j.status]),
+        [
+          ["in_app", "skipped"],
+          ["in_app", "completed"],
+          ["delay", "queued"],
+          ["in_app", "pending"],
+        ],
+      );
+      assert.equal(jobs[0]?.executionDetails.at(-1)?.detail, "filtered");
+    });
+
+    test("the subscriber's preferences are asked: in-app turned off for the workflow is skipped, nothing written", async () => {
+      const { api, name, workflowId } = await setup([inApp("muted")]);
+      const subscriberId = hexId();
+      assert.equal((await api.post("/v1/subscribers", { subscriberId })).statusCode, 201);
+      const off = await api.patch(`/v1/subscribers/${subscriberId}/preferences/${workflowId}`, {
+        channel: { type: "in_app", enabled: false },
+      });
+      assert.equal(off.statusCode, 200, off.body);
+      const tx = await trigger(api, { name, to: subscriberId });
+      assert.deepEqual(await feed(api, subscriberId), []);
+      const [job] = await jobsOf(api, tx);
+      assert.equal(job?.status, "skipped");
+      assert.match(job?.executionDetails.at(-1)?.detail ?? "", /^Skipped: /);
+    });
+
+    test("a step the acknowledgement cannot run leaves the run to the queue: a delay first, or a template that loops", async () => {
+      const looping = await setup([inApp("{{#each items}}{{this}} {{/each}}")]);
+      const delayed = await setup([
+        { template: { type: "delay" }, metadata: { type: "regular", amount: 1, unit: "minutes" } },
+        inApp("later"),
+      ]);
+      for (const { api, name } of [looping, delayed]) {
+        const subscriberId = hexId();
+        const tx = await trigger(api, { name, to: subscriberId, payload: { items: ["a", "b"] } });
+        assert.deepEqual(await feed(api, subscriberId), []);
+        assert.equal((await jobsOf(api, tx))[0]?.status, "queued");
+      }
+    });
+
+    test("a repeated transactionId delivers nothing again", async () => {
+      const { api, name } = await setup([inApp("once")]);
+      const subscriberId = hexId();
+      const tx = await trigger(api, { name, to: subscriberId });
+      await trigger(api, { name, to: subscriberId, transactionId: tx });
+      assert.deepEqual(
+        (await feed(api, subscriberId)).map((m) => m.transactionId),
+        [tx],
+      );
+    });
+
+    test("every inline recipient gets its message; a topic's members go through the fan-out", async () => {
+      const { api, name } = await setup([inApp("to {{subscriber.subscriberId}}")]);
+      const direct = [hexId(), hexId(), hexId()];
+      await trigger(api, { name, to: direct });
+      for (const subscriberId of direct)
+        assert.deepEqual(
+          (await feed(api, subscriberId)).map((m) => m.content),
+          [`to ${subscriberId}`],
+        );
+
+      const member = hexId();
+      assert.equal((await api.post("/v1/subscribers", { subscriberId: member })).statusCode, 201);
+      const topicKey = `t-${hexId()}`;
+      assert.equal((await api.post("/v1/topics", { key: topicKey, name: "T" })).statusCode, 201);
+      const added = await api.post(`/v1/topics/${topicKey}/subscribers`, { subscribers: [member] });
+      assert.equal(added.statusCode, 200, added.body);
+      await trigger(api, { name, to: { type: "Topic", topicKey } });
+      assert.deepEqual(await feed(api, member), [], "the fan-out job has not run");
+    });
+  },
+  { app: () => ({ runWorker: false }) },
+);
