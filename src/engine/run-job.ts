@@ -1,16 +1,25 @@
 import { isoNow } from "../clock.ts";
 import { pipelined } from "../store/pipeline.ts";
 import { getSubscriberByRef, loadSubscriberPreferences } from "../subscribers/service.ts";
-import type { Job, Notification } from "./domain.ts";
+import type { Job, JobStatus, Notification } from "./domain.ts";
 import { type EngineDeps, engineOnConnection, runJobTask } from "./engine-deps.ts";
 import type { FailedTask, NewTask } from "./queue/port.ts";
 import { newDetail } from "./records.ts";
 import * as engine from "./repository.ts";
 import { mergeFollowingSteps } from "./steps/digest.ts";
 import { type Deferred, type MessageListener, type StepOutcome, tenantOf } from "./steps/handler.ts";
-import { type Loading, readsPreferences, runStep } from "./steps/index.ts";
+import { handlerFor, type Loading, readsPreferences, runStep } from "./steps/index.ts";
 
 export type { MessageListener } from "./steps/handler.ts";
+
+/** The statuses a job's task finds it in when it has something to do. */
+const RUNNABLE = ["pending", "queued", "delayed", "running"] as const satisfies readonly JobStatus[];
+
+/** How `finish` settles a job: from the status it was claimed in, counting the attempt then if not before. */
+interface Claim {
+  from: JobStatus[];
+  countAttempt: boolean;
+}
 
 /** Thrown inside `finish` to roll back what it wrote for a job that was settled meanwhile. */
 class Superseded extends Error {}
@@ -26,16 +35,20 @@ export async function runJob(
   jobId: string,
   context: { attempt: number; maxAttempts?: number; onMessage?: MessageListener },
 ): Promise<void> {
-  const job = await engine.moveJob(
-    deps.db,
-    jobId,
-    ["pending", "queued", "delayed", "running"],
-    "running",
-    isoNow(deps.clock),
-    { countAttempt: true },
-  );
+  const seen = await engine.findJob(deps.db, jobId);
   // Canceled, finished, or never existed: nothing to do.
+  if (!seen || !(RUNNABLE as readonly string[]).includes(seen.status)) return;
+  // A step that reaches outside the database is claimed first (`running`: a cancel no longer takes
+  // it); any other is claimed by the transaction that records its outcome, from the status it was
+  // read in, and rolled back if that moved meanwhile (a cancel won, or another run of the job).
+  const claims = handlerFor(seen).claims;
+  const job = claims
+    ? await engine.moveJob(deps.db, jobId, RUNNABLE, "running", isoNow(deps.clock), { countAttempt: true })
+    : seen;
   if (!job) return;
+  const claim: Claim = claims
+    ? { from: ["running"], countAttempt: false }
+    : { from: [seen.status], countAttempt: true };
   // What the step reads, read at once rather than one after another: on SQLite under load every
   // read waits for the group commit of the batch it joins, and on PostgreSQL each is a round trip.
   // The preferences are read for a step that may yet be filtered out: one read more for it, one
@@ -56,7 +69,7 @@ export async function runJob(
   // recorded, and the task is retried.
   try {
     const outcome = await runStep(deps, job, notification, loading, context.onMessage);
-    await finish(deps, job, notification, outcome);
+    await finish(deps, job, notification, outcome, claim);
   } catch (error) {
     await engine.insertDetails(deps.db, [
       newDetail(
@@ -83,6 +96,7 @@ async function finish(
   job: Job,
   notification: Notification,
   decision: StepOutcome | Deferred,
+  claim: Claim,
 ): Promise<void> {
   const now = isoNow(deps.clock);
   let armed: { dueAt: number; task: NewTask } | undefined;
@@ -97,8 +111,9 @@ async function finish(
         if (deferred) throw new Superseded();
       };
       if (outcome.status === "delayed" && outcome.dueAt !== undefined) {
-        const moved = await engine.settleJob(trx, job.id, ["running"], "delayed", now, {
+        const moved = await engine.settleJob(trx, job.id, claim.from, "delayed", now, {
           ...changes,
+          countAttempt: claim.countAttempt,
           runAt: new Date(outcome.dueAt).toISOString(),
         });
         if (!moved) return settled();
@@ -115,7 +130,11 @@ async function finish(
       // The detail goes out with the settle, without waiting for its answer (one round trip on
       // PostgreSQL): a job that was not ours to settle rolls both back.
       const [moved] = await pipelined(trx, [
-        (db) => engine.settleJob(db, job.id, ["running"], outcome.status, now, changes),
+        (db) =>
+          engine.settleJob(db, job.id, claim.from, outcome.status, now, {
+            ...changes,
+            countAttempt: claim.countAttempt,
+          }),
         (db) =>
           engine.insertDetails(db, [
             newDetail(job, outcome.executionStatus, outcome.detail, now, { raw: outcome.raw ?? "" }),

@@ -467,6 +467,7 @@ function inAppMessage(
  */
 export const codeChannelStep: StepHandler = {
   gated: true,
+  claims: true,
   run: (s: StepRun) => runCodeStep(s.deps, s.job, s.notification, s.subscriber, s.onMessage),
 };
 export const codeStep: StepHandler = { ...codeChannelStep, gated: false };

@@ -19,6 +19,7 @@ import type { StepHandler } from "./handler.ts";
 /** The chat step of a stored workflow. */
 export const chatStep: StepHandler = {
   gated: true,
+  claims: true,
   run: ({ deps, job, notification, subscriber }) => deliverChat(deps, job, notification, subscriber),
 };
 

@@ -12,6 +12,7 @@ import type { StepHandler, StepOutcome } from "./handler.ts";
  */
 export const delayStep: StepHandler = {
   gated: false,
+  claims: false,
   run: ({ deps, job, notification }) => delay(deps, job, notification),
 };
 

@@ -97,6 +97,9 @@ export const closeDigestTask = (windowId: string, runAt?: number, key = `digest:
 /** The digest step of a stored workflow: the event joins its window in the recording transaction. */
 export const digestStep: StepHandler = {
   gated: true,
+  // Claimed first: joining a window checks, under the window's lock, that the job is still
+  // `running`, which is how an event and a cancel of its trigger settle who came first.
+  claims: true,
   run: ({ job, notification }) => ({
     inTransaction: (trxDeps) => arriveAtDigest(trxDeps, job, notification),
   }),

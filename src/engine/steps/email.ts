@@ -21,6 +21,7 @@ import type { StepHandler } from "./handler.ts";
 /** The email step of a stored workflow. */
 export const emailStep: StepHandler = {
   gated: true,
+  claims: true,
   run: ({ deps, job, notification, subscriber }) => deliverEmail(deps, job, notification, subscriber),
 };
 

@@ -55,6 +55,13 @@ export interface StepHandler {
    * delay, which, once its time has come, passes on whatever else it is).
    */
   gated: boolean;
+  /**
+   * Whether the job is claimed (`running`, in a commit of its own) before the step runs: a step that
+   * reaches outside the database (an email, a chat message, a call to the app's bridge), which a
+   * cancel must not cut off halfway. Every other step is claimed by the one transaction that
+   * records its outcome: one commit a job.
+   */
+  claims: boolean;
   run(step: StepRun): StepResult | Promise<StepResult>;
 }
 

@@ -52,6 +52,7 @@ type Rendered = Extract<StepRendering, { ok: true }>;
 /** The in-app step of a stored workflow: its templates rendered, the message written with the outcome. */
 export const inAppStep: StepHandler = {
   gated: true,
+  claims: false,
   async run(step: StepRun): Promise<StepResult> {
     const { deps, job, notification } = step;
     const rendering = await (deps.renderer ?? defaultRenderer()).render(

@@ -26,6 +26,7 @@ import { throttleStep } from "./throttle.ts";
 /** A channel this service has no provider for: recorded as skipped. */
 const noProvider: StepHandler = {
   gated: true,
+  claims: false,
   run: ({ job }) => ({
     status: "skipped",
     executionStatus: "Warning",
@@ -48,6 +49,7 @@ const HANDLERS: Partial<Record<StepType, StepHandler>> = {
 /** A step type with no handler (a custom step of a stored workflow): it delivers nothing. */
 const nothing: StepHandler = {
   gated: true,
+  claims: false,
   run: ({ job }) => ({
     status: "skipped",
     executionStatus: "Success",

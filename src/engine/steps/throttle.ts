@@ -49,6 +49,7 @@ export function throttleSettingsOf(job: Job, notification: Notification): Thrott
 /** The throttle step of a stored workflow: counted in the recording transaction. */
 export const throttleStep: StepHandler = {
   gated: true,
+  claims: false,
   run: ({ job, notification }) => {
     const settings = throttleSettingsOf(job, notification);
     return { inTransaction: (trxDeps) => passThrottle(trxDeps, job, settings) };
