@@ -1,7 +1,5 @@
 import { createHmac } from "node:crypto";
-import http from "node:http";
-import https from "node:https";
-import { lookupOf, type OutboundPolicy, OutboundRefused, type ResolvedAddress } from "./outbound.ts";
+import { callOutbound, httpTarget, type OutboundPolicy } from "./outbound.ts";
 
 /**
  * Calls to a code-first workflow app's bridge endpoint (docs/bridge.md): the app serves its
@@ -59,11 +57,6 @@ export class BridgeError extends Error {
 
 const MAX_ANSWER_BYTES = 5 * 1024 * 1024;
 
-const agents = {
-  "http:": new http.Agent({ keepAlive: true, maxSockets: 64 }),
-  "https:": new https.Agent({ keepAlive: true, maxSockets: 64 }),
-};
-
 /** The `novu-signature` header value for a body, at `now` (epoch ms). */
 export function bridgeSignature(secretKey: string, body: Record<string, unknown>, now: number): string {
   const v1 = createHmac("sha256", secretKey)
@@ -113,39 +106,30 @@ export async function callBridge(
 }
 
 async function callOnce(request: BridgeRequest, options: BridgeOptions): Promise<unknown> {
-  let target: URL;
-  try {
-    target = new URL(request.url);
-  } catch {
-    throw new BridgeError("the bridge URL is not a URL", false);
-  }
-  if (target.protocol !== "http:" && target.protocol !== "https:") {
-    throw new BridgeError("the bridge URL is not http or https", false);
-  }
+  const target = httpTarget(request.url);
+  if (typeof target === "string") throw new BridgeError(`the bridge URL ${target}`, false);
   target.searchParams.set("action", request.action);
   if (request.workflowId !== undefined) target.searchParams.set("workflowId", request.workflowId);
   if (request.stepId !== undefined) target.searchParams.set("stepId", request.stepId);
-  let addresses: ResolvedAddress[];
-  try {
-    addresses = await options.outbound.resolve(target.hostname);
-  } catch (error) {
-    if (error instanceof OutboundRefused) throw new BridgeError(`refused: ${error.message}`, false);
-    throw new BridgeError(failureOf(error, options.timeoutMs), true);
-  }
   const post = request.action === "execute" || request.action === "preview";
   const body = post ? (request.body ?? {}) : {};
-  const signature = bridgeSignature(request.secretKey, body, Date.now());
-  let answer: { status: number; body: string };
-  try {
-    answer = await send(
-      target,
-      post ? JSON.stringify(body) : undefined,
-      signature,
-      addresses,
-      options.timeoutMs,
-    );
-  } catch (error) {
-    throw new BridgeError(failureOf(error, options.timeoutMs), true);
+  const answer = await callOutbound(target, options.outbound, {
+    method: post ? "POST" : "GET",
+    headers: {
+      accept: "application/json",
+      "novu-signature": bridgeSignature(request.secretKey, body, Date.now()),
+      ...(post ? { "content-type": "application/json" } : {}),
+    },
+    body: post ? JSON.stringify(body) : undefined,
+    timeoutMs: options.timeoutMs,
+    maxBytes: MAX_ANSWER_BYTES,
+    overflow: "fail",
+  });
+  if (!answer.ok) {
+    if (answer.refused) throw new BridgeError(`refused: ${answer.message}`, false);
+    if (answer.timedOut)
+      throw new BridgeError(`the bridge did not answer within ${options.timeoutMs} ms`, true);
+    throw new BridgeError(`the bridge could not be reached: ${answer.known ?? answer.message}`, true);
   }
   const status = answer.status;
   if (status >= 200 && status < 300) {
@@ -176,73 +160,4 @@ function frameworkError(body: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function send(
-  target: URL,
-  body: string | undefined,
-  signature: string,
-  addresses: readonly ResolvedAddress[],
-  timeoutMs: number,
-): Promise<{ status: number; body: string }> {
-  const client = target.protocol === "https:" ? https : http;
-  return new Promise((resolve, reject) => {
-    const request = client.request(
-      target,
-      {
-        method: body === undefined ? "GET" : "POST",
-        headers: {
-          accept: "application/json",
-          "novu-signature": signature,
-          "user-agent": "Tidings",
-          ...(body === undefined
-            ? {}
-            : { "content-type": "application/json", "content-length": Buffer.byteLength(body) }),
-        },
-        agent: agents[target.protocol as "http:" | "https:"],
-        lookup: lookupOf(addresses),
-        signal: AbortSignal.timeout(timeoutMs),
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        response.on("data", (chunk: Buffer) => {
-          size += chunk.byteLength;
-          if (size > MAX_ANSWER_BYTES) {
-            response.destroy(new Error("the answer is larger than 5 MiB"));
-            return;
-          }
-          chunks.push(chunk);
-        });
-        response.on("end", () =>
-          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
-        );
-        response.on("error", reject);
-      },
-    );
-    request.on("error", reject);
-    request.end(body);
-  });
-}
-
-const FAILURES: Record<string, string> = {
-  ECONNREFUSED: "the connection was refused",
-  ECONNRESET: "the connection was reset",
-  EPIPE: "the connection was closed",
-  ETIMEDOUT: "the connection timed out",
-  EHOSTUNREACH: "the host is unreachable",
-  ENETUNREACH: "the network is unreachable",
-  ENOTFOUND: "the host name does not resolve",
-  EAI_AGAIN: "the host name could not be resolved for now",
-};
-
-function failureOf(error: unknown, timeoutMs: number): string {
-  const name = (error as { name?: string } | null)?.name;
-  if (name === "TimeoutError" || name === "AbortError")
-    return `the bridge did not answer within ${timeoutMs} ms`;
-  const code = (error as { code?: string } | null)?.code ?? "";
-  const known = FAILURES[code];
-  if (known) return `the bridge could not be reached: ${known} (${code})`;
-  const message = (error as { message?: string } | null)?.message;
-  return `the bridge could not be reached${message ? `: ${message}` : ""}`;
 }

@@ -1,4 +1,6 @@
 import dns from "node:dns";
+import http from "node:http";
+import https from "node:https";
 import net from "node:net";
 
 /**
@@ -275,4 +277,140 @@ export function lookupOf(addresses: readonly ResolvedAddress[]): net.LookupFunct
       );
     else done(null, first.address, first.family);
   };
+}
+
+// ------------------------------------------------------------------------------------------------
+// HTTP calls to an address the policy checked: chat webhooks and code-first workflow apps' bridges.
+
+// Connections kept open between calls. A pooled connection was opened to an address the policy
+// checked when it was opened.
+const agents = {
+  "http:": new http.Agent({ keepAlive: true, maxSockets: 64 }),
+  "https:": new https.Agent({ keepAlive: true, maxSockets: 64 }),
+};
+
+/** The URL of an outbound HTTP call, or why it cannot be one. */
+export function httpTarget(url: string): URL | "is not a URL" | "is not http or https" {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return "is not a URL";
+  }
+  return target.protocol === "http:" || target.protocol === "https:" ? target : "is not http or https";
+}
+
+export interface OutboundCall {
+  method: "GET" | "POST";
+  headers: Record<string, string>;
+  body?: string | undefined;
+  /** From the connection on, answer included. */
+  timeoutMs: number;
+  /** How much of the answer is read: past it, `fail` ends the call, `truncate` keeps what came. */
+  maxBytes: number;
+  overflow: "fail" | "truncate";
+}
+
+/**
+ * What became of a call: the answer's status and (at most `maxBytes` of) its body, or why there is
+ * none: `refused` by the policy, `timedOut`, or a failure whose code `known` names in our words
+ * (`message` is the error's own text, which may hold the URL: a caller whose URL is a credential
+ * does not show it).
+ */
+export type OutboundAnswer =
+  | { ok: true; status: number; body: string }
+  | { ok: false; refused: boolean; timedOut: boolean; known?: string; message: string };
+
+// What a failed call is recorded as: its code in our words, never the remote's.
+const FAILURES: Record<string, string> = {
+  ECONNREFUSED: "the connection was refused",
+  ECONNRESET: "the connection was reset",
+  EPIPE: "the connection was closed",
+  ETIMEDOUT: "the connection timed out",
+  EHOSTUNREACH: "the host is unreachable",
+  ENETUNREACH: "the network is unreachable",
+  ENOTFOUND: "the host name does not resolve",
+  EAI_AGAIN: "the host name could not be resolved for now",
+  CERT_HAS_EXPIRED: "its TLS certificate has expired",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "its TLS certificate is self-signed",
+  SELF_SIGNED_CERT_IN_CHAIN: "its TLS certificate is not trusted",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "its TLS certificate is not trusted",
+  ERR_TLS_CERT_ALTNAME_INVALID: "its TLS certificate is for another name",
+  HPE_INVALID_CONSTANT: "it does not answer HTTP",
+  HPE_INVALID_STATUS: "it does not answer HTTP",
+};
+
+function failed(error: unknown): Extract<OutboundAnswer, { ok: false }> {
+  const name = (error as { name?: string } | null)?.name;
+  const code = (error as { code?: string } | null)?.code ?? "";
+  const message = String((error as { message?: string } | null)?.message ?? error);
+  const known = FAILURES[code];
+  return {
+    ok: false,
+    refused: error instanceof OutboundRefused,
+    timedOut: name === "TimeoutError" || name === "AbortError",
+    ...(known ? { known: `${known} (${code})` } : {}),
+    message,
+  };
+}
+
+/**
+ * One HTTP call to `target` under the policy: its host resolved and checked, the connection made to
+ * a checked address, redirects not followed. Never throws.
+ */
+export async function callOutbound(
+  target: URL,
+  policy: OutboundPolicy,
+  call: OutboundCall,
+): Promise<OutboundAnswer> {
+  let addresses: ResolvedAddress[];
+  try {
+    addresses = await policy.resolve(target.hostname);
+  } catch (error) {
+    return failed(error);
+  }
+  const client = target.protocol === "https:" ? https : http;
+  return new Promise<OutboundAnswer>((resolve) => {
+    const request = client.request(
+      target,
+      {
+        method: call.method,
+        headers: {
+          "user-agent": "Tidings",
+          ...call.headers,
+          ...(call.body === undefined ? {} : { "content-length": String(Buffer.byteLength(call.body)) }),
+        },
+        agent: agents[target.protocol as "http:" | "https:"],
+        // The name was resolved and checked: connect to what was checked, not to a new answer.
+        lookup: lookupOf(addresses),
+        signal: AbortSignal.timeout(call.timeoutMs),
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const done = () =>
+          resolve({
+            ok: true,
+            status: response.statusCode ?? 0,
+            body: Buffer.concat(chunks).subarray(0, call.maxBytes).toString("utf8"),
+          });
+        response.on("data", (chunk: Buffer) => {
+          if (size >= call.maxBytes) return;
+          chunks.push(chunk);
+          size += chunk.byteLength;
+          if (call.overflow === "fail" && size > call.maxBytes)
+            response.destroy(new Error(`the answer is larger than ${call.maxBytes} bytes`));
+          else if (call.overflow === "truncate" && size >= call.maxBytes) response.destroy();
+        });
+        // An error (one ends a call whose answer is too large) comes before the close: it decides.
+        response.on("end", done);
+        response.on("close", done);
+        response.on("error", (error) =>
+          size >= call.maxBytes && call.overflow === "truncate" ? done() : resolve(failed(error)),
+        );
+      },
+    );
+    request.on("error", (error) => resolve(failed(error)));
+    request.end(call.body);
+  });
 }
