@@ -5,6 +5,8 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
+import { ManualClock } from "../src/clock.ts";
+import { runJob } from "../src/engine/run-job.ts";
 import { createWorkflow, uniqueName } from "./factories.ts";
 import { type Client, forEachBackend } from "./harness.ts";
 
@@ -14,6 +16,20 @@ interface JobView {
   type: string;
   status: string;
   executionDetails: { status: string; detail: string; raw?: string }[];
+}
+
+async function feed(api: Client, subscriberId: string) {
+  const res = await api.get(`/v1/subscribers/${subscriberId}/notifications/feed`);
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json().data as { content: string; transactionId: string }[];
+}
+
+async function jobsOf(api: Client, transactionId: string): Promise<JobView[]> {
+  const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+  assert.equal(res.statusCode, 200, res.body);
+  const [notification] = res.json().data as { jobs: JobView[] }[];
+  assert.ok(notification, `the notification of ${transactionId}`);
+  return notification.jobs;
 }
 
 forEachBackend(
@@ -37,20 +53,6 @@ forEachBackend(
       assert.equal(res.statusCode, 201, res.body);
       assert.equal(res.json().data.status, "processed");
       return transactionId;
-    }
-
-    async function feed(api: Client, subscriberId: string) {
-      const res = await api.get(`/v1/subscribers/${subscriberId}/notifications/feed`);
-      assert.equal(res.statusCode, 200, res.body);
-      return res.json().data as { content: string; transactionId: string }[];
-    }
-
-    async function jobsOf(api: Client, transactionId: string): Promise<JobView[]> {
-      const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
-      assert.equal(res.statusCode, 200, res.body);
-      const [notification] = res.json().data as { jobs: JobView[] }[];
-      assert.ok(notification, `the notification of ${transactionId}`);
-      return notification.jobs;
     }
 
     const inApp = (content: string, extra: Record<string, unknown> = {}) => ({
@@ -175,4 +177,55 @@ forEachBackend(
     });
   },
   { app: () => ({ runWorker: false }) },
+);
+
+// The worker's side of the same idea (run-job.ts): a step that completes goes on at once, in the
+// same task, to a following step that needs no claim, while that step's own task, committed with
+// the outcome, stays as the durable fallback. No worker runs here: the test runs the delay's job
+// itself, once, and the message is there when that one run returns.
+forEachBackend<ManualClock>(
+  "a run goes on in the task of the step before",
+  (ctx) => {
+    test("a delay that falls due delivers the in-app step after it in its own task", async () => {
+      const tenant = await ctx.tenant();
+      const api = ctx.client(tenant.dev.apiKey);
+      const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+        name: uniqueName("Run on"),
+        active: true,
+        steps: [
+          { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
+          { template: { type: "in_app", content: "after the delay" } },
+        ],
+      });
+      const subscriberId = hexId();
+      const transactionId = hexId();
+      const res = await api.post("/v1/events/trigger", {
+        name: workflow.triggers[0].identifier,
+        to: subscriberId,
+        transactionId,
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      const notification = (await api.get(`/v1/notifications?transactionId=${transactionId}`)).json()
+        .data[0] as { jobs: (JobView & { _id: string })[] };
+      const delayJob = notification.jobs[0]?._id as string;
+      const deps = { db: ctx.store.db, clock: ctx.clock, queue: ctx.app.queue };
+
+      await runJob(deps, delayJob, { attempt: 1 });
+      assert.deepEqual(
+        (await jobsOf(api, transactionId)).map((j) => j.status),
+        ["delayed", "pending"],
+      );
+      ctx.clock.advance(5 * 60_000);
+      await runJob(deps, delayJob, { attempt: 1 });
+      assert.deepEqual(
+        (await jobsOf(api, transactionId)).map((j) => j.status),
+        ["completed", "completed"],
+      );
+      assert.deepEqual(
+        (await feed(api, subscriberId)).map((m) => m.content),
+        ["after the delay"],
+      );
+    });
+  },
+  { clock: () => new ManualClock(Date.UTC(2026, 5, 1, 12)), app: () => ({ runWorker: false }) },
 );

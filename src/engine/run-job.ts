@@ -33,7 +33,16 @@ class Superseded extends Error {}
 export async function runJob(
   deps: EngineDeps,
   jobId: string,
-  context: { attempt: number; maxAttempts?: number; onMessage?: MessageListener },
+  context: {
+    attempt: number;
+    maxAttempts?: number;
+    onMessage?: MessageListener;
+    /**
+     * Run on from the step before it, in that step's task (see `finish`): a step that must be
+     * claimed first is left to its own task.
+     */
+    following?: boolean;
+  },
 ): Promise<void> {
   const seen = await engine.findJob(deps.db, jobId);
   // Canceled, finished, or never existed: nothing to do.
@@ -42,6 +51,7 @@ export async function runJob(
   // it); any other is claimed by the transaction that records its outcome, from the status it was
   // read in, and rolled back if that moved meanwhile (a cancel won, or another run of the job).
   const claims = handlerFor(seen).claims;
+  if (claims && context.following) return;
   const job = claims
     ? await engine.moveJob(deps.db, jobId, RUNNABLE, "running", isoNow(deps.clock), { countAttempt: true })
     : seen;
@@ -65,11 +75,12 @@ export async function runJob(
   const notification = await engine.findNotification(deps.db, job.notificationId);
   if (!notification) return;
 
+  let next: string | undefined;
   // A failure deciding the step or recording its outcome (an in-app message is written there) is
   // recorded, and the task is retried.
   try {
     const outcome = await runStep(deps, job, notification, loading, context.onMessage);
-    await finish(deps, job, notification, outcome, claim);
+    next = await finish(deps, job, notification, outcome, claim);
   } catch (error) {
     await engine.insertDetails(deps.db, [
       newDetail(
@@ -84,6 +95,16 @@ export async function runJob(
     ]);
     throw error;
   }
+  // The run goes on at once in this task: the next job's own task, committed with this outcome,
+  // is there should this process stop now, and finds the job done when it runs. So a delay that
+  // falls due delivers what follows it now, not behind every other task that fell due with it.
+  // A failure here is recorded, and that task runs the job again.
+  if (next !== undefined)
+    await runJob(deps, next, {
+      attempt: 1,
+      following: true,
+      ...(context.onMessage ? { onMessage: context.onMessage } : {}),
+    }).catch(() => {});
 }
 
 /**
@@ -97,9 +118,10 @@ async function finish(
   notification: Notification,
   decision: StepOutcome | Deferred,
   claim: Claim,
-): Promise<void> {
+): Promise<string | undefined> {
   const now = isoNow(deps.clock);
   let armed: { dueAt: number; task: NewTask } | undefined;
+  let queued: string | undefined;
   try {
     await deps.db.transaction().execute(async (trx) => {
       const trxDeps = engineOnConnection(deps, trx);
@@ -153,10 +175,10 @@ async function finish(
         return;
       }
       // The run's last step has no next job to look for.
-      if (job.stepIndex + 1 < notification.channels.length) await queueNext(trxDeps, job, now);
+      if (job.stepIndex + 1 < notification.channels.length) queued = await queueNext(trxDeps, job, now);
     });
   } catch (error) {
-    if (error instanceof Superseded) return;
+    if (error instanceof Superseded) return undefined;
     throw error;
   }
   if ("inTransaction" in decision) decision.afterCommit?.();
@@ -178,11 +200,14 @@ async function finish(
         });
     });
   }
+  return queued;
 }
 
-async function queueNext(deps: EngineDeps, job: Job, now: string): Promise<void> {
+/** Queues the run's next job, if it is pending, with its task; its id when it was. */
+async function queueNext(deps: EngineDeps, job: Job, now: string): Promise<string | undefined> {
   const queued = await engine.queueJobAt(deps.db, job.notificationId, job.stepIndex + 1, now);
   if (queued) await deps.queue.add(deps.db, [runJobTask(queued)]);
+  return queued;
 }
 
 /**
