@@ -113,7 +113,7 @@ export const environmentV1Routes: RoutePluginWith<{
       schema: {
         operationId: "deleteEnvironment",
         tags: TAGS,
-        summary: "Delete an environment the organization made (with its keys and groups)",
+        summary: "Delete an environment the organization made (with its keys, groups and layouts)",
         description:
           "Development and Production stay. Refused while the environment holds workflows, subscribers, topics, " +
           "integrations or notifications, or while another environment derives from it.",

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { type Deps, inTransaction } from "../deps.ts";
 import { ApiError, badRequest, invalidField, notFound, unprocessable } from "../errors.ts";
-import { copyLayouts } from "../layouts/service.ts";
+import { copyLayouts, deleteEnvironmentLayouts } from "../layouts/service.ts";
 import type { NotificationGroup } from "../notification-groups/domain.ts";
 import {
   createGroupCopy,
@@ -126,8 +126,8 @@ export async function updateEnvironment(
 }
 
 /**
- * Deletes an environment the organization made besides Development and Production, with its keys and
- * groups. Refused while it holds live workflows or anything else (subscribers, topics, integrations,
+ * Deletes an environment the organization made besides Development and Production, with its keys,
+ * groups and layouts. Refused while it holds live workflows or anything else (subscribers, topics, integrations,
  * notifications), or while another environment derives from it.
  */
 export async function deleteEnvironment(deps: Deps, tenant: Tenant, id: string): Promise<void> {
@@ -150,6 +150,7 @@ export async function deleteEnvironment(deps: Deps, tenant: Tenant, id: string):
       if ((await listLiveWorkflows(d, id)).length > 0) throw holding();
       await purgeDeletedWorkflows(d, id);
       await deleteEnvironmentGroups(d, id);
+      await deleteEnvironmentLayouts(d, id);
       if (!(await deleteEnvironmentRecord(d, tenant, id))) throw notFound(`Environment ${id} was not found`);
     });
   } catch (error) {

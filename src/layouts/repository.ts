@@ -174,6 +174,11 @@ export async function deleteLayout(db: Db, environmentId: string, id: string): P
   return Number(result.numDeletedRows) > 0;
 }
 
+/** Deletes every layout of the environment (the environment is being deleted). */
+export async function deleteEnvironmentLayouts(db: Db, environmentId: string): Promise<void> {
+  await db.deleteFrom("layouts").where("environment_id", "=", environmentId).execute();
+}
+
 const SORT_COLUMNS = { createdAt: "created_at", updatedAt: "updated_at", name: "name" } as const;
 
 /** Novu's /v2 list: a window of the environment's layouts, by a column either way, those whose name or identifier contain `query`. */

@@ -6,6 +6,7 @@ import { isUniqueViolation } from "../store/store.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { compileCheck, templateVariables } from "../workflows/index.ts";
 import { workflowsUsingLayout } from "../workflows/service.ts";
+import { DEFAULT_LAYOUT } from "./default-layout.ts";
 import { frameOf, type Layout, type LayoutFrame, type LayoutVariable } from "./domain.ts";
 import * as layouts from "./repository.ts";
 
@@ -79,6 +80,15 @@ export async function createLayout(deps: Deps, tenant: Tenant, input: LayoutInpu
     if (created.isDefault) await layouts.clearDefaults(d.db, tenant.environmentId, created.id, now);
     return created;
   });
+}
+
+/**
+ * The layout a new environment that derives from none starts with, as its default (Novu makes the
+ * same one at onboarding): "Default Layout", identifier `novu-default-layout`. An environment that
+ * derives from another gets its copy by promotion. Inside the caller's transaction when there is one.
+ */
+export async function createDefaultLayout(deps: Deps, tenant: Tenant): Promise<Layout> {
+  return createLayout(deps, tenant, { ...DEFAULT_LAYOUT, isDefault: true });
 }
 
 export async function getLayout(deps: Deps, tenant: Tenant, id: string): Promise<Layout> {
@@ -171,6 +181,11 @@ export async function deleteLayout(deps: Deps, tenant: Tenant, id: string): Prom
       throw conflict(`Layout with id ${id} is being used as your default layout, so it can not be deleted`);
     await layouts.deleteLayout(d.db, tenant.environmentId, id);
   });
+}
+
+/** The environment's layouts go with it when it is deleted (once no workflow of it is left to use them). */
+export async function deleteEnvironmentLayouts(deps: Deps, environmentId: string): Promise<void> {
+  await layouts.deleteEnvironmentLayouts(deps.db, environmentId);
 }
 
 /**
