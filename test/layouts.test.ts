@@ -373,6 +373,22 @@ forEachBackend<ManualClock>(
         await mailOf(sink, prod.apiKey, own.json().data.triggers[0].identifier, { orderId: "P-1" }),
         "<p>Order P-1 shipped</p>",
       );
+
+      // The layout is a change of its own: the workflow applied alone (it names no layout) leaves
+      // Production's emails as they are; the layout applied, they are framed there too.
+      const workflowId = made.json().data._id;
+      assert.equal((await api.post(`/v1/changes/${workflowId}/apply`)).statusCode, 201);
+      assert.equal(await mailOf(sink, prod.apiKey, name, { orderId: "P-2" }), "<p>Order P-2 shipped</p>");
+      assert.equal((await api.post(`/v1/changes/${layout._id}/apply`)).statusCode, 201);
+      const copy = (await ctx.client(prod.apiKey).get("/v1/layouts")).json().data[0];
+      assert.deepEqual(
+        [copy.identifier, copy.isDefault, copy._parentId],
+        ["novu-default-layout", true, layout._id],
+      );
+      assert.match(
+        await mailOf(sink, prod.apiKey, name, { orderId: "P-3" }),
+        /border-top:4px solid #123456;[^>]*>\n<p>Order P-3 shipped<\/p>/,
+      );
     });
 
     test("an email is sent inside its step's layout, else the default one, with the layout's variable defaults; a used layout cannot be deleted; promotion takes layouts along", async () => {

@@ -79,12 +79,12 @@ export interface paths {
   "/v1/changes": {
     /**
      * The key's environment's changes not yet in the environment derived from it
-     * @description Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow and group of this environment (Development) that Production lacks, has otherwise, or still has after it was deleted here. A change's `_id` is its record's id. Applied changes are not kept: `promoted=true` lists none.
+     * @description Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow, group and email layout of this environment (Development) that Production lacks, has otherwise, or still has after it was deleted here (`type` NotificationTemplate, NotificationGroup, Layout, or DefaultLayout for a layout change that moves the default). A change's `_id` is its record's id. Applied changes are not kept: `promoted=true` lists none.
      */
     get: operations["listChanges"];
   };
   "/v1/changes/{changeId}/apply": {
-    /** Apply one pending change (publish it, with the groups its workflow needs) */
+    /** Apply one pending change (publish it, with the group and new layouts its workflow needs) */
     post: operations["applyChange"];
   };
   "/v1/changes/bulk/apply": {
@@ -111,7 +111,7 @@ export interface paths {
     /** Rename an environment, derive it from another, change its identifier or its HMAC */
     put: operations["updateEnvironment"];
     /**
-     * Delete an environment the organization made (with its keys and groups)
+     * Delete an environment the organization made (with its keys, groups and layouts)
      * @description Development and Production stay. Refused while the environment holds workflows, subscribers, topics, integrations or notifications, or while another environment derives from it.
      */
     delete: operations["deleteEnvironment"];
@@ -822,14 +822,14 @@ export interface paths {
   "/v2/environments/{targetEnvironmentId}/diff": {
     /**
      * What publishing into this environment would change
-     * @description Compares the source (default: the target's parent, Development for Production) with the target: each workflow (`resources`) and group (`notificationGroups`) the target lacks (added), has otherwise (modified, with the fields that differ) or still has after it was deleted in the source (deleted). A record of the target is the source's copy when its `_parentId` names it; records the target made itself are never compared. `resourceType` is REGULAR, the value @novu/api 3.19 accepts for a workflow.
+     * @description Compares the source (default: the target's parent, Development for Production) with the target: each workflow (`resources`), group (`notificationGroups`) and email layout (`layouts`) the target lacks (added), has otherwise (modified, with the fields that differ) or still has after it was deleted in the source (deleted). A record of the target is the source's copy when its `_parentId` names it; records the target made itself are never compared. `resourceType` is REGULAR for a workflow, the value @novu/api 3.19 accepts, and `layout` for a layout (Novu's value, which that SDK's enum refuses: hence the list of their own, beside `resources`).
      */
     post: operations["diffEnvironment"];
   };
   "/v2/environments/{targetEnvironmentId}/publish": {
     /**
-     * Publish the source's workflows and groups into this environment, in one transaction
-     * @description Applies what the diff shows: a copy (its own `_id`, its `_parentId` naming the source) for each added record, the copy rewritten for each modified one, the copy deleted when its source was. All of it lands, or none: a record the target cannot take (its trigger identifier or group name held by a record of the target's own) is a 422 and changes nothing. `resources` publishes some changes only (their `resourceId`s, with the groups their workflows need); `dryRun` answers and writes nothing.
+     * Publish the source's workflows, groups and layouts into this environment, in one transaction
+     * @description Applies what the diff shows: a copy (its own `_id`, its `_parentId` naming the source) for each added record, the copy rewritten for each modified one, the copy deleted when its source was (a group or layout copy the target's workflows still use, or a layout copy that would be left the target's default, stays: `skipped`, with the reason). All of it lands, or none: a record the target cannot take (its trigger identifier, group name or layout identifier held by another record of the target) is a 422 and changes nothing. `resources` publishes some changes only (their `resourceId`s, with the groups and the new layouts their workflows need; a layout that stops being the default brings the one that becomes it); `dryRun` answers and writes nothing.
      */
     post: operations["publishEnvironment"];
   };
@@ -1101,7 +1101,7 @@ export interface paths {
   "/v2/workflows/{workflowId}/sync": {
     /**
      * Publish one workflow of the key's environment into another environment
-     * @description The publish of this one workflow (and its group when the target lacks it) into `targetEnvironmentId`; answers the copy in the target.
+     * @description The publish of this one workflow (with its group, and the layouts its steps name, when the target lacks them) into `targetEnvironmentId`; answers the copy in the target.
      */
     put: operations["syncWorkflowV2"];
   };
@@ -2188,7 +2188,7 @@ export interface operations {
   };
   /**
    * The key's environment's changes not yet in the environment derived from it
-   * @description Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow and group of this environment (Development) that Production lacks, has otherwise, or still has after it was deleted here. A change's `_id` is its record's id. Applied changes are not kept: `promoted=true` lists none.
+   * @description Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow, group and email layout of this environment (Development) that Production lacks, has otherwise, or still has after it was deleted here (`type` NotificationTemplate, NotificationGroup, Layout, or DefaultLayout for a layout change that moves the default). A change's `_id` is its record's id. Applied changes are not kept: `promoted=true` lists none.
    */
   listChanges: {
     parameters: {
@@ -2290,8 +2290,11 @@ export interface operations {
                 createdAt: string;
                 /** @description Whether it is applied: false while pending */
                 enabled: boolean;
-                /** @enum {string} */
-                type: "NotificationTemplate" | "NotificationGroup";
+                /**
+                 * @description What changed: a workflow, a group, or an email layout (DefaultLayout when the change makes it the default or stops it being one)
+                 * @enum {string}
+                 */
+                type: "NotificationTemplate" | "NotificationGroup" | "Layout" | "DefaultLayout";
               })[];
             page: number;
             pageSize: number;
@@ -2388,7 +2391,7 @@ export interface operations {
       };
     };
   };
-  /** Apply one pending change (publish it, with the groups its workflow needs) */
+  /** Apply one pending change (publish it, with the group and new layouts its workflow needs) */
   applyChange: {
     parameters: {
       header?: {
@@ -2495,8 +2498,11 @@ export interface operations {
                 createdAt: string;
                 /** @description Whether it is applied: false while pending */
                 enabled: boolean;
-                /** @enum {string} */
-                type: "NotificationTemplate" | "NotificationGroup";
+                /**
+                 * @description What changed: a workflow, a group, or an email layout (DefaultLayout when the change makes it the default or stops it being one)
+                 * @enum {string}
+                 */
+                type: "NotificationTemplate" | "NotificationGroup" | "Layout" | "DefaultLayout";
               })[];
           };
         };
@@ -2729,8 +2735,11 @@ export interface operations {
                 createdAt: string;
                 /** @description Whether it is applied: false while pending */
                 enabled: boolean;
-                /** @enum {string} */
-                type: "NotificationTemplate" | "NotificationGroup";
+                /**
+                 * @description What changed: a workflow, a group, or an email layout (DefaultLayout when the change makes it the default or stops it being one)
+                 * @enum {string}
+                 */
+                type: "NotificationTemplate" | "NotificationGroup" | "Layout" | "DefaultLayout";
               })[];
           };
         };
@@ -3626,7 +3635,7 @@ export interface operations {
     };
   };
   /**
-   * Delete an environment the organization made (with its keys and groups)
+   * Delete an environment the organization made (with its keys, groups and layouts)
    * @description Development and Production stay. Refused while the environment holds workflows, subscribers, topics, integrations or notifications, or while another environment derives from it.
    */
   deleteEnvironment: {
@@ -39111,7 +39120,7 @@ export interface operations {
   };
   /**
    * What publishing into this environment would change
-   * @description Compares the source (default: the target's parent, Development for Production) with the target: each workflow (`resources`) and group (`notificationGroups`) the target lacks (added), has otherwise (modified, with the fields that differ) or still has after it was deleted in the source (deleted). A record of the target is the source's copy when its `_parentId` names it; records the target made itself are never compared. `resourceType` is REGULAR, the value @novu/api 3.19 accepts for a workflow.
+   * @description Compares the source (default: the target's parent, Development for Production) with the target: each workflow (`resources`), group (`notificationGroups`) and email layout (`layouts`) the target lacks (added), has otherwise (modified, with the fields that differ) or still has after it was deleted in the source (deleted). A record of the target is the source's copy when its `_parentId` names it; records the target made itself are never compared. `resourceType` is REGULAR for a workflow, the value @novu/api 3.19 accepts, and `layout` for a layout (Novu's value, which that SDK's enum refuses: hence the list of their own, beside `resources`).
    */
   diffEnvironment: {
     parameters: {
@@ -39196,7 +39205,7 @@ export interface operations {
           "application/json": {
             /** EnvironmentDiff */
             data: {
-              notificationGroups: ({
+              layouts: ({
                   /** @enum {string} */
                   action: "added" | "modified" | "deleted";
                   changes: ({
@@ -39211,10 +39220,10 @@ export interface operations {
                         } | null;
                       };
                       /**
-                       * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                       * @description layout: an email layout (Novu's value)
                        * @enum {string}
                        */
-                      resourceType?: "REGULAR";
+                      resourceType: "layout";
                       sourceResource: {
                         id: string;
                         name: string;
@@ -39231,10 +39240,58 @@ export interface operations {
                   /** @description The source record's id (a deleted one's too): what publish takes */
                   resourceId: string;
                   /**
-                   * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                   * @description layout: an email layout (Novu's value)
                    * @enum {string}
                    */
-                  resourceType?: "REGULAR";
+                  resourceType: "layout";
+                  sourceResource: {
+                    id: string;
+                    name: string;
+                    /** Format: date-time */
+                    updatedAt: string;
+                  } | null;
+                  summary: {
+                    added: number;
+                    deleted: number;
+                    modified: number;
+                    unchanged: number;
+                  };
+                  targetResource: {
+                    id: string;
+                    name: string;
+                    /** Format: date-time */
+                    updatedAt: string;
+                  } | null;
+                })[];
+              notificationGroups: ({
+                  /** @enum {string} */
+                  action: "added" | "modified" | "deleted";
+                  changes: ({
+                      /** @enum {string} */
+                      action: "added" | "modified" | "deleted";
+                      diffs: {
+                        new: {
+                          [key: string]: unknown;
+                        } | null;
+                        previous: {
+                          [key: string]: unknown;
+                        } | null;
+                      };
+                      sourceResource: {
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                      } | null;
+                      targetResource: {
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                      } | null;
+                    })[];
+                  /** @description The source record's id (a deleted one's too): what publish takes */
+                  resourceId: string;
                   sourceResource: {
                     id: string;
                     name: string;
@@ -39269,10 +39326,10 @@ export interface operations {
                         } | null;
                       };
                       /**
-                       * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                       * @description REGULAR: a workflow (the SDK's enum for it)
                        * @enum {string}
                        */
-                      resourceType?: "REGULAR";
+                      resourceType: "REGULAR";
                       sourceResource: {
                         id: string;
                         name: string;
@@ -39289,10 +39346,10 @@ export interface operations {
                   /** @description The source record's id (a deleted one's too): what publish takes */
                   resourceId: string;
                   /**
-                   * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                   * @description REGULAR: a workflow (the SDK's enum for it)
                    * @enum {string}
                    */
-                  resourceType?: "REGULAR";
+                  resourceType: "REGULAR";
                   sourceResource: {
                     id: string;
                     name: string;
@@ -39317,7 +39374,7 @@ export interface operations {
               summary: {
                 hasChanges: boolean;
                 totalChanges: number;
-                /** @description Workflows and groups compared */
+                /** @description Workflows, groups and layouts compared */
                 totalEntities: number;
               };
               /** @description Where they would go */
@@ -39445,8 +39502,8 @@ export interface operations {
     };
   };
   /**
-   * Publish the source's workflows and groups into this environment, in one transaction
-   * @description Applies what the diff shows: a copy (its own `_id`, its `_parentId` naming the source) for each added record, the copy rewritten for each modified one, the copy deleted when its source was. All of it lands, or none: a record the target cannot take (its trigger identifier or group name held by a record of the target's own) is a 422 and changes nothing. `resources` publishes some changes only (their `resourceId`s, with the groups their workflows need); `dryRun` answers and writes nothing.
+   * Publish the source's workflows, groups and layouts into this environment, in one transaction
+   * @description Applies what the diff shows: a copy (its own `_id`, its `_parentId` naming the source) for each added record, the copy rewritten for each modified one, the copy deleted when its source was (a group or layout copy the target's workflows still use, or a layout copy that would be left the target's default, stays: `skipped`, with the reason). All of it lands, or none: a record the target cannot take (its trigger identifier, group name or layout identifier held by another record of the target) is a 422 and changes nothing. `resources` publishes some changes only (their `resourceId`s, with the groups and the new layouts their workflows need; a layout that stops being the default brings the one that becomes it); `dryRun` answers and writes nothing.
    */
   publishEnvironment: {
     parameters: {
@@ -39467,11 +39524,11 @@ export interface operations {
         "application/json": {
           /** @description Answer what would be published, and publish nothing */
           dryRun?: boolean;
-          /** @description Only these changes (with the groups their workflows need); default all */
+          /** @description Only these changes (with the groups and new layouts their workflows need); default all */
           resources?: {
               /** @description A change's resourceId, as the diff names it */
               resourceId: string;
-              /** @description REGULAR (a workflow) or notification_group */
+              /** @description REGULAR (a workflow), notification_group or layout; the resourceId decides */
               resourceType: string;
             }[];
           /** @description Where to publish from; default the target's parent */
@@ -39549,23 +39606,23 @@ export interface operations {
             /** PublishResult */
             data: {
               dryRun: boolean;
-              notificationGroups: {
+              layouts: {
                 /** @description Always empty: a publish lands whole or not at all */
                 failed: unknown[];
                 /**
-                 * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                 * @description layout: an email layout (Novu's value)
                  * @enum {string}
                  */
-                resourceType?: "REGULAR";
+                resourceType: "layout";
                 skipped: {
                     reason: string;
                     resourceId: string;
                     resourceName: string;
                     /**
-                     * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                     * @description layout: an email layout (Novu's value)
                      * @enum {string}
                      */
-                    resourceType?: "REGULAR";
+                    resourceType: "layout";
                   }[];
                 successful: ({
                     /** @enum {string} */
@@ -39574,10 +39631,29 @@ export interface operations {
                     resourceId: string;
                     resourceName: string;
                     /**
-                     * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                     * @description layout: an email layout (Novu's value)
                      * @enum {string}
                      */
-                    resourceType?: "REGULAR";
+                    resourceType: "layout";
+                    /** @description Its copy in the target */
+                    targetResourceId?: string;
+                  })[];
+                totalProcessed: number;
+              };
+              notificationGroups: {
+                /** @description Always empty: a publish lands whole or not at all */
+                failed: unknown[];
+                skipped: {
+                    reason: string;
+                    resourceId: string;
+                    resourceName: string;
+                  }[];
+                successful: ({
+                    /** @enum {string} */
+                    action: "created" | "updated" | "deleted";
+                    /** @description The source record's id */
+                    resourceId: string;
+                    resourceName: string;
                     /** @description Its copy in the target */
                     targetResourceId?: string;
                   })[];
@@ -39588,19 +39664,19 @@ export interface operations {
                   /** @description Always empty: a publish lands whole or not at all */
                   failed: unknown[];
                   /**
-                   * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                   * @description REGULAR: a workflow (the SDK's enum for it)
                    * @enum {string}
                    */
-                  resourceType?: "REGULAR";
+                  resourceType: "REGULAR";
                   skipped: {
                       reason: string;
                       resourceId: string;
                       resourceName: string;
                       /**
-                       * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                       * @description REGULAR: a workflow (the SDK's enum for it)
                        * @enum {string}
                        */
-                      resourceType?: "REGULAR";
+                      resourceType: "REGULAR";
                     }[];
                   successful: ({
                       /** @enum {string} */
@@ -39609,10 +39685,10 @@ export interface operations {
                       resourceId: string;
                       resourceName: string;
                       /**
-                       * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                       * @description REGULAR: a workflow (the SDK's enum for it)
                        * @enum {string}
                        */
-                      resourceType?: "REGULAR";
+                      resourceType: "REGULAR";
                       /** @description Its copy in the target */
                       targetResourceId?: string;
                     })[];
@@ -52808,7 +52884,7 @@ export interface operations {
   };
   /**
    * Publish one workflow of the key's environment into another environment
-   * @description The publish of this one workflow (and its group when the target lacks it) into `targetEnvironmentId`; answers the copy in the target.
+   * @description The publish of this one workflow (with its group, and the layouts its steps name, when the target lacks them) into `targetEnvironmentId`; answers the copy in the target.
    */
   syncWorkflowV2: {
     parameters: {
