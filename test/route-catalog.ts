@@ -260,6 +260,19 @@ const INTEGRATION_ROUTES: CatalogRoute[] = [
   },
   {
     method: "GET",
+    path: "/v1/integrations/in-app/status",
+    url: () => "/v1/integrations/in-app/status",
+    ok: 200,
+  },
+  {
+    method: "GET",
+    path: "/v1/integrations/:channelType/limit",
+    url: () => "/v1/integrations/email/limit",
+    ok: 200,
+  },
+  { method: "GET", path: "/v1/inbound-parse/mx/status", url: () => "/v1/inbound-parse/mx/status", ok: 200 },
+  {
+    method: "GET",
     path: "/v1/integrations/webhook/provider/:providerId/status",
     url: () => "/v1/integrations/webhook/provider/nodemailer/status",
     ok: 200,
@@ -912,6 +925,7 @@ export const ROUTES: CatalogRoute[] = [
     ok: 200,
   },
   { method: "GET", path: "/v1/organizations/members", url: () => "/v1/organizations/members", ok: 200 },
+  { method: "GET", path: "/v1/users/me", url: () => "/v1/users/me", ok: 200 },
   {
     method: "PUT",
     path: "/v1/organizations/members/:memberId/roles",

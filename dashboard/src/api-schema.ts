@@ -191,6 +191,13 @@ export interface paths {
     /** Delete a feed */
     delete: operations["deleteFeed"];
   };
+  "/v1/inbound-parse/mx/status": {
+    /**
+     * Whether the MX record for inbound email is set up: never (Tidings receives no email)
+     * @description Novu checks the MX record of the environment's inbound-parse domain. Tidings receives no email, so no environment has one, and the answer is what Novu answers then: `mxRecordConfigured: false`.
+     */
+    get: operations["getMxRecordStatus"];
+  };
   "/v1/inbox/notifications": {
     /**
      * The session's subscriber's notifications, newest first
@@ -322,6 +329,13 @@ export interface paths {
      */
     post: operations["createIntegration"];
   };
+  "/v1/integrations/{channelType}/limit": {
+    /**
+     * The monthly limit of the built-in providers of a channel: none
+     * @description Novu Cloud's free providers send a few emails and SMS a month, and this says how many and how many were sent. Tidings has no built-in providers: it answers what Novu answers where they are not set up, `{limit: 0, count: 0}`.
+     */
+    get: operations["getChannelLimit"];
+  };
   "/v1/integrations/{integrationId}": {
     /**
      * Update an integration (the fields sent; the others keep their values)
@@ -344,6 +358,13 @@ export interface paths {
   "/v1/integrations/active": {
     /** List the environment's active integrations, oldest first */
     get: operations["listActiveIntegrations"];
+  };
+  "/v1/integrations/in-app/status": {
+    /**
+     * Whether the in-app onboarding's inbox has connected
+     * @description Novu's rule: `active` once a subscriber whose subscriberId contains `on-boarding-subscriber` (any case) is online in the key's environment. The in-app channel itself needs no integration.
+     */
+    get: operations["getInAppStatus"];
   };
   "/v1/integrations/webhook/provider/{providerId}/status": {
     /**
@@ -674,6 +695,13 @@ export interface paths {
      * @description subscriberIds that are not in the topic, or have no subscriber, are ignored.
      */
     post: operations["removeTopicSubscribers"];
+  };
+  "/v1/users/me": {
+    /**
+     * The caller: the organization's owner (Tidings has no users)
+     * @description An API key acts for its organization, whose one member is its owner: the user its member record (`GET /v1/organizations/members`) names.
+     */
+    get: operations["getCurrentUser"];
   };
   "/v1/widgets/messages": {
     /** Delete all the subscriber's in-app messages, or those of one feed (`feedId`: the feed's id) */
@@ -6344,6 +6372,141 @@ export interface operations {
       };
       /** @description A live workflow's step names the feed */
       409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Whether the MX record for inbound email is set up: never (Tidings receives no email)
+   * @description Novu checks the MX record of the environment's inbound-parse domain. Tidings receives no email, so no environment has one, and the answer is what Novu answers then: `mxRecordConfigured: false`.
+   */
+  getMxRecordStatus: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The MX record's status */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @description Always false */
+              mxRecordConfigured: boolean;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */
@@ -13588,6 +13751,178 @@ export interface operations {
     };
   };
   /**
+   * The monthly limit of the built-in providers of a channel: none
+   * @description Novu Cloud's free providers send a few emails and SMS a month, and this says how many and how many were sent. Tidings has no built-in providers: it answers what Novu answers where they are not set up, `{limit: 0, count: 0}`.
+   */
+  getChannelLimit: {
+    parameters: {
+      path: {
+        /** @description A channel: in_app, email, sms, chat or push */
+        channelType: "in_app" | "email" | "sms" | "chat" | "push";
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The limit and what was sent */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @description 0: nothing was sent through one */
+              count: number;
+              /** @description 0: there is no built-in provider */
+              limit: number;
+            };
+          };
+        };
+      };
+      /** @description channelType is not one of in_app, email, sms, chat, push */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
    * Update an integration (the fields sent; the others keep their values)
    * @description Sent `credentials` replace the stored ones; a secret sent back as `********` (its mask) keeps its stored value, unless the update changes where or how the provider is reached (host, port, user, TLS settings): then each stored secret must be sent again (400 naming it), so that a secret only goes to the server it was given for. The next message goes through the new settings.
    */
@@ -14491,6 +14826,141 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               }[];
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Whether the in-app onboarding's inbox has connected
+   * @description Novu's rule: `active` once a subscriber whose subscriberId contains `on-boarding-subscriber` (any case) is online in the key's environment. The in-app channel itself needs no integration.
+   */
+  getInAppStatus: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The in-app onboarding's status */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @description An onboarding subscriber is online */
+              active: boolean;
+            };
           };
         };
       };
@@ -22141,9 +22611,13 @@ export interface operations {
                 memberStatus: "active";
                 roles: "admin"[];
                 user: {
+                  /** @description The owner's id: the organization's */
                   _id: string;
+                  /** @description Empty: Tidings keeps no one's address */
                   email: string;
+                  /** @description Owner */
                   firstName: string;
+                  /** @description Empty */
                   lastName: string;
                 };
               }[];
@@ -22292,9 +22766,13 @@ export interface operations {
               memberStatus: "active";
               roles: "admin"[];
               user: {
+                /** @description The owner's id: the organization's */
                 _id: string;
+                /** @description Empty: Tidings keeps no one's address */
                 email: string;
+                /** @description Owner */
                 firstName: string;
+                /** @description Empty */
                 lastName: string;
               };
             };
@@ -22512,9 +22990,13 @@ export interface operations {
               memberStatus: "active";
               roles: "admin"[];
               user: {
+                /** @description The owner's id: the organization's */
                 _id: string;
+                /** @description Empty: Tidings keeps no one's address */
                 email: string;
+                /** @description Owner */
                 firstName: string;
+                /** @description Empty */
                 lastName: string;
               };
             };
@@ -31159,6 +31641,155 @@ export interface operations {
       };
       /** @description This Idempotency-Key was used for a different request */
       422: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * The caller: the organization's owner (Tidings has no users)
+   * @description An API key acts for its organization, whose one member is its owner: the user its member record (`GET /v1/organizations/members`) names.
+   */
+  getCurrentUser: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The owner, as a user */
+      200: {
+        content: {
+          "application/json": {
+            /** User */
+            data: {
+              /** @description The owner's id: the organization's */
+              _id: string;
+              /**
+               * Format: date-time
+               * @description When the organization was made
+               */
+              createdAt: string;
+              /** @description Empty: Tidings keeps no one's address */
+              email: string;
+              /** @description Owner */
+              firstName: string;
+              /** @description Empty */
+              lastName: string;
+              /** @description None */
+              profilePicture: null;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */
