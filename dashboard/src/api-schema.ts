@@ -362,7 +362,7 @@ export interface paths {
   "/v1/integrations/in-app/status": {
     /**
      * Whether the in-app onboarding's inbox has connected
-     * @description Novu's rule: `active` once a subscriber whose subscriberId contains `on-boarding-subscriber` (any case) is online in the key's environment. The in-app channel itself needs no integration.
+     * @description Novu's rule: `active` once a subscriber whose subscriberId contains `on-boarding-subscriber` (any case) is online in the key's environment: the status `PATCH /v1/subscribers/{id}/online-status` sets (Tidings' sockets do not set it, as Novu's do when the inbox connects). The in-app channel itself needs no integration.
      */
     get: operations["getInAppStatus"];
   };
@@ -14891,7 +14891,7 @@ export interface operations {
   };
   /**
    * Whether the in-app onboarding's inbox has connected
-   * @description Novu's rule: `active` once a subscriber whose subscriberId contains `on-boarding-subscriber` (any case) is online in the key's environment. The in-app channel itself needs no integration.
+   * @description Novu's rule: `active` once a subscriber whose subscriberId contains `on-boarding-subscriber` (any case) is online in the key's environment: the status `PATCH /v1/subscribers/{id}/online-status` sets (Tidings' sockets do not set it, as Novu's do when the inbox connects). The in-app channel itself needs no integration.
    */
   getInAppStatus: {
     responses: {

@@ -13,7 +13,9 @@ export const getInAppStatusRoute: RoutePlugin = async (app) => {
         summary: "Whether the in-app onboarding's inbox has connected",
         description:
           "Novu's rule: `active` once a subscriber whose subscriberId contains `on-boarding-subscriber` (any " +
-          "case) is online in the key's environment. The in-app channel itself needs no integration.",
+          "case) is online in the key's environment: the status `PATCH /v1/subscribers/{id}/online-status` sets " +
+          "(Tidings' sockets do not set it, as Novu's do when the inbox connects). The in-app channel itself " +
+          "needs no integration.",
         response: {
           200: described(
             Envelope(

@@ -323,8 +323,9 @@ export async function webhookProviderStatus(
 /**
  * Novu's in-app onboarding check (`GET /v1/integrations/in-app/status`): active once a subscriber
  * whose subscriberId contains `on-boarding-subscriber` (any case: the one Novu's onboarding makes)
- * is online in the environment, that is, once the onboarding's inbox has connected, as Novu's own
- * rule decides. The in-app channel itself needs no integration in Tidings.
+ * is online in the environment, as Novu's own rule decides (Novu's sockets mark a subscriber online
+ * when its inbox connects; here the online status is what `PATCH .../online-status` set). The in-app
+ * channel itself needs no integration in Tidings.
  */
 export async function inAppStatus(deps: Deps, tenant: Tenant): Promise<{ active: boolean }> {
   return { active: await hasOnlineSubscriberContaining(deps, tenant, "on-boarding-subscriber") };
