@@ -64,6 +64,9 @@ function startCatalogBridge(): Promise<string> {
       const action = new URL(request.url ?? "/", "http://bridge").searchParams.get("action");
       request.resume();
       response.setHeader("content-type", "application/json");
+      // No socket kept for the next call: the client's keep-alive agent could send it on one this
+      // server is closing (its 5 s idle timeout), an ECONNRESET that loaded full runs met in fixtures.
+      response.setHeader("connection", "close");
       if (action === "discover") {
         response.end(
           JSON.stringify({
