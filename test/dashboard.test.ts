@@ -440,8 +440,13 @@ forEachBackend(
         });
         const pending = (await client.post(`/v2/environments/${tenant.prod.environmentId}/diff`, {})).json()
           .data;
-        const count = pending.resources.length + pending.notificationGroups.length;
+        const count = pending.resources.length + pending.notificationGroups.length + pending.layouts.length;
         assert.ok(count > 0);
+        // Layouts are changes of their own: the default layout of onboarding, while Production lacks it.
+        const layoutNames = pending.layouts.map((l: { sourceResource: { name: string } | null }) =>
+          String(l.sourceResource?.name),
+        );
+        assert.ok(layoutNames.includes("Default Layout"), JSON.stringify(layoutNames));
         await page.goto(`${base}/dashboard/#/workflows`);
         await page.reload();
         await page.getByRole("button", { name: "Publish to Production…" }).click();
@@ -449,6 +454,8 @@ forEachBackend(
         await list.waitFor();
         assert.equal(await list.getByRole("listitem").count(), count);
         assert.match((await list.textContent()) ?? "", new RegExp(`Workflow “${workflow.name}”: new`));
+        for (const name of layoutNames)
+          assert.match((await list.textContent()) ?? "", new RegExp(`Layout “${name}”`));
         // Nothing is published before the confirmation.
         assert.equal(
           (await ctx.client(tenant.prod.apiKey).get(`/v1/workflows/${workflow._id}`)).statusCode,

@@ -4,6 +4,7 @@ import { ManualClock } from "../src/clock.ts";
 import { assertErrorBody, type ExpectedError } from "./error-body.ts";
 import { uniqueName } from "./factories.ts";
 import { type Client, forEachBackend } from "./harness.ts";
+import { OBJECT_ID } from "./patterns.ts";
 import { poll } from "./poll.ts";
 import { type SmtpSink, startSmtpSink } from "./sinks.ts";
 
@@ -69,7 +70,14 @@ forEachBackend<ManualClock>(
         { fields: ["content"] },
       );
 
+      // Development starts with the default layout of onboarding; a new default takes its place, and
+      // then, neither the default nor used, it can be deleted like any other.
+      const [onboarded] = (await api.get("/v1/layouts")).json().data;
+      assert.equal(onboarded.identifier, "novu-default-layout");
+      assert.equal(onboarded.isDefault, true);
       const first = await create(api, "layout-one", { isDefault: true });
+      assert.equal(await isDefault(api, onboarded._id), false);
+      assert.equal((await api.delete(`/v1/layouts/${onboarded._id}`)).statusCode, 204);
       const got = await api.get(`/v1/layouts/${first._id}`);
       assert.equal(got.statusCode, 200, got.body);
       const layout = got.json().data;
@@ -229,6 +237,160 @@ forEachBackend<ManualClock>(
       refused(await other.delete(`/v1/layouts/${third._id}`), 404, {});
     });
 
+    /** An email integration (nodemailer) of the key's environment, to a fresh SMTP sink: the sink. */
+    async function emailTo(...apiKeys: string[]) {
+      const sink = await startSmtpSink();
+      sinks.push(sink);
+      for (const key of apiKeys) {
+        const res = await ctx.client(key).post("/v1/integrations", {
+          providerId: "nodemailer",
+          channel: "email",
+          active: true,
+          credentials: {
+            host: "127.0.0.1",
+            port: String(sink.port),
+            secure: false,
+            ignoreTls: true,
+            from: "team@example.com",
+            senderName: "Team",
+          },
+        });
+        assert.equal(res.statusCode, 201, res.body);
+      }
+      return sink;
+    }
+
+    /** Triggers the workflow with the key and answers the HTML of the one email it sends. */
+    async function mailOf(sink: SmtpSink, apiKey: string, name: string, payload: Record<string, unknown>) {
+      const before = sink.mails.length;
+      const res = await ctx.client(apiKey).post("/v1/events/trigger", {
+        name,
+        to: { subscriberId: `onboarded-${before}`, email: "ada@example.com" },
+        payload,
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      await poll(
+        async () => sink.mails.length,
+        (n) => n > before,
+        { what: "the email" },
+      );
+      return String(sink.mails[before]?.parsed.html);
+    }
+
+    test("a new organization's Development has Novu's default layout, which frames an email step that names none (body, preheader, subject, branding); Production has none until it is promoted", async () => {
+      const { dev, prod } = await ctx.tenant();
+      const api = ctx.client(dev.apiKey);
+      const listed = (await api.get("/v1/layouts")).json();
+      assert.equal(listed.totalCount, 1);
+      const [layout] = listed.data;
+      assert.deepEqual(
+        {
+          name: layout.name,
+          identifier: layout.identifier,
+          description: layout.description,
+          isDefault: layout.isDefault,
+          variables: layout.variables,
+          channel: layout.channel,
+          contentType: layout.contentType,
+          _parentId: layout._parentId,
+        },
+        {
+          name: "Default Layout",
+          identifier: "novu-default-layout",
+          description: "The default layout, made with the environment",
+          isDefault: true,
+          variables: [],
+          channel: "email",
+          contentType: "customHtml",
+          _parentId: undefined,
+        },
+      );
+      assert.match(layout._creatorId, OBJECT_ID, "the environment's first key");
+      assert.match(layout.content, /\{\{\{body\}\}\}/);
+      assert.equal((await ctx.client(prod.apiKey).get("/v1/layouts")).json().totalCount, 0);
+      // Being the default, it cannot be deleted.
+      refused(await api.delete(`/v1/layouts/${layout._id}`), 409, { message: /default layout/ });
+
+      const sink = await emailTo(dev.apiKey, prod.apiKey);
+      const steps = [
+        {
+          template: {
+            type: "email",
+            subject: "Order {{orderId}}",
+            preheader: "Order {{orderId}} is on its way",
+            content: "<p>Order {{orderId}} shipped</p>",
+          },
+        },
+      ];
+      const made = await api.post("/v1/workflows", {
+        name: uniqueName("Onboarded"),
+        notificationGroupId: dev.generalGroupId,
+        active: true,
+        steps,
+      });
+      assert.equal(made.statusCode, 201, made.body);
+      const name = made.json().data.triggers[0].identifier;
+
+      // The body in the card, under the brand colour (Novu's #f47373 while none is set), the preheader
+      // hidden before it, the subject as the title; payload values escaped once each; no logo yet.
+      const html = await mailOf(sink, dev.apiKey, name, { orderId: "<A&1>" });
+      assert.match(html, /^<!DOCTYPE html>/);
+      assert.match(html, /<title>Order &lt;A&amp;1&gt;<\/title>/);
+      assert.match(
+        html,
+        /<div style="display:none;max-height:0;overflow:hidden;">Order &lt;A&amp;1&gt; is on its way<\/div>/,
+      );
+      assert.match(
+        html,
+        /border-top:4px solid #f47373;[^>]*>\n<p>Order &lt;A&amp;1&gt; shipped<\/p>\n<\/td>/,
+      );
+      assert.doesNotMatch(html, /<img/);
+
+      // The organization's branding shows: its logo above the card, its colour, font and background.
+      const branded = await api.put("/v1/organizations/branding", {
+        color: "#123456",
+        logo: "https://cdn.example.com/logo.png",
+        fontFamily: "Georgia",
+        contentBackground: "#fafafa",
+      });
+      assert.equal(branded.statusCode, 200, branded.body);
+      const brandedHtml = await mailOf(sink, dev.apiKey, name, { orderId: "B-2" });
+      assert.match(brandedHtml, /<img src="https:\/\/cdn\.example\.com\/logo\.png"/);
+      assert.match(
+        brandedHtml,
+        /background-color:#fafafa;border-top:4px solid #123456;[^"]*font-family:Georgia;[^>]*>\n<p>Order B-2 shipped<\/p>/,
+      );
+
+      // Production has no layout yet: its own workflow's email is the step's HTML as it is.
+      const own = await ctx.client(prod.apiKey).post("/v1/workflows", {
+        name: uniqueName("Production's own"),
+        notificationGroupId: prod.generalGroupId,
+        active: true,
+        steps,
+      });
+      assert.equal(own.statusCode, 201, own.body);
+      assert.equal(
+        await mailOf(sink, prod.apiKey, own.json().data.triggers[0].identifier, { orderId: "P-1" }),
+        "<p>Order P-1 shipped</p>",
+      );
+
+      // The layout is a change of its own: the workflow applied alone (it names no layout) leaves
+      // Production's emails as they are; the layout applied, they are framed there too.
+      const workflowId = made.json().data._id;
+      assert.equal((await api.post(`/v1/changes/${workflowId}/apply`)).statusCode, 201);
+      assert.equal(await mailOf(sink, prod.apiKey, name, { orderId: "P-2" }), "<p>Order P-2 shipped</p>");
+      assert.equal((await api.post(`/v1/changes/${layout._id}/apply`)).statusCode, 201);
+      const copy = (await ctx.client(prod.apiKey).get("/v1/layouts")).json().data[0];
+      assert.deepEqual(
+        [copy.identifier, copy.isDefault, copy._parentId],
+        ["novu-default-layout", true, layout._id],
+      );
+      assert.match(
+        await mailOf(sink, prod.apiKey, name, { orderId: "P-3" }),
+        /border-top:4px solid #123456;[^>]*>\n<p>Order P-3 shipped<\/p>/,
+      );
+    });
+
     test("an email is sent inside its step's layout, else the default one, with the layout's variable defaults; a used layout cannot be deleted; promotion takes layouts along", async () => {
       const { dev, prod } = await ctx.tenant();
       const api = ctx.client(dev.apiKey);
@@ -250,6 +412,7 @@ forEachBackend<ManualClock>(
         });
         assert.equal(res.statusCode, 201, res.body);
       }
+      const [devDefault] = (await api.get("/v1/layouts")).json().data;
       const framed = await create(api, "framed", {
         content:
           '<main data-layout="framed" style="color:{{branding.color}}">{{greeting}} {{{body}}} {{orderId}}</main>',
@@ -345,6 +508,7 @@ forEachBackend<ManualClock>(
         ]),
         [
           ["framed", true, framed._id],
+          ["novu-default-layout", false, devDefault._id],
           ["special", false, special._id],
         ],
       );
@@ -357,7 +521,7 @@ forEachBackend<ManualClock>(
         prodSpecial?.html,
         '<section>Special|<p>Special P-1</p><img src="https://cdn.example.com/logo.png"></section>',
       );
-      const prodSpecialId = copies[1]._id;
+      const prodSpecialId = copies[2]._id;
       refused(await prodApi.delete(`/v1/layouts/${prodSpecialId}`), 409, {
         message: /is being used/,
       });

@@ -86,7 +86,8 @@ forEachBackend("promotion: @novu/api's environments, diff and publish; Novu's v1
       published.results[0]?.successful.map((s) => [s.resourceId, s.action]),
       [[made.id, "created"]],
     );
-    assert.deepEqual(published.summary, { resources: 1, successful: 1, failed: 0, skipped: 0 });
+    // The workflow, and Development's default layout of onboarding, which Production had not yet.
+    assert.deepEqual(published.summary, { resources: 2, successful: 2, failed: 0, skipped: 0 });
     // The copy: its own _id, its source in _parentId, in Production's General group.
     const copy = (await production(tenant).get(`/v1/workflows/${workflowId}`)).json().data;
     assert.match(copy._id, OBJECT_ID);
@@ -223,11 +224,11 @@ forEachBackend("promotion: @novu/api's environments, diff and publish; Novu's v1
       [[billing._id, "added"]],
     );
 
-    // A dry run answers and writes nothing.
+    // A dry run answers and writes nothing: two workflows, a group, and the default layout of onboarding.
     const dry = (await dev.environments.publish({ dryRun: true }, target)).result;
-    assert.equal(dry.summary.resources, 3);
+    assert.equal(dry.summary.resources, 4);
     assert.equal((await production(tenant).get(`/v1/workflows/${invoice._id}`)).statusCode, 404);
-    assert.equal((await dev.environments.diff({}, target)).result.summary.totalChanges, 3);
+    assert.equal((await dev.environments.diff({}, target)).result.summary.totalChanges, 4);
 
     // One workflow only: it takes its group along; the other stays pending.
     const one = (
@@ -265,6 +266,245 @@ forEachBackend("promotion: @novu/api's environments, diff and publish; Novu's v1
     assert.equal((await dev.environments.diff({}, target)).result.resources.length, 1);
   });
 
+  test("layouts: changes of their own (added, modified, deleted), chosen by id or pulled in by a workflow that names one, the default moving as one; a used or default copy is kept; a held identifier blocks; dryRun writes nothing", async () => {
+    const tenant = await ctx.tenant();
+    const devApi = ctx.client(tenant.dev.apiKey);
+    const prodApi = production(tenant);
+    const target = tenant.prod.environmentId;
+    type LayoutDiff = {
+      resourceType: string;
+      resourceId: string;
+      action: string;
+      sourceResource: { id: string; name: string } | null;
+      targetResource: { id: string } | null;
+      changes: { resourceType: string; diffs: { previous: unknown; new: unknown } }[];
+    };
+    const diff = async () => {
+      const res = await devApi.post(`/v2/environments/${target}/diff`, {});
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().data as {
+        resources: { resourceId: string }[];
+        layouts: LayoutDiff[];
+        summary: { totalChanges: number };
+      };
+    };
+    const publish = async (body: Record<string, unknown> = {}, status = 200) => {
+      const res = await devApi.post(`/v2/environments/${target}/publish`, body);
+      assert.equal(res.statusCode, status, res.body);
+      return res.json();
+    };
+    const layoutsOf = async (api: typeof devApi) =>
+      (await api.get("/v1/layouts?pageSize=100")).json().data as {
+        _id: string;
+        _parentId?: string;
+        identifier: string;
+        name: string;
+        content: string;
+        isDefault: boolean;
+      }[];
+    const makeLayout = async (api: typeof devApi, identifier: string, more: Record<string, unknown> = {}) => {
+      const res = await api.post("/v1/layouts", {
+        name: `Layout ${identifier}`,
+        identifier,
+        content: `<div class="${identifier}">{{{body}}}</div>`,
+        ...more,
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().data as { _id: string };
+    };
+    const emailStep = (layoutId?: string) => ({
+      template: {
+        type: "email",
+        subject: "Hi",
+        content: "<p>Hello</p>",
+        ...(layoutId ? { _layoutId: layoutId } : {}),
+      },
+    });
+
+    // A new organization: the default layout of onboarding is Development's one pending change.
+    const [onboarded] = await layoutsOf(devApi);
+    const first = await diff();
+    assert.deepEqual(
+      first.layouts.map((l) => [
+        l.resourceType,
+        l.resourceId,
+        l.action,
+        l.sourceResource?.name,
+        l.targetResource,
+      ]),
+      [["layout", onboarded?._id, "added", "Default Layout", null]],
+    );
+    assert.equal(first.layouts[0]?.changes[0]?.resourceType, "layout");
+    assert.deepEqual(first.layouts[0]?.changes[0]?.diffs, {
+      previous: null,
+      new: { name: "Default Layout", identifier: "novu-default-layout", isDefault: true },
+    });
+    assert.equal(first.summary.totalChanges, 1);
+
+    // A workflow whose email step names a new layout pulls it in; one that names none does not.
+    const brand = await makeLayout(devApi, "brand");
+    const framed = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+      name: uniqueName("Framed"),
+      steps: [emailStep(brand._id)],
+    });
+    const plain = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+      name: uniqueName("Plain"),
+      steps: [emailStep()],
+    });
+    // A dry run answers what would be published and writes nothing.
+    const dry = await publish({
+      dryRun: true,
+      resources: [{ resourceType: "REGULAR", resourceId: framed._id }],
+    });
+    assert.deepEqual(
+      dry.data.layouts.successful.map((p: { resourceId: string; action: string }) => [
+        p.resourceId,
+        p.action,
+      ]),
+      [[brand._id, "created"]],
+    );
+    assert.equal(dry.data.layouts.resourceType, "layout");
+    assert.equal(dry.data.dryRun, true);
+    assert.deepEqual(await layoutsOf(prodApi), []);
+
+    await publish({ resources: [{ resourceType: "REGULAR", resourceId: plain._id }] });
+    assert.deepEqual(await layoutsOf(prodApi), [], "the plain workflow names no layout");
+    const pulled = await publish({ resources: [{ resourceType: "REGULAR", resourceId: framed._id }] });
+    assert.deepEqual(
+      [pulled.data.results[0].successful.length, pulled.data.layouts.successful.length, pulled.data.summary],
+      [1, 1, { resources: 2, successful: 2, failed: 0, skipped: 0 }],
+    );
+    const [brandCopy] = await layoutsOf(prodApi);
+    assert.deepEqual(
+      [brandCopy?.identifier, brandCopy?._parentId, brandCopy?.isDefault],
+      ["brand", brand._id, false],
+    );
+    assert.deepEqual(
+      (await diff()).layouts.map((l) => [l.resourceId, l.action]),
+      [[onboarded?._id, "added"]],
+    );
+
+    // Modified: the fields that differ, with both sides; a layout is chosen by its id.
+    const patched = await devApi.patch(`/v1/layouts/${brand._id}`, {
+      name: "Brand frame",
+      content: '<div class="brand-2">{{{body}}}</div>',
+    });
+    assert.equal(patched.statusCode, 200, patched.body);
+    const modified = (await diff()).layouts.find((l) => l.resourceId === brand._id);
+    assert.equal(modified?.action, "modified");
+    assert.equal(modified?.targetResource?.id, brandCopy?._id);
+    assert.deepEqual(modified?.changes[0]?.diffs, {
+      previous: { name: "Layout brand", content: '<div class="brand">{{{body}}}</div>' },
+      new: { name: "Brand frame", content: '<div class="brand-2">{{{body}}}</div>' },
+    });
+    await publish({ resources: [{ resourceType: "layout", resourceId: brand._id }] });
+    const rewritten = (await layoutsOf(prodApi))[0];
+    assert.deepEqual(
+      [rewritten?._id, rewritten?.name, rewritten?.content],
+      [brandCopy?._id, "Brand frame", '<div class="brand-2">{{{body}}}</div>'],
+    );
+
+    // The default: all of it published, then Development's default moves to brand and the old
+    // default is deleted there. Choosing the deletion alone brings the new default along.
+    await publish();
+    assert.equal((await diff()).summary.totalChanges, 0);
+    const onboardedCopy = (await layoutsOf(prodApi)).find((l) => l.identifier === "novu-default-layout");
+    assert.equal(onboardedCopy?.isDefault, true);
+    assert.equal((await devApi.post(`/v1/layouts/${brand._id}/default`)).statusCode, 204);
+    assert.equal((await devApi.delete(`/v1/layouts/${onboarded?._id}`)).statusCode, 204);
+    const moved = await diff();
+    assert.deepEqual(
+      moved.layouts.map((l) => [l.resourceId, l.action, l.changes[0]?.diffs.new]).sort(),
+      [
+        [brand._id, "modified", { isDefault: true }],
+        [onboarded?._id, "deleted", null],
+      ].sort(),
+    );
+    const v1 = (await devApi.get("/v1/changes")).json().data as { _id: string; type: string }[];
+    assert.deepEqual(
+      v1.map((c) => [c._id, c.type]).sort(),
+      [
+        [brand._id, "DefaultLayout"],
+        [onboarded?._id, "Layout"],
+      ].sort(),
+    );
+    const both = await publish({ resources: [{ resourceType: "layout", resourceId: onboarded?._id }] });
+    assert.deepEqual(
+      both.data.layouts.successful.map((p: { resourceId: string; action: string }) => [
+        p.resourceId,
+        p.action,
+      ]),
+      [
+        [onboarded?._id, "deleted"],
+        [brand._id, "updated"],
+      ],
+    );
+    assert.deepEqual(
+      (await layoutsOf(prodApi)).map((l) => [l.identifier, l.isDefault]),
+      [["brand", true]],
+    );
+
+    // A copy Production's own workflow still uses stays (skipped, with why) until it is free.
+    const spare = await makeLayout(devApi, "spare");
+    await publish();
+    const spareCopy = (await layoutsOf(prodApi)).find((l) => l.identifier === "spare");
+    const own = await createWorkflow(ctx, tenant.prod.apiKey, tenant.prod.generalGroupId, {
+      name: uniqueName("Production's own"),
+      steps: [emailStep(spareCopy?._id)],
+    });
+    assert.equal((await devApi.delete(`/v1/layouts/${spare._id}`)).statusCode, 204);
+    const kept = await publish();
+    assert.deepEqual(kept.data.layouts.skipped, [
+      {
+        resourceType: "layout",
+        resourceId: spare._id,
+        resourceName: "Layout spare",
+        reason: "workflows of Production still use it",
+      },
+    ]);
+    assert.deepEqual(kept.data.summary, { resources: 1, successful: 0, failed: 0, skipped: 1 });
+    assert.ok((await layoutsOf(prodApi)).some((l) => l._id === spareCopy?._id));
+    assert.equal((await prodApi.delete(`/v1/workflows/${own._id}`)).statusCode, 200);
+    const freed = await publish();
+    assert.deepEqual(
+      freed.data.layouts.successful.map((p: { action: string; targetResourceId: string }) => [
+        p.action,
+        p.targetResourceId,
+      ]),
+      [["deleted", spareCopy?._id]],
+    );
+
+    // A layout of Production's own holds the identifier: nothing is published.
+    await makeLayout(prodApi, "promo");
+    const promo = await makeLayout(devApi, "promo");
+    const promoted = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+      name: uniqueName("Promo"),
+      steps: [emailStep(promo._id)],
+    });
+    const refusal = await publish({}, 422);
+    assert.match(
+      refusal.message,
+      /^Nothing was published: Production has another layout of identifier "promo"$/,
+    );
+    assert.equal((await prodApi.get(`/v1/workflows/${promoted._id}`)).statusCode, 404);
+    assert.deepEqual(
+      (await diff()).layouts.map((l) => [l.resourceId, l.action]),
+      [[promo._id, "added"]],
+    );
+
+    // Novu's v1 change list applies a layout change by its id.
+    const legacy = new LegacyNovu(tenant.dev.apiKey, { backendUrl: serverURL });
+    await prodApi.delete(
+      `/v1/layouts/${(await layoutsOf(prodApi)).find((l) => l.identifier === "promo")?._id}`,
+    );
+    const applied = (await legacy.changes.applyOne(promo._id)).data.data;
+    assert.deepEqual(
+      applied.map((c: { _id: string; type: string; enabled: boolean }) => [c._id, c.type, c.enabled]),
+      [[promo._id, "Layout", true]],
+    );
+    assert.equal((await layoutsOf(prodApi)).find((l) => l.identifier === "promo")?._parentId, promo._id);
+  });
+
   test("workflows.sync publishes one workflow and answers its copy", async () => {
     const tenant = await ctx.tenant();
     const dev = sdk(tenant.dev.apiKey);
@@ -296,9 +536,10 @@ forEachBackend("promotion: @novu/api's environments, diff and publish; Novu's v1
       name: uniqueName("C"),
     });
 
-    assert.equal((await legacy.changes.getCount()).data.data, 3);
+    // The three workflows, and the default layout of onboarding (made before them: last, newest first).
+    assert.equal((await legacy.changes.getCount()).data.data, 4);
     const listed = (await legacy.changes.get({ promoted: false, page: 0, limit: 2 })).data;
-    assert.equal(listed.totalCount, 3);
+    assert.equal(listed.totalCount, 4);
     assert.equal(listed.data.length, 2);
     for (const change of listed.data) {
       assert.equal(change.type, "NotificationTemplate");
@@ -318,6 +559,16 @@ forEachBackend("promotion: @novu/api's environments, diff and publish; Novu's v1
     );
     const many = (await legacy.changes.applyMany([b._id, c._id])).data.data;
     assert.deepEqual(many.map((ch: { _id: string }) => ch._id).sort(), [b._id, c._id].sort());
+    // Left: the layout, which none of them names.
+    const [layout] = (await legacy.changes.get({ promoted: false })).data.data;
+    assert.deepEqual(
+      [layout.type, layout.change.action, layout.change.name, layout.enabled],
+      ["DefaultLayout", "added", "Default Layout", false],
+    );
+    assert.deepEqual(
+      (await legacy.changes.applyOne(layout._id)).data.data.map((ch: { _id: string }) => ch._id),
+      [layout._id],
+    );
     assert.equal((await legacy.changes.getCount()).data.data, 0);
     // The same, seen through v2.
     assert.equal(

@@ -64,6 +64,9 @@ function startCatalogBridge(): Promise<string> {
       const action = new URL(request.url ?? "/", "http://bridge").searchParams.get("action");
       request.resume();
       response.setHeader("content-type", "application/json");
+      // No socket kept for the next call: the client's keep-alive agent could send it on one this
+      // server is closing (its 5 s idle timeout), an ECONNRESET that loaded full runs met in fixtures.
+      response.setHeader("connection", "close");
       if (action === "discover") {
         response.end(
           JSON.stringify({
@@ -258,6 +261,19 @@ const INTEGRATION_ROUTES: CatalogRoute[] = [
     ok: 201,
     noIdempotencyKey: "each call sends an email, which a replay could not take back",
   },
+  {
+    method: "GET",
+    path: "/v1/integrations/in-app/status",
+    url: () => "/v1/integrations/in-app/status",
+    ok: 200,
+  },
+  {
+    method: "GET",
+    path: "/v1/integrations/:channelType/limit",
+    url: () => "/v1/integrations/email/limit",
+    ok: 200,
+  },
+  { method: "GET", path: "/v1/inbound-parse/mx/status", url: () => "/v1/inbound-parse/mx/status", ok: 200 },
   {
     method: "GET",
     path: "/v1/integrations/webhook/provider/:providerId/status",
@@ -912,6 +928,7 @@ export const ROUTES: CatalogRoute[] = [
     ok: 200,
   },
   { method: "GET", path: "/v1/organizations/members", url: () => "/v1/organizations/members", ok: 200 },
+  { method: "GET", path: "/v1/users/me", url: () => "/v1/users/me", ok: 200 },
   {
     method: "PUT",
     path: "/v1/organizations/members/:memberId/roles",

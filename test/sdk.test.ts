@@ -516,7 +516,8 @@ forEachBackend("@novu/node SDK against a running server", (ctx) => {
     });
     assert.deepEqual(
       listed.data.data.map((l: { identifier: string }) => l.identifier),
-      ["other", "brand"],
+      ["other", "brand", "novu-default-layout"],
+      "newest first; the default layout of onboarding, the oldest, last",
     );
     // The SDK's get asks the list with the id as a parameter: the list answers.
     assert.equal((await novu.layouts.get(layoutId)).status, 200);

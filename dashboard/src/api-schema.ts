@@ -79,12 +79,12 @@ export interface paths {
   "/v1/changes": {
     /**
      * The key's environment's changes not yet in the environment derived from it
-     * @description Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow and group of this environment (Development) that Production lacks, has otherwise, or still has after it was deleted here. A change's `_id` is its record's id. Applied changes are not kept: `promoted=true` lists none.
+     * @description Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow, group and email layout of this environment (Development) that Production lacks, has otherwise, or still has after it was deleted here (`type` NotificationTemplate, NotificationGroup, Layout, or DefaultLayout for a layout change that moves the default). A change's `_id` is its record's id. Applied changes are not kept: `promoted=true` lists none.
      */
     get: operations["listChanges"];
   };
   "/v1/changes/{changeId}/apply": {
-    /** Apply one pending change (publish it, with the groups its workflow needs) */
+    /** Apply one pending change (publish it, with the group and new layouts its workflow needs) */
     post: operations["applyChange"];
   };
   "/v1/changes/bulk/apply": {
@@ -111,7 +111,7 @@ export interface paths {
     /** Rename an environment, derive it from another, change its identifier or its HMAC */
     put: operations["updateEnvironment"];
     /**
-     * Delete an environment the organization made (with its keys and groups)
+     * Delete an environment the organization made (with its keys, groups and layouts)
      * @description Development and Production stay. Refused while the environment holds workflows, subscribers, topics, integrations or notifications, or while another environment derives from it.
      */
     delete: operations["deleteEnvironment"];
@@ -190,6 +190,13 @@ export interface paths {
   "/v1/feeds/{feedId}": {
     /** Delete a feed */
     delete: operations["deleteFeed"];
+  };
+  "/v1/inbound-parse/mx/status": {
+    /**
+     * Whether the MX record for inbound email is set up: never (Tidings receives no email)
+     * @description Novu checks the MX record of the environment's inbound-parse domain. Tidings receives no email, so no environment has one, and the answer is what Novu answers then: `mxRecordConfigured: false`.
+     */
+    get: operations["getMxRecordStatus"];
   };
   "/v1/inbox/notifications": {
     /**
@@ -322,6 +329,13 @@ export interface paths {
      */
     post: operations["createIntegration"];
   };
+  "/v1/integrations/{channelType}/limit": {
+    /**
+     * The monthly limit of the built-in providers of a channel: none
+     * @description Novu Cloud's free providers send a few emails and SMS a month, and this says how many and how many were sent. Tidings has no built-in providers: it answers what Novu answers where they are not set up, `{limit: 0, count: 0}`.
+     */
+    get: operations["getChannelLimit"];
+  };
   "/v1/integrations/{integrationId}": {
     /**
      * Update an integration (the fields sent; the others keep their values)
@@ -344,6 +358,13 @@ export interface paths {
   "/v1/integrations/active": {
     /** List the environment's active integrations, oldest first */
     get: operations["listActiveIntegrations"];
+  };
+  "/v1/integrations/in-app/status": {
+    /**
+     * Whether the in-app onboarding's inbox has connected
+     * @description Novu's rule: `active` once a subscriber whose subscriberId contains `on-boarding-subscriber` (any case) is online in the key's environment: the status `PATCH /v1/subscribers/{id}/online-status` sets (Tidings' sockets do not set it, as Novu's do when the inbox connects). The in-app channel itself needs no integration.
+     */
+    get: operations["getInAppStatus"];
   };
   "/v1/integrations/webhook/provider/{providerId}/status": {
     /**
@@ -675,6 +696,13 @@ export interface paths {
      */
     post: operations["removeTopicSubscribers"];
   };
+  "/v1/users/me": {
+    /**
+     * The caller: the organization's owner (Tidings has no users)
+     * @description An API key acts for its organization, whose one member is its owner: the user its member record (`GET /v1/organizations/members`) names.
+     */
+    get: operations["getCurrentUser"];
+  };
   "/v1/widgets/messages": {
     /** Delete all the subscriber's in-app messages, or those of one feed (`feedId`: the feed's id) */
     delete: operations["deleteAllWidgetMessages"];
@@ -822,14 +850,14 @@ export interface paths {
   "/v2/environments/{targetEnvironmentId}/diff": {
     /**
      * What publishing into this environment would change
-     * @description Compares the source (default: the target's parent, Development for Production) with the target: each workflow (`resources`) and group (`notificationGroups`) the target lacks (added), has otherwise (modified, with the fields that differ) or still has after it was deleted in the source (deleted). A record of the target is the source's copy when its `_parentId` names it; records the target made itself are never compared. `resourceType` is REGULAR, the value @novu/api 3.19 accepts for a workflow.
+     * @description Compares the source (default: the target's parent, Development for Production) with the target: each workflow (`resources`), group (`notificationGroups`) and email layout (`layouts`) the target lacks (added), has otherwise (modified, with the fields that differ) or still has after it was deleted in the source (deleted). A record of the target is the source's copy when its `_parentId` names it; records the target made itself are never compared. `resourceType` is REGULAR for a workflow, the value @novu/api 3.19 accepts, and `layout` for a layout (Novu's value, which that SDK's enum refuses: hence the list of their own, beside `resources`).
      */
     post: operations["diffEnvironment"];
   };
   "/v2/environments/{targetEnvironmentId}/publish": {
     /**
-     * Publish the source's workflows and groups into this environment, in one transaction
-     * @description Applies what the diff shows: a copy (its own `_id`, its `_parentId` naming the source) for each added record, the copy rewritten for each modified one, the copy deleted when its source was. All of it lands, or none: a record the target cannot take (its trigger identifier or group name held by a record of the target's own) is a 422 and changes nothing. `resources` publishes some changes only (their `resourceId`s, with the groups their workflows need); `dryRun` answers and writes nothing.
+     * Publish the source's workflows, groups and layouts into this environment, in one transaction
+     * @description Applies what the diff shows: a copy (its own `_id`, its `_parentId` naming the source) for each added record, the copy rewritten for each modified one, the copy deleted when its source was (a group or layout copy the target's workflows still use, or a layout copy that would be left the target's default, stays: `skipped`, with the reason). All of it lands, or none: a record the target cannot take (its trigger identifier, group name or layout identifier held by another record of the target) is a 422 and changes nothing. `resources` publishes some changes only (their `resourceId`s, with the groups and the new layouts their workflows need; a layout that stops being the default brings the one that becomes it); `dryRun` answers and writes nothing.
      */
     post: operations["publishEnvironment"];
   };
@@ -1101,7 +1129,7 @@ export interface paths {
   "/v2/workflows/{workflowId}/sync": {
     /**
      * Publish one workflow of the key's environment into another environment
-     * @description The publish of this one workflow (and its group when the target lacks it) into `targetEnvironmentId`; answers the copy in the target.
+     * @description The publish of this one workflow (with its group, and the layouts its steps name, when the target lacks them) into `targetEnvironmentId`; answers the copy in the target.
      */
     put: operations["syncWorkflowV2"];
   };
@@ -2188,7 +2216,7 @@ export interface operations {
   };
   /**
    * The key's environment's changes not yet in the environment derived from it
-   * @description Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow and group of this environment (Development) that Production lacks, has otherwise, or still has after it was deleted here. A change's `_id` is its record's id. Applied changes are not kept: `promoted=true` lists none.
+   * @description Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow, group and email layout of this environment (Development) that Production lacks, has otherwise, or still has after it was deleted here (`type` NotificationTemplate, NotificationGroup, Layout, or DefaultLayout for a layout change that moves the default). A change's `_id` is its record's id. Applied changes are not kept: `promoted=true` lists none.
    */
   listChanges: {
     parameters: {
@@ -2290,8 +2318,11 @@ export interface operations {
                 createdAt: string;
                 /** @description Whether it is applied: false while pending */
                 enabled: boolean;
-                /** @enum {string} */
-                type: "NotificationTemplate" | "NotificationGroup";
+                /**
+                 * @description What changed: a workflow, a group, or an email layout (DefaultLayout when the change makes it the default or stops it being one)
+                 * @enum {string}
+                 */
+                type: "NotificationTemplate" | "NotificationGroup" | "Layout" | "DefaultLayout";
               })[];
             page: number;
             pageSize: number;
@@ -2388,7 +2419,7 @@ export interface operations {
       };
     };
   };
-  /** Apply one pending change (publish it, with the groups its workflow needs) */
+  /** Apply one pending change (publish it, with the group and new layouts its workflow needs) */
   applyChange: {
     parameters: {
       header?: {
@@ -2495,8 +2526,11 @@ export interface operations {
                 createdAt: string;
                 /** @description Whether it is applied: false while pending */
                 enabled: boolean;
-                /** @enum {string} */
-                type: "NotificationTemplate" | "NotificationGroup";
+                /**
+                 * @description What changed: a workflow, a group, or an email layout (DefaultLayout when the change makes it the default or stops it being one)
+                 * @enum {string}
+                 */
+                type: "NotificationTemplate" | "NotificationGroup" | "Layout" | "DefaultLayout";
               })[];
           };
         };
@@ -2729,8 +2763,11 @@ export interface operations {
                 createdAt: string;
                 /** @description Whether it is applied: false while pending */
                 enabled: boolean;
-                /** @enum {string} */
-                type: "NotificationTemplate" | "NotificationGroup";
+                /**
+                 * @description What changed: a workflow, a group, or an email layout (DefaultLayout when the change makes it the default or stops it being one)
+                 * @enum {string}
+                 */
+                type: "NotificationTemplate" | "NotificationGroup" | "Layout" | "DefaultLayout";
               })[];
           };
         };
@@ -3626,7 +3663,7 @@ export interface operations {
     };
   };
   /**
-   * Delete an environment the organization made (with its keys and groups)
+   * Delete an environment the organization made (with its keys, groups and layouts)
    * @description Development and Production stay. Refused while the environment holds workflows, subscribers, topics, integrations or notifications, or while another environment derives from it.
    */
   deleteEnvironment: {
@@ -6335,6 +6372,141 @@ export interface operations {
       };
       /** @description A live workflow's step names the feed */
       409: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Whether the MX record for inbound email is set up: never (Tidings receives no email)
+   * @description Novu checks the MX record of the environment's inbound-parse domain. Tidings receives no email, so no environment has one, and the answer is what Novu answers then: `mxRecordConfigured: false`.
+   */
+  getMxRecordStatus: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The MX record's status */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @description Always false */
+              mxRecordConfigured: boolean;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
         content: {
           "application/json": {
             /** @description The status code's reason phrase */
@@ -13579,6 +13751,178 @@ export interface operations {
     };
   };
   /**
+   * The monthly limit of the built-in providers of a channel: none
+   * @description Novu Cloud's free providers send a few emails and SMS a month, and this says how many and how many were sent. Tidings has no built-in providers: it answers what Novu answers where they are not set up, `{limit: 0, count: 0}`.
+   */
+  getChannelLimit: {
+    parameters: {
+      path: {
+        /** @description A channel: in_app, email, sms, chat or push */
+        channelType: "in_app" | "email" | "sms" | "chat" | "push";
+      };
+    };
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The limit and what was sent */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @description 0: nothing was sent through one */
+              count: number;
+              /** @description 0: there is no built-in provider */
+              limit: number;
+            };
+          };
+        };
+      };
+      /** @description channelType is not one of in_app, email, sms, chat, push */
+      400: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
    * Update an integration (the fields sent; the others keep their values)
    * @description Sent `credentials` replace the stored ones; a secret sent back as `********` (its mask) keeps its stored value, unless the update changes where or how the provider is reached (host, port, user, TLS settings): then each stored secret must be sent again (400 naming it), so that a secret only goes to the server it was given for. The next message goes through the new settings.
    */
@@ -14482,6 +14826,141 @@ export interface operations {
                 /** Format: date-time */
                 updatedAt: string;
               }[];
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Whether the in-app onboarding's inbox has connected
+   * @description Novu's rule: `active` once a subscriber whose subscriberId contains `on-boarding-subscriber` (any case) is online in the key's environment: the status `PATCH /v1/subscribers/{id}/online-status` sets (Tidings' sockets do not set it, as Novu's do when the inbox connects). The in-app channel itself needs no integration.
+   */
+  getInAppStatus: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The in-app onboarding's status */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+              /** @description An onboarding subscriber is online */
+              active: boolean;
+            };
           };
         };
       };
@@ -22132,9 +22611,13 @@ export interface operations {
                 memberStatus: "active";
                 roles: "admin"[];
                 user: {
+                  /** @description The owner's id: the organization's */
                   _id: string;
+                  /** @description Empty: Tidings keeps no one's address */
                   email: string;
+                  /** @description Owner */
                   firstName: string;
+                  /** @description Empty */
                   lastName: string;
                 };
               }[];
@@ -22283,9 +22766,13 @@ export interface operations {
               memberStatus: "active";
               roles: "admin"[];
               user: {
+                /** @description The owner's id: the organization's */
                 _id: string;
+                /** @description Empty: Tidings keeps no one's address */
                 email: string;
+                /** @description Owner */
                 firstName: string;
+                /** @description Empty */
                 lastName: string;
               };
             };
@@ -22503,9 +22990,13 @@ export interface operations {
               memberStatus: "active";
               roles: "admin"[];
               user: {
+                /** @description The owner's id: the organization's */
                 _id: string;
+                /** @description Empty: Tidings keeps no one's address */
                 email: string;
+                /** @description Owner */
                 firstName: string;
+                /** @description Empty */
                 lastName: string;
               };
             };
@@ -31208,6 +31699,155 @@ export interface operations {
       };
     };
   };
+  /**
+   * The caller: the organization's owner (Tidings has no users)
+   * @description An API key acts for its organization, whose one member is its owner: the user its member record (`GET /v1/organizations/members`) names.
+   */
+  getCurrentUser: {
+    responses: {
+      /** @description Another client error (413 body too large, 415 not JSON...) */
+      "4XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description A server error (500 with an errorId for the logs; 503 with Retry-After) */
+      "5XX": {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description The owner, as a user */
+      200: {
+        content: {
+          "application/json": {
+            /** User */
+            data: {
+              /** @description The owner's id: the organization's */
+              _id: string;
+              /**
+               * Format: date-time
+               * @description When the organization was made
+               */
+              createdAt: string;
+              /** @description Empty: Tidings keeps no one's address */
+              email: string;
+              /** @description Owner */
+              firstName: string;
+              /** @description Empty */
+              lastName: string;
+              /** @description None */
+              profilePicture: null;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, unknown or revoked (with `WWW-Authenticate: ApiKey`) */
+      401: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+      /** @description Too many requests for the environment (with `Retry-After`) */
+      429: {
+        content: {
+          "application/json": {
+            /** @description The status code's reason phrase */
+            error: string;
+            /** @description On 5xx: the id of the log line that describes it */
+            errorId?: string;
+            errors?: {
+                field: string;
+                message: string;
+              }[] | {
+              [key: string]: {
+                messages: string[];
+              };
+            };
+            /** @description One human sentence saying what went wrong */
+            message: string;
+            /** @description The request path */
+            path: string;
+            /** @description The HTTP status code, repeated */
+            statusCode: number;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description On a 400: `PAYLOAD_VALIDATION_ERROR` when fields are listed in `errors`, else `BAD_REQUEST` */
+            type?: string;
+          };
+        };
+      };
+    };
+  };
   /** Delete all the subscriber's in-app messages, or those of one feed (`feedId`: the feed's id) */
   deleteAllWidgetMessages: {
     parameters: {
@@ -39111,7 +39751,7 @@ export interface operations {
   };
   /**
    * What publishing into this environment would change
-   * @description Compares the source (default: the target's parent, Development for Production) with the target: each workflow (`resources`) and group (`notificationGroups`) the target lacks (added), has otherwise (modified, with the fields that differ) or still has after it was deleted in the source (deleted). A record of the target is the source's copy when its `_parentId` names it; records the target made itself are never compared. `resourceType` is REGULAR, the value @novu/api 3.19 accepts for a workflow.
+   * @description Compares the source (default: the target's parent, Development for Production) with the target: each workflow (`resources`), group (`notificationGroups`) and email layout (`layouts`) the target lacks (added), has otherwise (modified, with the fields that differ) or still has after it was deleted in the source (deleted). A record of the target is the source's copy when its `_parentId` names it; records the target made itself are never compared. `resourceType` is REGULAR for a workflow, the value @novu/api 3.19 accepts, and `layout` for a layout (Novu's value, which that SDK's enum refuses: hence the list of their own, beside `resources`).
    */
   diffEnvironment: {
     parameters: {
@@ -39196,7 +39836,7 @@ export interface operations {
           "application/json": {
             /** EnvironmentDiff */
             data: {
-              notificationGroups: ({
+              layouts: ({
                   /** @enum {string} */
                   action: "added" | "modified" | "deleted";
                   changes: ({
@@ -39211,10 +39851,10 @@ export interface operations {
                         } | null;
                       };
                       /**
-                       * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                       * @description layout: an email layout (Novu's value)
                        * @enum {string}
                        */
-                      resourceType?: "REGULAR";
+                      resourceType: "layout";
                       sourceResource: {
                         id: string;
                         name: string;
@@ -39231,10 +39871,58 @@ export interface operations {
                   /** @description The source record's id (a deleted one's too): what publish takes */
                   resourceId: string;
                   /**
-                   * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                   * @description layout: an email layout (Novu's value)
                    * @enum {string}
                    */
-                  resourceType?: "REGULAR";
+                  resourceType: "layout";
+                  sourceResource: {
+                    id: string;
+                    name: string;
+                    /** Format: date-time */
+                    updatedAt: string;
+                  } | null;
+                  summary: {
+                    added: number;
+                    deleted: number;
+                    modified: number;
+                    unchanged: number;
+                  };
+                  targetResource: {
+                    id: string;
+                    name: string;
+                    /** Format: date-time */
+                    updatedAt: string;
+                  } | null;
+                })[];
+              notificationGroups: ({
+                  /** @enum {string} */
+                  action: "added" | "modified" | "deleted";
+                  changes: ({
+                      /** @enum {string} */
+                      action: "added" | "modified" | "deleted";
+                      diffs: {
+                        new: {
+                          [key: string]: unknown;
+                        } | null;
+                        previous: {
+                          [key: string]: unknown;
+                        } | null;
+                      };
+                      sourceResource: {
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                      } | null;
+                      targetResource: {
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                      } | null;
+                    })[];
+                  /** @description The source record's id (a deleted one's too): what publish takes */
+                  resourceId: string;
                   sourceResource: {
                     id: string;
                     name: string;
@@ -39269,10 +39957,10 @@ export interface operations {
                         } | null;
                       };
                       /**
-                       * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                       * @description REGULAR: a workflow (the SDK's enum for it)
                        * @enum {string}
                        */
-                      resourceType?: "REGULAR";
+                      resourceType: "REGULAR";
                       sourceResource: {
                         id: string;
                         name: string;
@@ -39289,10 +39977,10 @@ export interface operations {
                   /** @description The source record's id (a deleted one's too): what publish takes */
                   resourceId: string;
                   /**
-                   * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                   * @description REGULAR: a workflow (the SDK's enum for it)
                    * @enum {string}
                    */
-                  resourceType?: "REGULAR";
+                  resourceType: "REGULAR";
                   sourceResource: {
                     id: string;
                     name: string;
@@ -39317,7 +40005,7 @@ export interface operations {
               summary: {
                 hasChanges: boolean;
                 totalChanges: number;
-                /** @description Workflows and groups compared */
+                /** @description Workflows, groups and layouts compared */
                 totalEntities: number;
               };
               /** @description Where they would go */
@@ -39445,8 +40133,8 @@ export interface operations {
     };
   };
   /**
-   * Publish the source's workflows and groups into this environment, in one transaction
-   * @description Applies what the diff shows: a copy (its own `_id`, its `_parentId` naming the source) for each added record, the copy rewritten for each modified one, the copy deleted when its source was. All of it lands, or none: a record the target cannot take (its trigger identifier or group name held by a record of the target's own) is a 422 and changes nothing. `resources` publishes some changes only (their `resourceId`s, with the groups their workflows need); `dryRun` answers and writes nothing.
+   * Publish the source's workflows, groups and layouts into this environment, in one transaction
+   * @description Applies what the diff shows: a copy (its own `_id`, its `_parentId` naming the source) for each added record, the copy rewritten for each modified one, the copy deleted when its source was (a group or layout copy the target's workflows still use, or a layout copy that would be left the target's default, stays: `skipped`, with the reason). All of it lands, or none: a record the target cannot take (its trigger identifier, group name or layout identifier held by another record of the target) is a 422 and changes nothing. `resources` publishes some changes only (their `resourceId`s, with the groups and the new layouts their workflows need; a layout that stops being the default brings the one that becomes it); `dryRun` answers and writes nothing.
    */
   publishEnvironment: {
     parameters: {
@@ -39467,11 +40155,11 @@ export interface operations {
         "application/json": {
           /** @description Answer what would be published, and publish nothing */
           dryRun?: boolean;
-          /** @description Only these changes (with the groups their workflows need); default all */
+          /** @description Only these changes (with the groups and new layouts their workflows need); default all */
           resources?: {
               /** @description A change's resourceId, as the diff names it */
               resourceId: string;
-              /** @description REGULAR (a workflow) or notification_group */
+              /** @description REGULAR (a workflow), notification_group or layout; the resourceId decides */
               resourceType: string;
             }[];
           /** @description Where to publish from; default the target's parent */
@@ -39549,23 +40237,23 @@ export interface operations {
             /** PublishResult */
             data: {
               dryRun: boolean;
-              notificationGroups: {
+              layouts: {
                 /** @description Always empty: a publish lands whole or not at all */
                 failed: unknown[];
                 /**
-                 * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                 * @description layout: an email layout (Novu's value)
                  * @enum {string}
                  */
-                resourceType?: "REGULAR";
+                resourceType: "layout";
                 skipped: {
                     reason: string;
                     resourceId: string;
                     resourceName: string;
                     /**
-                     * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                     * @description layout: an email layout (Novu's value)
                      * @enum {string}
                      */
-                    resourceType?: "REGULAR";
+                    resourceType: "layout";
                   }[];
                 successful: ({
                     /** @enum {string} */
@@ -39574,10 +40262,29 @@ export interface operations {
                     resourceId: string;
                     resourceName: string;
                     /**
-                     * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                     * @description layout: an email layout (Novu's value)
                      * @enum {string}
                      */
-                    resourceType?: "REGULAR";
+                    resourceType: "layout";
+                    /** @description Its copy in the target */
+                    targetResourceId?: string;
+                  })[];
+                totalProcessed: number;
+              };
+              notificationGroups: {
+                /** @description Always empty: a publish lands whole or not at all */
+                failed: unknown[];
+                skipped: {
+                    reason: string;
+                    resourceId: string;
+                    resourceName: string;
+                  }[];
+                successful: ({
+                    /** @enum {string} */
+                    action: "created" | "updated" | "deleted";
+                    /** @description The source record's id */
+                    resourceId: string;
+                    resourceName: string;
                     /** @description Its copy in the target */
                     targetResourceId?: string;
                   })[];
@@ -39588,19 +40295,19 @@ export interface operations {
                   /** @description Always empty: a publish lands whole or not at all */
                   failed: unknown[];
                   /**
-                   * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                   * @description REGULAR: a workflow (the SDK's enum for it)
                    * @enum {string}
                    */
-                  resourceType?: "REGULAR";
+                  resourceType: "REGULAR";
                   skipped: {
                       reason: string;
                       resourceId: string;
                       resourceName: string;
                       /**
-                       * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                       * @description REGULAR: a workflow (the SDK's enum for it)
                        * @enum {string}
                        */
-                      resourceType?: "REGULAR";
+                      resourceType: "REGULAR";
                     }[];
                   successful: ({
                       /** @enum {string} */
@@ -39609,10 +40316,10 @@ export interface operations {
                       resourceId: string;
                       resourceName: string;
                       /**
-                       * @description REGULAR: a workflow (the SDK's enum for it); absent for a group
+                       * @description REGULAR: a workflow (the SDK's enum for it)
                        * @enum {string}
                        */
-                      resourceType?: "REGULAR";
+                      resourceType: "REGULAR";
                       /** @description Its copy in the target */
                       targetResourceId?: string;
                     })[];
@@ -52808,7 +53515,7 @@ export interface operations {
   };
   /**
    * Publish one workflow of the key's environment into another environment
-   * @description The publish of this one workflow (and its group when the target lacks it) into `targetEnvironmentId`; answers the copy in the target.
+   * @description The publish of this one workflow (with its group, and the layouts its steps name, when the target lacks them) into `targetEnvironmentId`; answers the copy in the target.
    */
   syncWorkflowV2: {
     parameters: {

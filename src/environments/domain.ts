@@ -1,11 +1,12 @@
+import type { Layout } from "../layouts/domain.ts";
 import type { NotificationGroup } from "../notification-groups/domain.ts";
 import type { Environment } from "../tenancy/domain.ts";
 import type { Workflow } from "../workflows/domain.ts";
 
 /**
  * What promoting from one environment to another (Development to Production) would do: each
- * workflow and group of the source that the target lacks (added) or has otherwise (modified), and
- * each copy in the target whose source is gone (deleted). A copy is a target record whose
+ * workflow, group and email layout of the source that the target lacks (added) or has otherwise
+ * (modified), and each copy in the target whose source is gone (deleted). A copy is a target record whose
  * `parentId` names its source; target records of their own (no parentId) are never touched.
  */
 export type ChangeAction = "added" | "modified" | "deleted";
@@ -32,7 +33,17 @@ export interface GroupChange {
   fields: string[];
 }
 
-export type Change = WorkflowChange | GroupChange;
+/** An email layout: modified compares what a publish copies (identifier, name, description, content, variables, isDefault). */
+export interface LayoutChange {
+  kind: "layout";
+  action: ChangeAction;
+  sourceId: string;
+  source?: Layout;
+  target?: Layout;
+  fields: string[];
+}
+
+export type Change = WorkflowChange | GroupChange | LayoutChange;
 
 export interface Promotion {
   source: Environment;
@@ -40,8 +51,10 @@ export interface Promotion {
   /** Workflow changes in the source's order (oldest first), then the deleted. */
   workflows: WorkflowChange[];
   groups: GroupChange[];
+  /** Layout changes in the source's order (oldest first), then the deleted. */
+  layouts: LayoutChange[];
   /** How many of each the target already has as the source has them. */
-  unchanged: { workflows: number; groups: number };
+  unchanged: { workflows: number; groups: number; layouts: number };
 }
 
 /** What publishing did (or, in a dry run, would do) with one change. */

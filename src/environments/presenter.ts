@@ -1,18 +1,24 @@
+import type { Layout } from "../layouts/domain.ts";
 import type { NotificationGroup } from "../notification-groups/domain.ts";
 import type { Workflow } from "../workflows/domain.ts";
 import { contentOf } from "../workflows/service.ts";
-import type { Change, Promotion, PublishResult } from "./domain.ts";
+import type { Change, LayoutChange, Promotion, PublishResult } from "./domain.ts";
 import type { ChangeValue, EnvironmentDiffValue, PublishResultValue } from "./schemas.ts";
 
-type Record_ = Workflow | NotificationGroup;
+type Record_ = Workflow | NotificationGroup | Layout;
 
 const ref = (record: Record_ | undefined) =>
   record ? { id: record.id, name: record.name, updatedAt: record.updatedAt } : null;
 
-/** What a change's fields hold in a record: the workflow's content, or the group's name. */
+/** What a change's fields hold in a record: the workflow's content, the group's name, the layout's fields. */
 function fieldsOf(record: Record_ | undefined, fields: string[], kind: Change["kind"]) {
   if (!record) return null;
   if (kind === "notification_group") return { name: record.name };
+  if (kind === "layout") {
+    const layout = record as Layout;
+    const shown = (fields.length > 0 ? fields : ["name", "identifier", "isDefault"]) as (keyof Layout)[];
+    return Object.fromEntries(shown.map((field) => [field, layout[field]]));
+  }
   const workflow = record as Workflow;
   const content = contentOf(workflow) as Record<string, unknown>;
   const shown = fields.length > 0 ? fields : ["name", "identifier", "active"];
@@ -24,7 +30,16 @@ function fieldsOf(record: Record_ | undefined, fields: string[], kind: Change["k
   );
 }
 
-function presentChange(change: Change) {
+/**
+ * Each kind's `resourceType`: REGULAR for a workflow (what @novu/api 3.19's enum accepts), `layout`
+ * for a layout (Novu's own value, in a list of ours the SDK does not read); none for a group.
+ */
+const WORKFLOW = { resourceType: "REGULAR" as const };
+const GROUP = {};
+const LAYOUT = { resourceType: "layout" as const };
+type ResourceType = typeof WORKFLOW | typeof GROUP | typeof LAYOUT;
+
+function presentChange<R extends ResourceType>(change: Change, resourceType: R) {
   const entry = {
     action: change.action,
     sourceResource: ref(change.source),
@@ -34,14 +49,13 @@ function presentChange(change: Change) {
       new: fieldsOf(change.source, change.fields, change.kind),
     },
   };
-  const workflow = change.kind === "workflow";
   return {
-    ...(workflow ? { resourceType: "REGULAR" as const } : {}),
+    ...resourceType,
     resourceId: change.sourceId,
     action: change.action,
     sourceResource: entry.sourceResource,
     targetResource: entry.targetResource,
-    changes: [{ ...(workflow ? { resourceType: "REGULAR" as const } : {}), ...entry }],
+    changes: [{ ...resourceType, ...entry }],
     summary: {
       added: change.action === "added" ? 1 : 0,
       modified: change.action === "modified" ? 1 : 0,
@@ -51,27 +65,32 @@ function presentChange(change: Change) {
   };
 }
 
-/** A promotion as Novu's `POST /v2/environments/:id/diff` answers, with the groups beside. */
+/** How many changes a promotion holds, of every kind. */
+export const changeCount = (promotion: Promotion) =>
+  promotion.workflows.length + promotion.groups.length + promotion.layouts.length;
+
+/** A promotion as Novu's `POST /v2/environments/:id/diff` answers, with the groups and layouts beside. */
 export function presentDiff(promotion: Promotion): EnvironmentDiffValue {
-  const changes = promotion.workflows.length + promotion.groups.length;
+  const changes = changeCount(promotion);
+  const { unchanged } = promotion;
   return {
     sourceEnvironmentId: promotion.source.id,
     targetEnvironmentId: promotion.target.id,
-    resources: promotion.workflows.map(presentChange),
-    notificationGroups: promotion.groups.map(presentChange),
+    resources: promotion.workflows.map((change) => presentChange(change, WORKFLOW)),
+    notificationGroups: promotion.groups.map((change) => presentChange(change, GROUP)),
+    layouts: promotion.layouts.map((change) => presentChange(change, LAYOUT)),
     summary: {
-      totalEntities: changes + promotion.unchanged.workflows + promotion.unchanged.groups,
+      totalEntities: changes + unchanged.workflows + unchanged.groups + unchanged.layouts,
       totalChanges: changes,
       hasChanges: changes > 0,
     },
   };
 }
 
-/** A publish as Novu's `POST /v2/environments/:id/publish` answers, with the groups beside. */
+/** A publish as Novu's `POST /v2/environments/:id/publish` answers, with the groups and layouts beside. */
 export function presentPublish(result: PublishResult): PublishResultValue {
-  const part = (kind: Change["kind"]) => {
+  const part = <R extends ResourceType>(kind: Change["kind"], resourceType: R) => {
     const done = result.published.filter((p) => p.change.kind === kind);
-    const resourceType = kind === "workflow" ? { resourceType: "REGULAR" as const } : {};
     const nameOf = (change: Change) => (change.source ?? change.target)?.name ?? "";
     return {
       ...resourceType,
@@ -96,12 +115,14 @@ export function presentPublish(result: PublishResult): PublishResultValue {
       totalProcessed: done.length,
     };
   };
-  const workflows = { ...part("workflow"), resourceType: "REGULAR" as const };
-  const groups = part("notification_group");
-  const skipped = workflows.skipped.length + groups.skipped.length;
+  const workflows = part("workflow", WORKFLOW);
+  const groups = part("notification_group", GROUP);
+  const layouts = part("layout", LAYOUT);
+  const skipped = workflows.skipped.length + groups.skipped.length + layouts.skipped.length;
   return {
     results: [workflows],
     notificationGroups: groups,
+    layouts,
     summary: {
       resources: result.published.length,
       successful: result.published.length - skipped,
@@ -112,14 +133,25 @@ export function presentPublish(result: PublishResult): PublishResultValue {
   };
 }
 
+/** Novu's v1 change types: a layout change that moves the default is Novu's `DefaultLayout`. */
+function typeV1(change: Change): ChangeValue["type"] {
+  if (change.kind === "workflow") return "NotificationTemplate";
+  if (change.kind === "notification_group") return "NotificationGroup";
+  return movesDefault(change) ? "DefaultLayout" : "Layout";
+}
+
+/** Whether a layout change makes a layout the default or stops it being one. */
+const movesDefault = (change: LayoutChange) =>
+  change.action === "added" ? change.source?.isDefault === true : change.fields.includes("isDefault");
+
 /** A pending change as Novu's v1 change list shows it. */
 export function presentChangeV1(promotion: Promotion, change: Change, applied = false): ChangeValue {
   const record = change.source ?? change.target;
   const creator =
-    change.kind === "workflow" ? (change.source?.creatorId ?? change.target?.creatorId ?? "") : "";
+    change.kind === "notification_group" ? "" : (change.source?.creatorId ?? change.target?.creatorId ?? "");
   const when =
     change.action === "deleted"
-      ? ((change.target as Workflow | undefined)?.updatedAt ?? record?.updatedAt ?? "")
+      ? (change.target?.updatedAt ?? record?.updatedAt ?? "")
       : (change.source?.updatedAt ?? "");
   return {
     _id: change.sourceId,
@@ -128,7 +160,7 @@ export function presentChangeV1(promotion: Promotion, change: Change, applied = 
     _organizationId: promotion.source.organizationId,
     _creatorId: creator,
     _parentId: "",
-    type: change.kind === "workflow" ? "NotificationTemplate" : "NotificationGroup",
+    type: typeV1(change),
     enabled: applied,
     change: { action: change.action, name: record?.name ?? "", fields: change.fields },
     createdAt: when,

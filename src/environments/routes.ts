@@ -11,7 +11,7 @@ import type { Tenant } from "../tenancy/tenant.ts";
 import { presentWorkflowV2 } from "../workflows/presenter.ts";
 import { V2Workflow, V2WorkflowParams } from "../workflows/schemas.ts";
 import { getWorkflow, getWorkflowIn } from "../workflows/service.ts";
-import { presentChangeV1, presentDiff, presentPublish } from "./presenter.ts";
+import { changeCount, presentChangeV1, presentDiff, presentPublish } from "./presenter.ts";
 import {
   BulkApplyBody,
   ChangeIdParams,
@@ -113,7 +113,7 @@ export const environmentV1Routes: RoutePluginWith<{
       schema: {
         operationId: "deleteEnvironment",
         tags: TAGS,
-        summary: "Delete an environment the organization made (with its keys and groups)",
+        summary: "Delete an environment the organization made (with its keys, groups and layouts)",
         description:
           "Development and Production stay. Refused while the environment holds workflows, subscribers, topics, " +
           "integrations or notifications, or while another environment derives from it.",
@@ -149,10 +149,11 @@ export const environmentV1Routes: RoutePluginWith<{
         tags: ["Changes"],
         summary: "The key's environment's changes not yet in the environment derived from it",
         description:
-          "Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow " +
-          "and group of this environment (Development) that Production lacks, has otherwise, or still has after " +
-          "it was deleted here. A change's `_id` is its record's id. Applied changes are not kept: " +
-          "`promoted=true` lists none.",
+          "Novu's v1 change list, over the same comparison as `POST /v2/environments/:id/diff`: each workflow, " +
+          "group and email layout of this environment (Development) that Production lacks, has otherwise, or " +
+          "still has after it was deleted here (`type` NotificationTemplate, NotificationGroup, Layout, or " +
+          "DefaultLayout for a layout change that moves the default). A change's `_id` is its record's id. " +
+          "Applied changes are not kept: `promoted=true` lists none.",
         querystring: ListChangesQuery,
         response: {
           200: described(ChangePage, "One page of pending changes, newest first"),
@@ -166,7 +167,7 @@ export const environmentV1Routes: RoutePluginWith<{
       const promoted = String(request.query.promoted ?? "false") === "true";
       const promotion = promoted ? undefined : await pendingChanges(depsOf(app), request.tenant);
       const all = promotion
-        ? [...promotion.workflows, ...promotion.groups]
+        ? [...promotion.workflows, ...promotion.groups, ...promotion.layouts]
             .map((change) => presentChangeV1(promotion, change))
             .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0))
         : [];
@@ -194,7 +195,7 @@ export const environmentV1Routes: RoutePluginWith<{
     },
     async (request) => {
       const promotion = await pendingChanges(depsOf(app), request.tenant);
-      return { data: promotion ? promotion.workflows.length + promotion.groups.length : 0 };
+      return { data: promotion ? changeCount(promotion) : 0 };
     },
   );
 
@@ -213,7 +214,7 @@ export const environmentV1Routes: RoutePluginWith<{
       schema: {
         operationId: "applyChange",
         tags: ["Changes"],
-        summary: "Apply one pending change (publish it, with the groups its workflow needs)",
+        summary: "Apply one pending change (publish it, with the group and new layouts its workflow needs)",
         headers: IdempotencyKeyHeaders,
         params: ChangeIdParams,
         response: {
@@ -294,10 +295,12 @@ export const environmentV2Routes: RoutePluginWith<{ references: GroupReferences 
         summary: "What publishing into this environment would change",
         description:
           "Compares the source (default: the target's parent, Development for Production) with the target: each " +
-          "workflow (`resources`) and group (`notificationGroups`) the target lacks (added), has otherwise " +
-          "(modified, with the fields that differ) or still has after it was deleted in the source (deleted). " +
-          "A record of the target is the source's copy when its `_parentId` names it; records the target made " +
-          "itself are never compared. `resourceType` is REGULAR, the value @novu/api 3.19 accepts for a workflow.",
+          "workflow (`resources`), group (`notificationGroups`) and email layout (`layouts`) the target lacks " +
+          "(added), has otherwise (modified, with the fields that differ) or still has after it was deleted in " +
+          "the source (deleted). A record of the target is the source's copy when its `_parentId` names it; " +
+          "records the target made itself are never compared. `resourceType` is REGULAR for a workflow, the " +
+          "value @novu/api 3.19 accepts, and `layout` for a layout (Novu's value, which that SDK's enum refuses: " +
+          "hence the list of their own, beside `resources`).",
         body: DiffEnvironmentBody,
         params: TargetEnvironmentParams,
         response: {
@@ -327,13 +330,17 @@ export const environmentV2Routes: RoutePluginWith<{ references: GroupReferences 
       schema: {
         operationId: "publishEnvironment",
         tags: TAGS,
-        summary: "Publish the source's workflows and groups into this environment, in one transaction",
+        summary:
+          "Publish the source's workflows, groups and layouts into this environment, in one transaction",
         description:
           "Applies what the diff shows: a copy (its own `_id`, its `_parentId` naming the source) for each added " +
-          "record, the copy rewritten for each modified one, the copy deleted when its source was. All of it " +
-          "lands, or none: a record the target cannot take (its trigger identifier or group name held by a " +
-          "record of the target's own) is a 422 and changes nothing. `resources` publishes some changes only " +
-          "(their `resourceId`s, with the groups their workflows need); `dryRun` answers and writes nothing.",
+          "record, the copy rewritten for each modified one, the copy deleted when its source was (a group or " +
+          "layout copy the target's workflows still use, or a layout copy that would be left the target's " +
+          "default, stays: `skipped`, with the reason). All of it lands, or none: a record the target cannot " +
+          "take (its trigger identifier, group name or layout identifier held by another record of the target) " +
+          "is a 422 and changes nothing. `resources` publishes some changes only (their `resourceId`s, with the " +
+          "groups and the new layouts their workflows need; a layout that stops being the default brings the " +
+          "one that becomes it); `dryRun` answers and writes nothing.",
         headers: IdempotencyKeyHeaders,
         body: PublishEnvironmentBody,
         params: TargetEnvironmentParams,
@@ -376,7 +383,8 @@ export const environmentV2Routes: RoutePluginWith<{ references: GroupReferences 
         tags: ["Workflows (v2)"],
         summary: "Publish one workflow of the key's environment into another environment",
         description:
-          "The publish of this one workflow (and its group when the target lacks it) into `targetEnvironmentId`; " +
+          "The publish of this one workflow (with its group, and the layouts its steps name, when the target " +
+          "lacks them) into `targetEnvironmentId`; " +
           "answers the copy in the target.",
         params: V2WorkflowParams,
         body: Type.Object(

@@ -13,10 +13,16 @@ const Enum = <T extends readonly string[]>(values: T, description?: string) =>
  * What a workflow is in `resourceType`: @novu/api 3.19 checks the field against the enum of
  * workflow types (REGULAR, ECHO, BRIDGE) and throws on anything else, Novu's own `workflow` included.
  */
-const WORKFLOW_RESOURCE = Enum(
-  ["REGULAR"] as const,
-  "REGULAR: a workflow (the SDK's enum for it); absent for a group",
-);
+const WORKFLOW_RESOURCE = Enum(["REGULAR"] as const, "REGULAR: a workflow (the SDK's enum for it)");
+/**
+ * What a layout is in `resourceType`: Novu's own `layout`. Layouts are listed beside the workflows,
+ * in lists of ours (`layouts`), because the SDK's enum refuses the value in `resources`.
+ */
+const LAYOUT_RESOURCE = Enum(["layout"] as const, "layout: an email layout (Novu's value)");
+/** Each list's `resourceType`: required for workflows and layouts, absent for groups. */
+type ResourceTypeSchema = typeof WORKFLOW_RESOURCE | typeof LAYOUT_RESOURCE | undefined;
+const resourceTypeProperty = <R extends ResourceTypeSchema>(resourceType: R) =>
+  (resourceType ? { resourceType } : {}) as R extends undefined ? Record<never, never> : { resourceType: R };
 const ACTIONS = ["added", "modified", "deleted"] as const;
 
 // ---------------------------------------------------------------- environments
@@ -104,34 +110,35 @@ const ResourceRef = Type.Union([
   Type.Null(),
 ]);
 
-const Change = Type.Object(
-  {
-    resourceType: Type.Optional(WORKFLOW_RESOURCE),
-    action: Enum(ACTIONS),
-    sourceResource: ResourceRef,
-    targetResource: ResourceRef,
-    diffs: Type.Object(
-      {
-        previous: Type.Union([FreeObject("What the target has of the fields that differ"), Type.Null()]),
-        new: Type.Union([FreeObject("What the source has of them"), Type.Null()]),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false },
-);
-
-const ResourceDiff = (description: string) =>
+const Change = <R extends ResourceTypeSchema>(resourceType: R) =>
   Type.Object(
     {
-      resourceType: Type.Optional(WORKFLOW_RESOURCE),
+      ...resourceTypeProperty(resourceType),
+      action: Enum(ACTIONS),
+      sourceResource: ResourceRef,
+      targetResource: ResourceRef,
+      diffs: Type.Object(
+        {
+          previous: Type.Union([FreeObject("What the target has of the fields that differ"), Type.Null()]),
+          new: Type.Union([FreeObject("What the source has of them"), Type.Null()]),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    { additionalProperties: false },
+  );
+
+const ResourceDiff = <R extends ResourceTypeSchema>(description: string, resourceType: R) =>
+  Type.Object(
+    {
+      ...resourceTypeProperty(resourceType),
       resourceId: Type.String({
         description: "The source record's id (a deleted one's too): what publish takes",
       }),
       action: Enum(ACTIONS),
       sourceResource: ResourceRef,
       targetResource: ResourceRef,
-      changes: Type.Array(Change),
+      changes: Type.Array(Change(resourceType)),
       summary: Type.Object(
         {
           added: Type.Integer(),
@@ -156,13 +163,25 @@ export const EnvironmentDiff = Type.Object(
   {
     sourceEnvironmentId: ObjectIdString("Where the changes come from"),
     targetEnvironmentId: ObjectIdString("Where they would go"),
-    resources: Type.Array(ResourceDiff("A workflow added, modified or deleted in the source")),
+    resources: Type.Array(
+      ResourceDiff("A workflow added, modified or deleted in the source", WORKFLOW_RESOURCE),
+    ),
     notificationGroups: Type.Array(
-      ResourceDiff("A notification group added, renamed or deleted in the source (Novu's v2 has no groups)"),
+      ResourceDiff(
+        "A notification group added, renamed or deleted in the source (Novu's v2 has no groups)",
+        undefined,
+      ),
+    ),
+    layouts: Type.Array(
+      ResourceDiff(
+        "An email layout added, modified (the fields a publish copies: identifier, name, description, " +
+          "content, variables, isDefault) or deleted in the source",
+        LAYOUT_RESOURCE,
+      ),
     ),
     summary: Type.Object(
       {
-        totalEntities: Type.Integer({ description: "Workflows and groups compared" }),
+        totalEntities: Type.Integer({ description: "Workflows, groups and layouts compared" }),
         totalChanges: Type.Integer(),
         hasChanges: Type.Boolean(),
       },
@@ -187,7 +206,7 @@ export const PublishEnvironmentBody = Type.Object(
           {
             resourceType: Type.String({
               maxLength: 50,
-              description: "REGULAR (a workflow) or notification_group",
+              description: "REGULAR (a workflow), notification_group or layout; the resourceId decides",
             }),
             resourceId: ObjectIdString("A change's resourceId, as the diff names it"),
           },
@@ -195,7 +214,8 @@ export const PublishEnvironmentBody = Type.Object(
         ),
         {
           maxItems: 1000,
-          description: "Only these changes (with the groups their workflows need); default all",
+          description:
+            "Only these changes (with the groups and new layouts their workflows need); default all",
         },
       ),
     ),
@@ -204,32 +224,34 @@ export const PublishEnvironmentBody = Type.Object(
 );
 export type PublishEnvironmentInput = Static<typeof PublishEnvironmentBody>;
 
-const Synced = Type.Object(
-  {
-    resourceType: Type.Optional(WORKFLOW_RESOURCE),
-    resourceId: Type.String({ description: "The source record's id" }),
-    targetResourceId: Type.Optional(Type.String({ description: "Its copy in the target" })),
-    resourceName: Type.String(),
-    action: Enum(["created", "updated", "deleted"] as const),
-  },
-  { additionalProperties: false },
-);
-const Skipped = Type.Object(
-  {
-    resourceType: Type.Optional(WORKFLOW_RESOURCE),
-    resourceId: Type.String(),
-    resourceName: Type.String(),
-    reason: Type.String(),
-  },
-  { additionalProperties: false },
-);
-const SyncResult = () =>
+const Synced = <R extends ResourceTypeSchema>(resourceType: R) =>
   Type.Object(
     {
-      resourceType: Type.Optional(WORKFLOW_RESOURCE),
-      successful: Type.Array(Synced),
+      ...resourceTypeProperty(resourceType),
+      resourceId: Type.String({ description: "The source record's id" }),
+      targetResourceId: Type.Optional(Type.String({ description: "Its copy in the target" })),
+      resourceName: Type.String(),
+      action: Enum(["created", "updated", "deleted"] as const),
+    },
+    { additionalProperties: false },
+  );
+const Skipped = <R extends ResourceTypeSchema>(resourceType: R) =>
+  Type.Object(
+    {
+      ...resourceTypeProperty(resourceType),
+      resourceId: Type.String(),
+      resourceName: Type.String(),
+      reason: Type.String(),
+    },
+    { additionalProperties: false },
+  );
+const SyncResult = <R extends ResourceTypeSchema>(resourceType: R) =>
+  Type.Object(
+    {
+      ...resourceTypeProperty(resourceType),
+      successful: Type.Array(Synced(resourceType)),
       failed: Type.Array(Type.Never(), { description: "Always empty: a publish lands whole or not at all" }),
-      skipped: Type.Array(Skipped),
+      skipped: Type.Array(Skipped(resourceType)),
       totalProcessed: Type.Integer(),
     },
     { additionalProperties: false },
@@ -237,8 +259,9 @@ const SyncResult = () =>
 
 export const PublishResultSchema = Type.Object(
   {
-    results: Type.Array(SyncResult(), { description: "The workflows" }),
-    notificationGroups: SyncResult(),
+    results: Type.Array(SyncResult(WORKFLOW_RESOURCE), { description: "The workflows" }),
+    notificationGroups: SyncResult(undefined),
+    layouts: SyncResult(LAYOUT_RESOURCE),
     summary: Type.Object(
       {
         resources: Type.Integer(),
@@ -264,7 +287,11 @@ export const ChangeResource = Type.Object(
     _organizationId: ObjectIdString("The organization"),
     _creatorId: Type.String(),
     _parentId: Type.String({ description: "Empty" }),
-    type: Enum(["NotificationTemplate", "NotificationGroup"] as const),
+    type: Enum(
+      ["NotificationTemplate", "NotificationGroup", "Layout", "DefaultLayout"] as const,
+      "What changed: a workflow, a group, or an email layout (DefaultLayout when the change makes it the " +
+        "default or stops it being one)",
+    ),
     enabled: Type.Boolean({ description: "Whether it is applied: false while pending" }),
     change: Type.Object(
       {

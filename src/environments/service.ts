@@ -1,7 +1,17 @@
 import { isDeepStrictEqual } from "node:util";
 import { type Deps, inTransaction } from "../deps.ts";
 import { ApiError, badRequest, invalidField, notFound, unprocessable } from "../errors.ts";
-import { copyLayouts } from "../layouts/service.ts";
+import type { Layout } from "../layouts/domain.ts";
+import {
+  deleteEnvironmentLayouts,
+  deleteLayoutCopy,
+  environmentLayouts,
+  insertLayoutCopy,
+  layoutDifferences,
+  layoutEnvironments,
+  layoutsNamedBy,
+  replaceLayoutCopy,
+} from "../layouts/service.ts";
 import type { NotificationGroup } from "../notification-groups/domain.ts";
 import {
   createGroupCopy,
@@ -36,7 +46,15 @@ import {
   type WorkflowContent,
   workflowEnvironments,
 } from "../workflows/service.ts";
-import type { Change, GroupChange, Promotion, Published, PublishResult, WorkflowChange } from "./domain.ts";
+import type {
+  Change,
+  GroupChange,
+  LayoutChange,
+  Promotion,
+  Published,
+  PublishResult,
+  WorkflowChange,
+} from "./domain.ts";
 
 // ---------------------------------------------------------------- the organization's environments
 
@@ -126,8 +144,8 @@ export async function updateEnvironment(
 }
 
 /**
- * Deletes an environment the organization made besides Development and Production, with its keys and
- * groups. Refused while it holds live workflows or anything else (subscribers, topics, integrations,
+ * Deletes an environment the organization made besides Development and Production, with its keys,
+ * groups and layouts. Refused while it holds live workflows or anything else (subscribers, topics, integrations,
  * notifications), or while another environment derives from it.
  */
 export async function deleteEnvironment(deps: Deps, tenant: Tenant, id: string): Promise<void> {
@@ -150,6 +168,7 @@ export async function deleteEnvironment(deps: Deps, tenant: Tenant, id: string):
       if ((await listLiveWorkflows(d, id)).length > 0) throw holding();
       await purgeDeletedWorkflows(d, id);
       await deleteEnvironmentGroups(d, id);
+      await deleteEnvironmentLayouts(d, id);
       if (!(await deleteEnvironmentRecord(d, tenant, id))) throw notFound(`Environment ${id} was not found`);
     });
   } catch (error) {
@@ -223,7 +242,7 @@ function workflowDifferences(source: Workflow, copy: Workflow): string[] {
   return fields;
 }
 
-/** What promoting `source` into `target` would change, workflows and groups. */
+/** What promoting `source` into `target` would change: workflows, groups and layouts. */
 export async function comparePromotion(
   deps: Deps,
   source: Environment,
@@ -232,12 +251,15 @@ export async function comparePromotion(
   // Workflows defined in code reach each environment from its own app's bridge (a sync), not by
   // promotion: they are neither copied nor compared.
   const stored = (list: Workflow[]) => list.filter((workflow) => workflow.origin !== "external");
-  const [sourceWorkflows, targetWorkflows, sourceGroups, targetGroups] = await Promise.all([
-    listLiveWorkflows(deps, source.id).then(stored),
-    listLiveWorkflows(deps, target.id).then(stored),
-    listGroups(deps, { environmentId: source.id }),
-    listGroups(deps, { environmentId: target.id }),
-  ]);
+  const [sourceWorkflows, targetWorkflows, sourceGroups, targetGroups, sourceLayouts, targetLayouts] =
+    await Promise.all([
+      listLiveWorkflows(deps, source.id).then(stored),
+      listLiveWorkflows(deps, target.id).then(stored),
+      listGroups(deps, { environmentId: source.id }),
+      listGroups(deps, { environmentId: target.id }),
+      environmentLayouts(deps, source.id),
+      environmentLayouts(deps, target.id),
+    ]);
 
   const workflows: WorkflowChange[] = [];
   const workflowCopies = new Map<string, Workflow>();
@@ -332,13 +354,57 @@ export async function comparePromotion(
       });
     }
   }
+  const { changes: layouts, unchanged: unchangedLayouts } = await compareLayouts(
+    deps,
+    sourceLayouts,
+    targetLayouts,
+  );
   return {
     source,
     target,
     workflows,
     groups,
-    unchanged: { workflows: unchangedWorkflows, groups: unchangedGroups },
+    layouts,
+    unchanged: { workflows: unchangedWorkflows, groups: unchangedGroups, layouts: unchangedLayouts },
   };
+}
+
+/**
+ * The layout changes: each source layout the target has no copy of (added) or a copy of that
+ * differs in what a publish copies (modified), then each copy whose source is gone (deleted; a copy
+ * of a layout that lives on in a third environment is not this promotion's).
+ */
+async function compareLayouts(deps: Deps, sourceLayouts: Layout[], targetLayouts: Layout[]) {
+  const changes: LayoutChange[] = [];
+  const copies = new Map<string, Layout>();
+  for (const copy of targetLayouts)
+    if (copy.parentId !== "" && !copies.has(copy.parentId)) copies.set(copy.parentId, copy);
+  let unchanged = 0;
+  for (const layout of sourceLayouts) {
+    const copy = copies.get(layout.id);
+    const fields = copy ? layoutDifferences(layout, copy) : [];
+    if (!copy) changes.push({ kind: "layout", action: "added", sourceId: layout.id, source: layout, fields });
+    else if (fields.length > 0)
+      changes.push({
+        kind: "layout",
+        action: "modified",
+        sourceId: layout.id,
+        source: layout,
+        target: copy,
+        fields,
+      });
+    else unchanged++;
+  }
+  const live = new Set(sourceLayouts.map((l) => l.id));
+  const orphans = [...copies.values()].filter((copy) => !live.has(copy.parentId));
+  const homes = await layoutEnvironments(
+    deps,
+    orphans.map((copy) => copy.parentId),
+  );
+  for (const copy of orphans)
+    if (!homes.has(copy.parentId))
+      changes.push({ kind: "layout", action: "deleted", sourceId: copy.parentId, target: copy, fields: [] });
+  return { changes, unchanged };
 }
 
 /** What publishing from the source (default: the target's parent) into the target would change. */
@@ -365,12 +431,13 @@ function publishRefused(what: string): ApiError {
 }
 
 /**
- * Publishes the source's workflows and groups into the target, in one transaction: every change
- * lands, or (a record the target cannot take, any failure) none does. Added records get copies with
- * their own ids whose `parentId` names their source; modified ones have their copies rewritten;
- * copies whose source is gone are deleted (a group copy that live workflows of the target still use
- * stays, and is reported skipped). `resourceIds` publishes some changes only, with the groups their
- * workflows need. A dry run answers the same and writes nothing.
+ * Publishes the source's workflows, groups and layouts into the target, in one transaction: every
+ * change lands, or (a record the target cannot take, any failure) none does. Added records get
+ * copies with their own ids whose `parentId` names their source; modified ones have their copies
+ * rewritten; copies whose source is gone are deleted (a group or layout copy that live workflows of
+ * the target still use stays, as does a layout copy that would be left the target's default, and is
+ * reported skipped). `resourceIds` publishes some changes only, with the groups and the new layouts
+ * their workflows need. A dry run answers the same and writes nothing.
  */
 export async function publishEnvironment(
   deps: Deps,
@@ -421,10 +488,37 @@ export async function publishEnvironment(
       }
     }
 
-    // Layouts travel with the workflows: the target's copies of the source's, brought up to date
-    // (a promoted step names the source's layout, and the target's copy answers for it).
-    if (!dryRun && chosen.some((c) => c.kind === "workflow" && c.action !== "deleted"))
-      await copyLayouts(d, { ...tenant, environmentId: source.id }, targetTenant);
+    // Layouts before the workflows whose steps name them (a promoted step names the source's
+    // layout, and the target's copy answers for it); the copies to delete first, so that a new
+    // layout may take the identifier of one that is gone. Whether a copy is still used is judged
+    // on the target as this publish leaves it, so a dry run answers as the publish would.
+    const layoutChanges = chosen.filter((c): c is LayoutChange => c.kind === "layout");
+    const keep = await layoutsKeptBy(d, target, chosen, layoutChanges);
+    for (const change of layoutChanges) {
+      if (change.action !== "deleted") continue;
+      const copy = change.target as Layout;
+      const reason = keep(copy);
+      if (reason) published.push({ change, outcome: "skipped", reason, targetId: copy.id });
+      else {
+        if (!dryRun) await deleteLayoutCopy(d, target.id, copy.id);
+        published.push({ change, outcome: "deleted", targetId: copy.id });
+      }
+    }
+    for (const change of layoutChanges) {
+      if (change.action === "deleted") continue;
+      const layout = change.source as Layout;
+      const held = () =>
+        publishRefused(`${target.name} has another layout of identifier "${layout.identifier}"`);
+      if (change.action === "added") {
+        const copy = dryRun ? undefined : await insertLayoutCopy(d, targetTenant, layout);
+        if (!dryRun && !copy) throw held();
+        published.push({ change, outcome: "created", ...(copy ? { targetId: copy.id } : {}) });
+      } else {
+        const copy = change.target as Layout;
+        if (!dryRun && !(await replaceLayoutCopy(d, targetTenant, copy.id, layout))) throw held();
+        published.push({ change, outcome: "updated", targetId: copy.id });
+      }
+    }
 
     for (const change of chosen.filter((c): c is WorkflowChange => c.kind === "workflow")) {
       if (change.action === "deleted") {
@@ -481,22 +575,76 @@ export async function publishEnvironment(
 }
 
 /**
- * The changes to publish: all, or those named (by the source record's id) with the groups their
- * added or modified workflows need in the target. A name that is no pending change: 404.
+ * Why a layout copy whose source is gone must stay, judged on the target as the publish leaves it
+ * (its live workflows without those it deletes, those it rewrites as they will be, those it adds):
+ * a step names it (its id, or its source's that promoted steps name), or it would be left the
+ * target's default (no chosen change makes another layout the default). Undefined: it may go.
+ */
+async function layoutsKeptBy(
+  deps: Deps,
+  target: Environment,
+  chosen: Change[],
+  layoutChanges: LayoutChange[],
+): Promise<(copy: Layout) => string | undefined> {
+  if (!layoutChanges.some((c) => c.action === "deleted")) return () => undefined;
+  const workflowChanges = chosen.filter((c): c is WorkflowChange => c.kind === "workflow");
+  const gone = new Set(workflowChanges.filter((c) => c.action === "deleted").map((c) => c.target?.id));
+  const rewritten = new Map(
+    workflowChanges.filter((c) => c.action === "modified").map((c) => [c.target?.id, c.source as Workflow]),
+  );
+  const after = [
+    ...(await listLiveWorkflows(deps, target.id))
+      .filter((w) => !gone.has(w.id))
+      .map((w) => rewritten.get(w.id) ?? w),
+    ...workflowChanges.filter((c) => c.action === "added").map((c) => c.source as Workflow),
+  ];
+  const named = new Set(after.flatMap(layoutsNamedBy));
+  const newDefault = layoutChanges.some((c) => c.action !== "deleted" && c.source?.isDefault === true);
+  return (copy) => {
+    if (named.has(copy.id) || named.has(copy.parentId)) return `workflows of ${target.name} still use it`;
+    if (copy.isDefault && !newDefault) return `it is the default layout of ${target.name}`;
+    return undefined;
+  };
+}
+
+/** Whether a layout change moves the default: it brings a new default, or takes it from a copy. */
+const takesDefault = (c: LayoutChange) =>
+  c.action === "deleted"
+    ? c.target?.isDefault === true
+    : c.fields.includes("isDefault") && !c.source?.isDefault;
+const bringsDefault = (c: LayoutChange) =>
+  c.source?.isDefault === true && (c.action === "added" || c.fields.includes("isDefault"));
+
+/**
+ * The changes to publish: all, or those named (by the source record's id) with what they need in
+ * the target: an added or modified workflow's group when the target has none yet, and the layouts
+ * its steps name that the target has none of yet; a layout that stops being the default (or goes
+ * while it is) brings the one that becomes it, so the target is not left without one. A name that
+ * is no pending change: 404.
  */
 function chooseChanges(promotion: Promotion, ids: string[] | undefined): Change[] {
-  const all: Change[] = [...promotion.groups, ...promotion.workflows];
+  const all: Change[] = [...promotion.groups, ...promotion.layouts, ...promotion.workflows];
   if (ids === undefined) return all;
   const wanted = new Set(ids);
   const unknown = ids.find((id) => !all.some((c) => c.sourceId === id));
   if (unknown !== undefined) throw changeNotFound(unknown);
   for (const change of promotion.workflows) {
     if (!wanted.has(change.sourceId) || change.action === "deleted") continue;
+    const workflow = change.source as Workflow;
     const needed = promotion.groups.find(
-      (g) => g.action === "added" && g.sourceId === (change.source as Workflow).notificationGroupId,
+      (g) => g.action === "added" && g.sourceId === workflow.notificationGroupId,
     );
     if (needed) wanted.add(needed.sourceId);
+    const names = new Set(layoutsNamedBy(workflow));
+    for (const layout of promotion.layouts)
+      if (
+        layout.action === "added" &&
+        (names.has(layout.sourceId) || names.has(layout.source?.parentId ?? ""))
+      )
+        wanted.add(layout.sourceId);
   }
+  if (promotion.layouts.some((c) => wanted.has(c.sourceId) && takesDefault(c)))
+    for (const change of promotion.layouts) if (bringsDefault(change)) wanted.add(change.sourceId);
   return all.filter((change) => wanted.has(change.sourceId));
 }
 

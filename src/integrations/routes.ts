@@ -1,6 +1,8 @@
 import type { RoutePluginWith } from "../http/types.ts";
 import { createIntegrationRoute } from "./create-integration.ts";
 import { deleteIntegrationRoute } from "./delete-integration.ts";
+import { getChannelLimitRoute } from "./get-channel-limit.ts";
+import { getInAppStatusRoute } from "./get-in-app-status.ts";
 import { getWebhookProviderStatusRoute } from "./get-webhook-provider-status.ts";
 import { listActiveIntegrationsRoute } from "./list-active-integrations.ts";
 import { listIntegrationsRoute } from "./list-integrations.ts";
@@ -18,5 +20,7 @@ export const integrationRoutes: RoutePluginWith<{ tools: IntegrationTools }> = a
   await app.register(deleteIntegrationRoute, { tools });
   await app.register(setPrimaryIntegrationRoute, { tools });
   await app.register(getWebhookProviderStatusRoute, { tools });
+  await app.register(getInAppStatusRoute);
+  await app.register(getChannelLimitRoute);
   await app.register(sendTestEmailRoute, { tools });
 };

@@ -126,6 +126,17 @@ export const ProviderIdParams = Type.Object({
   providerId: Type.String({ pattern: "^[A-Za-z0-9_-]{1,100}$", description: "The provider's id" }),
 });
 
+/** Novu's channel types (ChannelTypeEnum). */
+export const CHANNEL_TYPES = ["in_app", "email", "sms", "chat", "push"] as const;
+
+export const ChannelTypeParams = Type.Object({
+  channelType: Type.Unsafe<(typeof CHANNEL_TYPES)[number]>({
+    type: "string",
+    enum: [...CHANNEL_TYPES],
+    description: "A channel: in_app, email, sms, chat or push",
+  }),
+});
+
 export const IntegrationResource = Type.Object(
   {
     _id: ObjectIdString("The integration's id"),

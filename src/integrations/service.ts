@@ -7,6 +7,7 @@ import { badRequest, conflict, type FieldError, invalidField, mention, notFound 
 import { newObjectId } from "../ids.ts";
 import { displayName } from "../names.ts";
 import { PROVIDERS, ProviderError, type ProviderInfo, providerInfo } from "../providers/index.ts";
+import { hasOnlineSubscriberContaining } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { type Credentials, type Integration, MASK, SECRET_FIELDS } from "./domain.ts";
 import * as repo from "./repository.ts";
@@ -317,6 +318,27 @@ export async function webhookProviderStatus(
     throw notFound(`No integration of provider ${mention(providerId, "with this id")} was found`);
   }
   return false;
+}
+
+/**
+ * Novu's in-app onboarding check (`GET /v1/integrations/in-app/status`): active once a subscriber
+ * whose subscriberId contains `on-boarding-subscriber` (any case: the one Novu's onboarding makes)
+ * is online in the environment, as Novu's own rule decides (Novu's sockets mark a subscriber online
+ * when its inbox connects; here the online status is what `PATCH .../online-status` set). The in-app
+ * channel itself needs no integration in Tidings.
+ */
+export async function inAppStatus(deps: Deps, tenant: Tenant): Promise<{ active: boolean }> {
+  return { active: await hasOnlineSubscriberContaining(deps, tenant, "on-boarding-subscriber") };
+}
+
+/**
+ * Novu's monthly limit of its own built-in providers for a channel (`GET
+ * /v1/integrations/:channelType/limit`: how many emails or SMS Novu Cloud's free providers may send,
+ * and have sent this month). Tidings has no built-in providers, so it answers what Novu answers where
+ * its providers are not set up (any Novu but its cloud): no limit and no count, `{limit: 0, count: 0}`.
+ */
+export function channelLimit(_channelType: string): { limit: number; count: number } {
+  return { limit: 0, count: 0 };
 }
 
 /**

@@ -174,6 +174,22 @@ export async function deleteLayout(db: Db, environmentId: string, id: string): P
   return Number(result.numDeletedRows) > 0;
 }
 
+/** Which environment each of these layouts is in; ids of none (deleted layouts) are left out. */
+export async function findLayoutEnvironments(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("layouts")
+    .select(["id", "environment_id"])
+    .where("id", "in", [...ids])
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.environment_id]));
+}
+
+/** Deletes every layout of the environment (the environment is being deleted). */
+export async function deleteEnvironmentLayouts(db: Db, environmentId: string): Promise<void> {
+  await db.deleteFrom("layouts").where("environment_id", "=", environmentId).execute();
+}
+
 const SORT_COLUMNS = { createdAt: "created_at", updatedAt: "updated_at", name: "name" } as const;
 
 /** Novu's /v2 list: a window of the environment's layouts, by a column either way, those whose name or identifier contain `query`. */

@@ -1,11 +1,13 @@
+import { isDeepStrictEqual } from "node:util";
 import { isoNow } from "../clock.ts";
 import { type Deps, inTransaction } from "../deps.ts";
-import { ApiError, badRequest, conflict, invalidField, mention, notFound } from "../errors.ts";
+import { badRequest, conflict, invalidField, mention, notFound } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import { isUniqueViolation } from "../store/store.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { compileCheck, templateVariables } from "../workflows/index.ts";
 import { workflowsUsingLayout } from "../workflows/service.ts";
+import { DEFAULT_LAYOUT } from "./default-layout.ts";
 import { frameOf, type Layout, type LayoutFrame, type LayoutVariable } from "./domain.ts";
 import * as layouts from "./repository.ts";
 
@@ -79,6 +81,15 @@ export async function createLayout(deps: Deps, tenant: Tenant, input: LayoutInpu
     if (created.isDefault) await layouts.clearDefaults(d.db, tenant.environmentId, created.id, now);
     return created;
   });
+}
+
+/**
+ * The layout a new environment that derives from none starts with, as its default (Novu makes the
+ * same one at onboarding): "Default Layout", identifier `novu-default-layout`. An environment that
+ * derives from another gets its copy by promotion. Inside the caller's transaction when there is one.
+ */
+export async function createDefaultLayout(deps: Deps, tenant: Tenant): Promise<Layout> {
+  return createLayout(deps, tenant, { ...DEFAULT_LAYOUT, isDefault: true });
 }
 
 export async function getLayout(deps: Deps, tenant: Tenant, id: string): Promise<Layout> {
@@ -173,6 +184,11 @@ export async function deleteLayout(deps: Deps, tenant: Tenant, id: string): Prom
   });
 }
 
+/** The environment's layouts go with it when it is deleted (once no workflow of it is left to use them). */
+export async function deleteEnvironmentLayouts(deps: Deps, environmentId: string): Promise<void> {
+  await layouts.deleteEnvironmentLayouts(deps.db, environmentId);
+}
+
 /**
  * The frame an email step is sent in: the layout it names (`_layoutId`, or `layoutId` as written;
  * a promoted step names the source environment's layout, whose copy answers), else the
@@ -191,47 +207,90 @@ export async function layoutFrameForStep(
   return layout ? frameOf(layout) : undefined;
 }
 
+// ------------------------------------------------------------------------------------------------
+// Promotion (environments/service.ts): a target environment's copies of the source's layouts, each
+// naming its source in `parentId`. A layout the target made itself is never touched.
+
+/** What a publish copies of a layout, and so what promotion compares. */
+const PROMOTED = ["identifier", "name", "description", "content", "variables", "isDefault"] as const;
+
+/** The environment's layouts, oldest first. */
+export function environmentLayouts(deps: Deps, environmentId: string): Promise<Layout[]> {
+  return layouts.allLayouts(deps.db, environmentId);
+}
+
+/** Which environment each of these layouts is in; ids of none (deleted layouts) are left out. */
+export function layoutEnvironments(deps: Deps, ids: readonly string[]): Promise<Map<string, string>> {
+  return layouts.findLayoutEnvironments(deps.db, ids);
+}
+
+/** The fields a publish copies in which the copy differs from its source. */
+export function layoutDifferences(source: Layout, copy: Layout): string[] {
+  return PROMOTED.filter((field) => !isDeepStrictEqual(source[field], copy[field]));
+}
+
+/** The layouts a workflow's steps name (`_layoutId`, or `layoutId` as written). */
+export function layoutsNamedBy(workflow: { steps: { template: Record<string, unknown> }[] }): string[] {
+  return workflow.steps.flatMap(({ template }) =>
+    [template._layoutId, template.layoutId].filter((id): id is string => typeof id === "string" && id !== ""),
+  );
+}
+
+const promotedFields = (source: Layout) => ({
+  identifier: source.identifier,
+  name: source.name,
+  description: source.description,
+  content: source.content,
+  variables: source.variables,
+  isDefault: source.isDefault,
+});
+
 /**
- * Promotion: the target's copies of the source environment's layouts, created or brought up to
- * date (a target layout of the same identifier that was not promoted becomes the copy), the
- * default following the source's. Inside the publish's transaction.
+ * A copy of the source's layout in the target (the default there when it is the default here);
+ * undefined when the target has another layout of that identifier.
  */
-export async function copyLayouts(deps: Deps, source: Tenant, target: Tenant): Promise<void> {
+export async function insertLayoutCopy(
+  deps: Deps,
+  target: Tenant,
+  source: Layout,
+): Promise<Layout | undefined> {
   const now = isoNow(deps.clock);
-  const theirs = await layouts.allLayouts(deps.db, target.environmentId);
-  for (const layout of await layouts.allLayouts(deps.db, source.environmentId)) {
-    const copy =
-      theirs.find((l) => l.parentId === layout.id) ?? theirs.find((l) => l.identifier === layout.identifier);
-    const fields = {
-      identifier: layout.identifier,
-      name: layout.name,
-      description: layout.description,
-      content: layout.content,
-      variables: layout.variables,
-      isDefault: layout.isDefault,
-      parentId: layout.id,
-    };
-    let copyId = copy?.id;
-    if (copy) await layouts.updateLayout(deps.db, target.environmentId, copy.id, fields, now);
-    else {
-      copyId = newObjectId(deps.clock.now());
-      const made = await layouts.insertLayout(deps.db, {
-        ...fields,
-        id: copyId,
-        organizationId: target.organizationId,
-        environmentId: target.environmentId,
-        creatorId: target.actorId,
-        createdAt: now,
-        updatedAt: now,
-      });
-      if (!made)
-        throw new ApiError(
-          409,
-          `The target has another layout of identifier ${mention(layout.identifier, "given")}`,
-        );
-    }
-    if (layout.isDefault && copyId) await layouts.clearDefaults(deps.db, target.environmentId, copyId, now);
-  }
+  const copy = await layouts.insertLayout(deps.db, {
+    ...promotedFields(source),
+    id: newObjectId(deps.clock.now()),
+    organizationId: target.organizationId,
+    environmentId: target.environmentId,
+    parentId: source.id,
+    creatorId: target.actorId,
+    createdAt: now,
+    updatedAt: now,
+  });
+  if (copy?.isDefault) await layouts.clearDefaults(deps.db, target.environmentId, copy.id, now);
+  return copy;
+}
+
+/**
+ * The copy rewritten as its source is (the default there when it is the default here); undefined
+ * when another layout of the target has the source's identifier.
+ */
+export async function replaceLayoutCopy(
+  deps: Deps,
+  target: Tenant,
+  copyId: string,
+  source: Layout,
+): Promise<Layout | undefined> {
+  const holder = await layouts.findLayoutByIdentifier(deps.db, target.environmentId, source.identifier);
+  if (holder && holder.id !== copyId) return undefined;
+  const now = isoNow(deps.clock);
+  const copy = await layouts.updateLayout(deps.db, target.environmentId, copyId, promotedFields(source), now);
+  if (!copy) throw new Error(`no layout ${copyId} in ${target.environmentId}`);
+  if (copy.isDefault) await layouts.clearDefaults(deps.db, target.environmentId, copy.id, now);
+  return copy;
+}
+
+/** Deletes a copy whose source is gone (the caller has made sure nothing uses it). */
+export async function deleteLayoutCopy(deps: Deps, environmentId: string, copyId: string): Promise<void> {
+  await layouts.deleteLayout(deps.db, environmentId, copyId);
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 import { type Deps, inTransaction, onConnection } from "../deps.ts";
+import { createDefaultLayout } from "../layouts/service.ts";
 import { createGeneralGroup, listGroups } from "../notification-groups/service.ts";
 import {
   countOrganizations,
@@ -11,8 +12,8 @@ import {
 
 /**
  * A new organization, set up to work: what a first start, the CLI and the tests create. It sits
- * above tenancy and notification-groups because it makes both (an environment comes with its
- * `General` group).
+ * above tenancy, notification-groups and layouts because it makes all three (an environment comes
+ * with its `General` group, and one that derives from none with its default layout).
  */
 export interface CreatedOrganization {
   organizationId: string;
@@ -21,7 +22,8 @@ export interface CreatedOrganization {
 
 /**
  * A new organization with its Development and Production environments (Production's parent is
- * Development), each with a `General` group and one API key. One transaction: all or nothing.
+ * Development), each with a `General` group and one API key, and Development with the default
+ * layout (Production gets its copy by promotion, as Novu's does). One transaction: all or nothing.
  */
 export async function createOrganization(
   deps: Deps,
@@ -57,7 +59,10 @@ export async function hasNoOrganization(deps: Deps): Promise<boolean> {
 /**
  * A new environment of the organization, set up to work: its `General` group (the counterpart of the
  * parent environment's, when it has one) and one API key, returned this once. `parentId` names the
- * environment it derives from, or "". Inside the caller's transaction when there is one.
+ * environment it derives from, or "". One that derives from none also gets the default email layout
+ * (as Novu's onboarding makes it, only there: a derived environment receives the layouts of the one
+ * it derives from by promotion, the default's pending change included); its creator is the
+ * environment's first key. Inside the caller's transaction when there is one.
  */
 export async function setUpEnvironment(
   deps: Deps,
@@ -77,6 +82,8 @@ export async function setUpEnvironment(
   const group = await createGeneralGroup(deps, { organizationId, environmentId }, parentGroup?.id ?? "");
   if (!group) throw new Error(`the new environment ${environmentId} already had a General group`);
   const apiKey = await issueApiKey(deps, organizationId, environmentId, sealer);
+  if (environment.parentId === "")
+    await createDefaultLayout(deps, { organizationId, environmentId, actorId: apiKey.id });
   return { environmentId, generalGroupId: group.id, apiKey };
 }
 

@@ -2,7 +2,7 @@ import { described, errorResponsesOf } from "../http/schema-helpers.ts";
 import { depsOf, type RoutePluginWith } from "../http/types.ts";
 import { IdempotencyKeyHeaders, idempotent, replayable } from "../idempotency/idempotency.ts";
 import type { KeySealer } from "../tenancy/domain.ts";
-import { presentMember, presentOrganization } from "./presenter.ts";
+import { presentMember, presentOrganization, presentUser } from "./presenter.ts";
 import {
   BrandingBody,
   BrandingEnvelope,
@@ -16,10 +16,12 @@ import {
   OrganizationList,
   RenamedEnvelope,
   RenameOrganizationBody,
+  UserEnvelope,
 } from "./schemas.ts";
 import {
   createOrganization,
   currentOrganization,
+  currentUser,
   listMembers,
   listOrganizations,
   removeMember,
@@ -32,7 +34,7 @@ const TAGS = ["Organizations"];
 
 /**
  * Novu's `/v1/organizations`: the key's organization (its name and branding), its one member (the
- * owner), and new organizations. `sealer` keeps a new organization's keys for the widget's HMAC.
+ * owner, who is also `/v1/users/me`), and new organizations. `sealer` keeps a new organization's keys for the widget's HMAC.
  */
 export const organizationRoutes: RoutePluginWith<{ sealer?: KeySealer | undefined }> = async (
   app,
@@ -148,6 +150,22 @@ export const organizationRoutes: RoutePluginWith<{ sealer?: KeySealer | undefine
       },
     },
     async (request) => ({ data: (await listMembers(depsOf(app), request.tenant)).map(presentMember) }),
+  );
+
+  app.get(
+    "/users/me",
+    {
+      schema: {
+        operationId: "getCurrentUser",
+        tags: ["Users"],
+        summary: "The caller: the organization's owner (Tidings has no users)",
+        description:
+          "An API key acts for its organization, whose one member is its owner: the user its member record " +
+          "(`GET /v1/organizations/members`) names.",
+        response: { 200: described(UserEnvelope, "The owner, as a user"), ...errorResponsesOf({}) },
+      },
+    },
+    async (request) => ({ data: presentUser(await currentUser(depsOf(app), request.tenant)) }),
   );
 
   app.put(

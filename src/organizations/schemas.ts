@@ -97,14 +97,18 @@ export const RenamedEnvelope = Envelope(
   Type.Object({ name: Type.String() }, { additionalProperties: false }),
 );
 
+const OwnerUserFields = {
+  _id: Type.String({ description: "The owner's id: the organization's" }),
+  firstName: Type.String({ description: "Owner" }),
+  lastName: Type.String({ description: "Empty" }),
+  email: Type.String({ description: "Empty: Tidings keeps no one's address" }),
+};
+
 export const MemberResource = Type.Object(
   {
     _id: Type.String({ description: "The member (the owner's is the organization's id)" }),
     _userId: Type.String(),
-    user: Type.Object(
-      { _id: Type.String(), firstName: Type.String(), lastName: Type.String(), email: Type.String() },
-      { additionalProperties: false },
-    ),
+    user: Type.Object(OwnerUserFields, { additionalProperties: false }),
     roles: Type.Array(Type.Literal("admin")),
     memberStatus: Type.Literal("active"),
     _organizationId: ObjectIdString("The organization"),
@@ -123,4 +127,16 @@ export const MemberParams = Type.Object({
 export const MemberRoleBody = Type.Object(
   { role: Type.Literal("admin", { description: "The one role: admin" }) },
   { additionalProperties: false },
+);
+
+/** Novu's UserResponseDto, for the owner (Tidings has no users). */
+export const UserEnvelope = Envelope(
+  Type.Object(
+    {
+      ...OwnerUserFields,
+      profilePicture: Type.Null({ description: "None" }),
+      createdAt: Type.String({ format: "date-time", description: "When the organization was made" }),
+    },
+    { title: "User", additionalProperties: false },
+  ),
 );

@@ -83,6 +83,18 @@ export async function updateBranding(deps: Deps, tenant: Tenant, input: Branding
   return (await updateOrganization(deps, tenant, { branding })).branding;
 }
 
+/** Who the caller is (Novu's `GET /v1/users/me`): the owner, whose record stands for whoever holds the keys. */
+export interface CurrentUser {
+  owner: OwnerRecord;
+  /** When the user was made: with the organization. */
+  createdAt: string;
+}
+
+export async function currentUser(deps: Deps, tenant: Tenant): Promise<CurrentUser> {
+  const organization = await getOrganization(deps, tenant);
+  return { owner: ownerOf(organization.id), createdAt: organization.createdAt };
+}
+
 /** The one member: the owner. */
 export async function listMembers(_deps: Deps, tenant: Tenant): Promise<OwnerRecord[]> {
   return [ownerOf(tenant.organizationId)];

@@ -420,6 +420,24 @@ const ORDER_COLUMN: Record<SubscriberOrder, "created_at" | "updated_at"> = {
 /** A LIKE pattern matching `text` anywhere, literally (`%`, `_` and `\\` escaped), lower-cased. */
 const containing = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** Whether an online subscriber of the environment has a subscriberId containing `fragment`, in any case. */
+export async function hasOnlineSubscriberContaining(
+  db: Db,
+  environmentId: string,
+  fragment: string,
+): Promise<boolean> {
+  const lower = sql.raw(dialectOf(db) === "sqlite" ? "unicode_lower" : "lower");
+  const row = await db
+    .selectFrom("subscribers")
+    .select("id")
+    .where("environment_id", "=", environmentId)
+    .where("is_online", "=", true)
+    .where(sql<boolean>`${lower}(subscriber_id) like ${containing(fragment)} escape '\\'`)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /**
  * One /v2 page of the environment's subscribers (src/store/cursor-page.ts), filtered. A cursor names
  * a subscriber by its `_id`; `cursorExists` says whether the environment has it.

@@ -252,6 +252,15 @@ export async function getSubscriber(deps: Deps, tenant: Tenant, subscriberId: st
   return requireSubscriber(deps, tenant, subscriberId);
 }
 
+/** Whether an online subscriber of the key's environment has a subscriberId containing `fragment` (any case). */
+export function hasOnlineSubscriberContaining(
+  deps: Deps,
+  tenant: Tenant,
+  fragment: string,
+): Promise<boolean> {
+  return subscribers.hasOnlineSubscriberContaining(deps.db, tenant.environmentId, fragment);
+}
+
 export async function subscriberExists(deps: Deps, tenant: Tenant, subscriberId: string): Promise<boolean> {
   return (await subscribers.findSubscriber(deps.db, tenant.environmentId, subscriberId)) !== undefined;
 }

@@ -1,6 +1,7 @@
 import type { RoutePluginWith } from "../http/types.ts";
 import type { KeySealer } from "./domain.ts";
 import { getCurrentEnvironmentRoute } from "./get-current-environment.ts";
+import { getMxRecordStatusRoute } from "./get-mx-record-status.ts";
 import { listApiKeysRoute } from "./list-api-keys.ts";
 import { listEnvironmentsRoute } from "./list-environments.ts";
 import { regenerateApiKeyRoute } from "./regenerate-api-key.ts";
@@ -16,4 +17,5 @@ export const environmentRoutes: RoutePluginWith<{ sealer?: KeySealer | undefined
   await app.register(listEnvironmentsRoute);
   await app.register(listApiKeysRoute);
   await app.register(regenerateApiKeyRoute, { sealer: options.sealer });
+  await app.register(getMxRecordStatusRoute);
 };

@@ -130,6 +130,16 @@ function environmentNotFound(id: string) {
   return notFound(`Environment ${id} was not found`);
 }
 
+/**
+ * Novu's inbound-parse check (`GET /v1/inbound-parse/mx/status`): whether the MX record of the
+ * environment's inbound-parse domain points at the mail server that receives replies. Tidings
+ * receives no email, so no environment has such a domain, and Novu answers `false` for one without.
+ */
+export async function mxRecordStatus(deps: Deps, tenant: Tenant): Promise<{ mxRecordConfigured: boolean }> {
+  await getCurrentEnvironment(deps, tenant);
+  return { mxRecordConfigured: false };
+}
+
 /** The API key's environment. */
 export async function getCurrentEnvironment(deps: Deps, tenant: Tenant): Promise<Environment> {
   const environment = await tenancy.findOrganizationEnvironment(

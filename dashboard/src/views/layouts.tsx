@@ -181,8 +181,9 @@ export function LayoutView({ id }: { id: string }) {
     setStatus("");
     try {
       await ok(api.PATCH("/v1/layouts/{layoutId}", { params: path, body: { content: shown } }));
-      setStatus("Layout saved.");
+      // Reloaded first: the status announces a view that already shows the change.
       await reload();
+      setStatus("Layout saved.");
     } catch (failure) {
       setError(`The layout was not saved: ${(failure as Error).message}`);
     }
@@ -192,8 +193,8 @@ export function LayoutView({ id }: { id: string }) {
     setStatus("");
     try {
       await done(api.POST("/v1/layouts/{layoutId}/default", { params: path }));
-      setStatus("This is now the default layout.");
       await reload();
+      setStatus("This is now the default layout.");
     } catch (failure) {
       setError(`The layout was not made the default: ${(failure as Error).message}`);
     }

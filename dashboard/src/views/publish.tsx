@@ -4,7 +4,7 @@ import type { operations } from "../api-schema.ts";
 import { Problem } from "../common.tsx";
 
 type Diff = operations["diffEnvironment"]["responses"][200]["content"]["application/json"]["data"];
-type Resource = Diff["resources"][number];
+type Resource = Diff["resources" | "notificationGroups" | "layouts"][number];
 
 const ACTIONS: Record<string, string> = { added: "new", modified: "changed", deleted: "deleted" };
 
@@ -86,6 +86,7 @@ export function PublishToProduction({ onPublished }: { onPublished: () => void }
   const changes = diff
     ? [
         ...diff.notificationGroups.map((r) => describe(r, "Group")),
+        ...diff.layouts.map((r) => describe(r, "Layout")),
         ...diff.resources.map((r) => describe(r, "Workflow")),
       ]
     : [];

@@ -33,7 +33,11 @@ const escapeAttribute = (value: string) =>
  * (`text` and `button` blocks, each with its `content`, a button with its `url`).
  */
 export function emailFields(template: Job["step"]["template"]): Record<string, unknown> {
-  const fields: Record<string, unknown> = { subject: template.subject, senderName: template.senderName };
+  const fields: Record<string, unknown> = {
+    subject: template.subject,
+    senderName: template.senderName,
+    preheader: template.preheader,
+  };
   const content = template.content;
   if (!Array.isArray(content)) fields.content = content;
   else {
@@ -130,7 +134,11 @@ async function renderEmail(
   const rendered = (field: string) => rendering.fields.get(field)?.text ?? "";
   const problems = [...rendering.problems];
   const subject = rendered("subject");
-  const framed = await inLayout(deps, job, emailHtml(template.content, rendered), { ...data, subject });
+  const framed = await inLayout(deps, job, emailHtml(template.content, rendered), {
+    ...data,
+    subject,
+    preheader: rendered("preheader"),
+  });
   if (!framed.ok) return overBudget(job, framed);
   problems.push(...framed.problems);
   return { subject, html: framed.html, senderName: rendered("senderName"), problems };
@@ -139,7 +147,8 @@ async function renderEmail(
 /**
  * Layouts: the email's HTML placed in its step's layout (the one it names, else the environment's
  * default) where the layout says `{{{body}}}`, the layout's variable defaults under the step's
- * data; the HTML as it is when there is no layout. Rendered within the same limits as the step.
+ * data, which carries the rendered `subject` and `preheader` (HTML, as the body: `{{{preheader}}}`);
+ * the HTML as it is when there is no layout. Rendered within the same limits as the step.
  */
 async function inLayout(
   deps: EngineDeps,
