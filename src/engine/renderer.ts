@@ -72,19 +72,22 @@ export class Renderer {
   }
 
   /**
-   * The fields rendered on the event loop alone, each within its slice, for a caller that must not
-   * wait (inside a trigger's transaction): undefined when any field needs a render thread or ran
-   * past its slice, or ran into a limit; the caller then leaves the step to the queue.
+   * The fields rendered on the event loop alone, for a caller that must not wait (inside a trigger's
+   * transaction): undefined when any field needs a render thread or ran into a limit; the caller then
+   * leaves the step to the queue. Only templates that loop over nothing are rendered here, whose
+   * cost the output limit bounds, so the step's whole time limit applies to them rather than the
+   * slice `render` gives before moving a field to a thread: the slice would send a cheap template to
+   * the queue whenever the process is kept from the CPU for a few milliseconds.
    */
   renderInline(fields: readonly FieldTemplate[], data: Record<string, unknown>): StepRendering | undefined {
     const results = new Map<string, RenderResult>();
-    const slice = Math.min(this.limits.timeoutMs, INLINE_SLICE_MS);
+    const deadline = performance.now() + this.limits.timeoutMs;
     for (const field of fields) {
       if (!rendersInline(field.source, field.escape)) return undefined;
       const result = renderTemplate(field.source, data, {
         escape: field.escape,
         limits: this.limits,
-        timeoutMs: slice,
+        deadline,
       });
       if (result.exceeded) return undefined;
       results.set(field.field, result);
