@@ -1,4 +1,3 @@
-import { Writable } from "node:stream";
 import pino, { type Logger } from "pino";
 
 /**
@@ -25,6 +24,8 @@ const KEY_SHAPE = /tid_sk_[A-Za-z0-9_-]*/g;
 
 /** Keeps secrets that were put in a query string out of the logs. */
 export function redactUrl(url: string): string {
+  // Every request's URL passes here: most have nothing either pattern could match.
+  if (!url.includes("?") && !url.includes("&") && !url.includes("tid_sk_")) return url;
   return url
     .replace(/([?&][^=&]*(?:key|token|secret|auth|password)[^=&]*=)[^&]*/gi, "$1[REDACTED]")
     .replace(KEY_SHAPE, "tid_sk_[REDACTED]");
@@ -46,20 +47,24 @@ export const loggerOptions = (level: string): pino.LoggerOptions => ({
     }),
     err: pino.stdSerializers.err,
   },
+  // Each finished line is scrubbed just before it is written, wherever it goes.
+  hooks: { streamWrite: scrubLine },
 });
 
-/** A stream that scrubs each line before handing it to `out` (stdout by default). */
-export function scrubbingStream(out: { write(chunk: string): unknown } = process.stdout): Writable {
-  return new Writable({
-    decodeStrings: false,
-    write(chunk: string | Buffer, _encoding, done) {
-      out.write(scrubLine(typeof chunk === "string" ? chunk : chunk.toString("utf8")));
-      done();
-    },
-  });
+/**
+ * The process logger: JSON lines, secrets redacted, written to `out`, or to stdout.
+ *
+ * Stdout is written through pino's own destination, asynchronously: a line goes out at once when
+ * no write is under way, and lines that come meanwhile go out together in the next write, rather
+ * than one blocking write(2) each (a request's line and its write were a tenth of a request's CPU
+ * under load). pino flushes what is left when the process exits (an uncaught error, a signal's
+ * graceful stop, process.exit); only a SIGKILL can lose the lines of the write under way.
+ */
+export function createLogger(level: string, out: { write(chunk: string): unknown } = stdoutLog()): Logger {
+  return pino(loggerOptions(level), out);
 }
 
-/** The process logger: JSON lines, secrets redacted, written to `out` (stdout by default). */
-export function createLogger(level: string, out?: { write(chunk: string): unknown }): Logger {
-  return pino(loggerOptions(level), scrubbingStream(out));
+/** Stdout as the logger writes it; what else goes to stdout goes through it too, in order. */
+export function stdoutLog(): { write(chunk: string): unknown } {
+  return pino.destination({ dest: 1, sync: false });
 }
