@@ -599,6 +599,32 @@ forEachBackend("operations", (ctx) => {
       assert.ok(!/ApiKey tid_/i.test(log), "an Authorization header reached the log");
     });
 
+    test("a request logged whole keeps its headers out of the line: method, URL and id only", () => {
+      const lines: string[] = [];
+      const logger = createLogger("debug", { write: (line: string) => lines.push(line) });
+      const secret = "tid_sk_loggedloggedloggedlogged00";
+      const headers = {
+        authorization: `ApiKey ${secret}`,
+        "idempotency-key": "idem-9f2a-secret-value",
+        cookie: "session=secret-cookie-value",
+        "x-api-key": "secret-x-api-key-value",
+      };
+      const req = {
+        method: "PUT",
+        url: "/v1/workflows/x/status?token=secret-query-value",
+        id: "r1",
+        headers,
+      };
+      logger.info({ req }, "a request");
+      logger.child({ req }).debug("a child bound to it");
+      const log = lines.join("");
+      for (const value of [secret, "idem-9f2a", "secret-cookie", "secret-x-api-key", "secret-query"]) {
+        assert.ok(!log.includes(value), `${value} reached the log`);
+      }
+      const entry = JSON.parse(lines[0] as string) as { req: Record<string, unknown> };
+      assert.deepEqual(Object.keys(entry.req), ["method", "url", "id"]);
+    });
+
     test("/health and /metrics complete at debug, every other request at info", async () => {
       const { dev } = await ctx.tenant();
       const requests = [
