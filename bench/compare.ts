@@ -8,7 +8,8 @@
 // every build's service in turn (the order rotates each round), then the ceiling; each measured as
 // run.ts measures PUT status (32 connections, warm-up, then a window with the service's CPU read
 // from /proc around it). Printed: every round, then the medians of req/s, CPU µs per request and
-// req/s ÷ the same round's ceiling. BENCH_ROUNDS (5), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (2),
+// req/s ÷ the same round's ceiling. BENCH_RATE=<req/s> loads every build at that rate instead (then
+// CPU µs per request is the figure to compare). BENCH_ROUNDS (5), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (2),
 // BENCH_BACKENDS, BENCH_DATABASE_URL, BENCH_SERVICE_ENV ("RATE_LIMIT_RPS=1000000,LOG_LEVEL=warn").
 
 import { spawn } from "node:child_process";
@@ -35,6 +36,9 @@ const rounds = num("BENCH_ROUNDS", 5);
 const seconds = num("BENCH_SECONDS", 5);
 const warmupSeconds = num("BENCH_WARMUP_SECONDS", 2);
 const connections = num("BENCH_CONNECTIONS", 32);
+// A fixed rate (requests/s) instead of as fast as the service answers: every build then serves the
+// same arrivals, and its CPU per request is the cleaner comparison on a busy machine.
+const rate = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 const backends = (process.env.BENCH_BACKENDS ?? "sqlite,postgres").split(",") as BackendName[];
 // name=dir, or name=dir?NAME=value&NAME=value for a build run with settings of its own.
 const builds = (process.env.BENCH_BUILDS ?? `current=${ROOT}`).split(",").map((entry) => {
@@ -214,7 +218,14 @@ async function compareBackend(backend: BackendName) {
     } finally {
       await service.stop();
     }
-    const base = { url: "", connections, apiKey: dev.apiKey, kind: "put-status" as const, targets: ids };
+    const base = {
+      url: "",
+      connections,
+      apiKey: dev.apiKey,
+      kind: "put-status" as const,
+      targets: ids,
+      ...(rate ? { overallRate: rate } : {}),
+    };
     // Every request switches a workflow: the first turn sets active (already set for ids[0]), then off.
     let start = 1;
     const results = new Map<string, { figures: Figures; ratio: number }[]>();
