@@ -440,6 +440,25 @@ forEachBackend("operations", (ctx) => {
       assert.match(String(get.headers["access-control-expose-headers"]), /RateLimit-Remaining/);
     });
 
+    test("CORS: every answer varies on Origin; CORS_ORIGINS=* answers *; a preflight is 204 for 600 s", async () => {
+      const off = await make();
+      assert.equal((await off.inject({ url: "/health" })).headers.vary, "Origin");
+      const app = await make({ CORS_ORIGINS: "*" });
+      const get = await app.inject({ url: "/health", headers: { origin: "https://any.example" } });
+      assert.equal(get.headers["access-control-allow-origin"], "*");
+      assert.equal(get.headers.vary, "Origin");
+      const pre = await app.inject({
+        method: "OPTIONS",
+        url: "/v1/notification-groups",
+        headers: { origin: "https://any.example", "access-control-request-method": "PUT" },
+      });
+      assert.equal(pre.statusCode, 204);
+      assert.equal(pre.body, "");
+      assert.equal(pre.headers["access-control-allow-methods"], "GET, POST, PUT, PATCH, DELETE");
+      assert.equal(pre.headers["access-control-max-age"], "600");
+      assert.equal(pre.headers["access-control-allow-credentials"], undefined);
+    });
+
     test("a body over BODY_LIMIT is a 413 in the one error body", async () => {
       const app = await make({ BODY_LIMIT: "2048" });
       const { dev } = await ctx.tenant();
