@@ -9,23 +9,43 @@ interface Node {
   children?: number[];
 }
 
-/** Self time per function and per package (or src/ file), as shares of all samples. */
-export function summarize(file: string, requests?: number, top = 30): string {
+/** A stretch of the profiled process's life, in µs of the monotonic clock (process.hrtime's). */
+export interface Window {
+  startUs: number;
+  endUs: number;
+}
+
+/** Now on the clock a .cpuprofile's timestamps use (CLOCK_MONOTONIC, in µs), in any process. */
+export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/**
+ * Self time per function and per package (or src/ file), as shares of all samples; within `window`
+ * only, when given (the measured load, without start-up and warm-up).
+ */
+export function summarize(file: string, requests?: number, top = 30, window?: Window): string {
   const profile = JSON.parse(fs.readFileSync(file, "utf8")) as {
     nodes: Node[];
     samples: number[];
     timeDeltas: number[];
+    startTime: number;
   };
   const hits = new Map<number, number>();
-  for (const id of profile.samples) hits.set(id, (hits.get(id) ?? 0) + 1);
-  const total = profile.samples.length;
   const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === "(idle)").map((n) => n.id));
   let busyUs = 0;
+  let totalUs = 0;
+  let total = 0;
+  let at = profile.startTime;
   profile.samples.forEach((id, i) => {
-    if (!idle.has(id)) busyUs += profile.timeDeltas[i] ?? 0;
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    if (window && (at < window.startUs || at > window.endUs)) return;
+    total++;
+    totalUs += delta;
+    hits.set(id, (hits.get(id) ?? 0) + 1);
+    if (!idle.has(id)) busyUs += delta;
   });
   const perRequest = requests
-    ? `, ${Math.round(busyUs / requests)} µs of CPU per request (start-up included)`
+    ? `, ${Math.round(busyUs / requests)} µs of CPU per request${window ? "" : " (start-up included)"}`
     : "";
   const byFunction = new Map<string, number>();
   const byPlace = new Map<string, number>();
@@ -42,7 +62,13 @@ export function summarize(file: string, requests?: number, top = 30): string {
     [...map.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
-      .map(([name, count]) => `  ${((100 * count) / total).toFixed(1).padStart(5)}%  ${name}`)
+      .map(
+        ([name, count]) =>
+          `  ${((100 * count) / total).toFixed(1).padStart(5)}%${
+            // The same share of the window's time, per request.
+            requests ? ` ${((count / total) * (totalUs / requests)).toFixed(1).padStart(6)} µs` : ""
+          }  ${name}`,
+      )
       .join("\n");
   // Inclusive: the time spent in a function and everything it called, each function counted once
   // per sample however deep the recursion.

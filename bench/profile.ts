@@ -1,11 +1,12 @@
 // npm run bench:profile: the PUT status scenario on each backend with the service under
 // `node --cpu-prof`, then where its CPU time went: self time by function and by package/file.
 // The .cpuprofile files are kept (BENCH_PROFILE_DIR, default $TMPDIR/tidings-profiles) for a flame graph
-// (open them in Chrome DevTools' Performance panel, or speedscope).
+// (open them in Chrome DevTools' Performance panel, or speedscope). The summary keeps to the measured
+// window (BENCH_SECONDS, after BENCH_WARMUP_SECONDS of warm-up), with each line's µs per request.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { summarize } from "./cpu-profile.ts";
+import { monotonicUs, summarize, type Window } from "./cpu-profile.ts";
 import type { LoadResult, LoadSpec } from "./load.ts";
 import { freePort, runNode, SERVICE_NODE_FLAGS, spawnNode, waitForHttp } from "./proc.ts";
 import { type BackendName, cliInit, cloneWorkflows, createDatabase, keyIdOf, workflowIds } from "./seed.ts";
@@ -16,6 +17,7 @@ const profileKind = process.env.BENCH_PROFILE_KIND ?? "put-status";
 if (profileKind !== "put-status" && profileKind !== "get-list") {
   throw new Error(`BENCH_PROFILE_KIND must be put-status or get-list, got "${profileKind}"`);
 }
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const backends = (process.env.BENCH_BACKENDS ?? "sqlite,postgres").split(",") as BackendName[];
 const profileDir = path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(os.tmpdir(), "tidings-profiles"));
@@ -25,8 +27,22 @@ const extraEnv = Object.fromEntries(
     .filter(Boolean)
     .map((pair) => pair.split("=") as [string, string]),
 );
+/** The build to profile (a directory holding dist/): this checkout's unless BENCH_BUILD names another. */
+const build = path.resolve(process.env.BENCH_BUILD ?? ".");
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-profile-"));
 const logFile = path.join(workDir, "processes.log");
+
+async function runLoad(
+  backend: BackendName,
+  name: string,
+  spec: LoadSpec,
+  env: NodeJS.ProcessEnv,
+): Promise<LoadResult> {
+  const file = path.join(workDir, `${backend}-${name}.json`);
+  fs.writeFileSync(file, JSON.stringify(spec));
+  const out = await runNode(["--import", "tsx", "bench/load.ts", file], env, (spec.seconds + 60) * 1000);
+  return JSON.parse(out.trim().split("\n").at(-1) as string) as LoadResult;
+}
 
 async function profileBackend(backend: BackendName) {
   const db = await createDatabase(
@@ -44,7 +60,7 @@ async function profileBackend(backend: BackendName) {
     fs.mkdirSync(dir, { recursive: true });
     const { DATABASE_URL: _u, DATA_DIR: _d, ...env } = process.env;
     const child = spawnNode(
-      [...SERVICE_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${dir}`, "dist/main.js"],
+      [...SERVICE_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${dir}`, path.join(build, "dist/main.js")],
       {
         ...env,
         ...db.env,
@@ -58,6 +74,7 @@ async function profileBackend(backend: BackendName) {
     );
     const url = `http://127.0.0.1:${port}`;
     let requests: number | undefined;
+    let window: Window | undefined;
     try {
       await waitForHttp(`${url}/health`, child);
       const auth = { authorization: `ApiKey ${dev.apiKey}`, "content-type": "application/json" };
@@ -80,25 +97,29 @@ async function profileBackend(backend: BackendName) {
       const spec: LoadSpec = {
         url,
         connections,
-        warmupSeconds: 2,
-        seconds,
+        warmupSeconds: 0,
+        seconds: warmupSeconds,
         apiKey: dev.apiKey,
         kind: profileKind === "get-list" ? "get" : "put-status",
         targets: profileKind === "get-list" ? ["/v1/workflows?limit=10"] : ids,
         start: 0,
       };
-      const file = path.join(workDir, `${backend}-spec.json`);
-      fs.writeFileSync(file, JSON.stringify(spec));
-      const out = await runNode(["--import", "tsx", "bench/load.ts", file], env, (seconds + 60) * 1000);
-      const result = JSON.parse(out.trim().split("\n").at(-1) as string) as LoadResult;
-      process.stdout.write(`\n== ${backend}: ${JSON.stringify(result.measurement)}\n`);
-      requests = result.next;
+      // The warm-up and the measured window are loads of their own, so that the summary can keep
+      // to the window: start-up and the JIT's first minutes are no request's cost.
+      const warm = await runLoad(backend, "warm-up", spec, env);
+      const startUs = monotonicUs();
+      const measured = await runLoad(backend, "window", { ...spec, seconds, start: warm.next }, env);
+      window = { startUs, endUs: monotonicUs() };
+      process.stdout.write(
+        `\n== ${backend}: ${JSON.stringify(measured.measurement)}; window ${window.startUs}-${window.endUs} µs\n`,
+      );
+      requests = measured.measurement.ok + measured.measurement.failed;
     } finally {
       await child.stop();
     }
     const profiles = fs.readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"));
     for (const p of profiles)
-      process.stdout.write(`${path.join(dir, p)}\n${summarize(path.join(dir, p), requests)}\n`);
+      process.stdout.write(`${path.join(dir, p)}\n${summarize(path.join(dir, p), requests, 30, window)}\n`);
   } finally {
     await db.drop();
   }

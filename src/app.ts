@@ -53,6 +53,7 @@ import type { Store } from "./store/store.ts";
 import { subscriberRoutes, subscriberV2Routes } from "./subscribers/routes.ts";
 import { environmentRoutes } from "./tenancy/routes.ts";
 import { findKeyOwner } from "./tenancy/service.ts";
+import type { Tenant } from "./tenant.ts";
 import { tenantRoutes } from "./tenants/routes.ts";
 import { topicRoutes, topicV2Routes } from "./topics/routes.ts";
 import { InboxRealtime, type RealtimeCluster, widgetRoutes } from "./widgets/routes.ts";
@@ -320,18 +321,32 @@ export async function buildApp(options: AppOptions): Promise<App> {
   );
 
   // Root hooks, in the order they run for every request (404s and /docs included).
-  app.addHook("onRequest", async (request, reply) => {
+  app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
+    done();
   });
   app.addHook("onRequest", requireHost);
   registerMetrics(app, store, config);
   registerLifecycle(app, config);
   await registerSecurity(app, config);
   await registerRateLimit(app, config);
+  /** Counts the request (app.limitRate), then calls `done` with the 429 if it was refused. */
+  const limitThen = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    let counted: void | Promise<void>;
+    try {
+      counted = app.limitRate(request, reply);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    if (counted) counted.then(() => done(), done);
+    else done();
+  };
   // /v1 and /v2 requests are counted against their environment once the key is checked (below); the
   // rest, and those whose key is refused, against the client's address.
-  app.addHook("onRequest", async (request, reply) => {
-    if (!/^\/v[12]\//.test(request.routeOptions.url ?? "")) await app.limitRate(request, reply);
+  app.addHook("onRequest", (request, reply, done) => {
+    if (/^\/v[12]\//.test(request.routeOptions.url ?? "")) done();
+    else limitThen(request, reply, done);
   });
 
   await app.register(swagger, {
@@ -376,15 +391,24 @@ export async function buildApp(options: AppOptions): Promise<App> {
     scope.addHook("onRoute", (route) => {
       route.schema = { ...route.schema, security: [{ ApiKey: [] }] };
     });
-    scope.addHook("onRequest", async (request, reply) => {
+    scope.addHook("onRequest", (request, reply, done) => {
+      // A refused key still counts, against the address: guessing keys is rate limited too.
+      const refuse = (error: unknown) =>
+        limitThen(request, reply, (limited) => done(limited ?? (error as Error)));
+      const admit = (tenant: Tenant) => {
+        request.tenant = tenant;
+        limitThen(request, reply, done);
+      };
+      let tenant: Tenant | Promise<Tenant>;
       try {
-        request.tenant = await authenticate(request, keyLookup);
+        tenant = authenticate(request, keyLookup);
       } catch (error) {
-        // A refused key still counts, against the address: guessing keys is rate limited too.
-        await app.limitRate(request, reply);
-        throw error;
+        refuse(error);
+        return;
       }
-      await app.limitRate(request, reply);
+      // A key this process remembers is answered without a promise (see authenticate).
+      if (tenant instanceof Promise) tenant.then(admit, refuse);
+      else admit(tenant);
     });
     scope.addHook("onSend", confirmRememberedKey);
   };

@@ -11,7 +11,7 @@ import {
   resolveSecretKey,
 } from "./integrations/service.ts";
 import { bootstrapOrganization, hasNoOrganization } from "./onboarding/service.ts";
-import { createLogger } from "./ops/logging.ts";
+import { createLogger, stdoutLog } from "./ops/logging.ts";
 import { openStore } from "./store/store.ts";
 import { workerRegistry } from "./worker.ts";
 
@@ -27,7 +27,9 @@ export async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger(config.logLevel);
+  // The banner below goes through the logger's stdout, after the lines logged before it.
+  const stdout = stdoutLog();
+  const logger = createLogger(config.logLevel, stdout);
   // Before the database: a scale-out process without the shared key must not start at all.
   let secret: ReturnType<typeof resolveSecretKey>;
   try {
@@ -148,7 +150,7 @@ export async function main(): Promise<void> {
   if (created) {
     const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
     const port = new URL(address).port;
-    process.stdout.write(firstRunBanner(created, `http://${host}:${port}`));
+    stdout.write(firstRunBanner(created, `http://${host}:${port}`));
   }
 }
 

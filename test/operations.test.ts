@@ -440,6 +440,25 @@ forEachBackend("operations", (ctx) => {
       assert.match(String(get.headers["access-control-expose-headers"]), /RateLimit-Remaining/);
     });
 
+    test("CORS: every answer varies on Origin; CORS_ORIGINS=* answers *; a preflight is 204 for 600 s", async () => {
+      const off = await make();
+      assert.equal((await off.inject({ url: "/health" })).headers.vary, "Origin");
+      const app = await make({ CORS_ORIGINS: "*" });
+      const get = await app.inject({ url: "/health", headers: { origin: "https://any.example" } });
+      assert.equal(get.headers["access-control-allow-origin"], "*");
+      assert.equal(get.headers.vary, "Origin");
+      const pre = await app.inject({
+        method: "OPTIONS",
+        url: "/v1/notification-groups",
+        headers: { origin: "https://any.example", "access-control-request-method": "PUT" },
+      });
+      assert.equal(pre.statusCode, 204);
+      assert.equal(pre.body, "");
+      assert.equal(pre.headers["access-control-allow-methods"], "GET, POST, PUT, PATCH, DELETE");
+      assert.equal(pre.headers["access-control-max-age"], "600");
+      assert.equal(pre.headers["access-control-allow-credentials"], undefined);
+    });
+
     test("a body over BODY_LIMIT is a 413 in the one error body", async () => {
       const app = await make({ BODY_LIMIT: "2048" });
       const { dev } = await ctx.tenant();
@@ -597,6 +616,32 @@ forEachBackend("operations", (ctx) => {
       assert.ok(!log.includes(dev.apiKey.slice(7)), "the secret part of a key reached the log");
       assert.ok(!log.includes(idem), "an Idempotency-Key reached the log");
       assert.ok(!/ApiKey tid_/i.test(log), "an Authorization header reached the log");
+    });
+
+    test("a request logged whole keeps its headers out of the line: method, URL and id only", () => {
+      const lines: string[] = [];
+      const logger = createLogger("debug", { write: (line: string) => lines.push(line) });
+      const secret = "tid_sk_loggedloggedloggedlogged00";
+      const headers = {
+        authorization: `ApiKey ${secret}`,
+        "idempotency-key": "idem-9f2a-secret-value",
+        cookie: "session=secret-cookie-value",
+        "x-api-key": "secret-x-api-key-value",
+      };
+      const req = {
+        method: "PUT",
+        url: "/v1/workflows/x/status?token=secret-query-value",
+        id: "r1",
+        headers,
+      };
+      logger.info({ req }, "a request");
+      logger.child({ req }).debug("a child bound to it");
+      const log = lines.join("");
+      for (const value of [secret, "idem-9f2a", "secret-cookie", "secret-x-api-key", "secret-query"]) {
+        assert.ok(!log.includes(value), `${value} reached the log`);
+      }
+      const entry = JSON.parse(lines[0] as string) as { req: Record<string, unknown> };
+      assert.deepEqual(Object.keys(entry.req), ["method", "url", "id"]);
     });
 
     test("/health and /metrics complete at debug, every other request at info", async () => {

@@ -51,7 +51,15 @@ const tenantOf = (owner: KeyOwner): Tenant => ({
 /** Requests authenticated from memory, whose key the database has not yet confirmed. */
 const unconfirmed = new WeakMap<FastifyRequest, { hash: string; keys: KeyVerifier }>();
 
-export async function authenticate(request: FastifyRequest, keys: KeyLookup | KeyVerifier): Promise<Tenant> {
+/**
+ * The tenant the request's API key stands for. Synchronous when the route is key-guarded and this
+ * process remembers the key (no promise on the hot path); otherwise the lookup's promise. A missing or
+ * malformed header throws at once.
+ */
+export function authenticate(
+  request: FastifyRequest,
+  keys: KeyLookup | KeyVerifier,
+): Tenant | Promise<Tenant> {
   const key = parseAuthorization(request.headers.authorization);
   const hash = hashApiKey(key);
   const verifier = asVerifier(keys);
@@ -63,9 +71,10 @@ export async function authenticate(request: FastifyRequest, keys: KeyLookup | Ke
       return tenantOf(remembered);
     }
   }
-  const owner = await verifier.lookup(hash);
-  if (!owner) throw unauthorized("Invalid API key");
-  return tenantOf(owner);
+  return verifier.lookup(hash).then((owner) => {
+    if (!owner) throw unauthorized("Invalid API key");
+    return tenantOf(owner);
+  });
 }
 
 /**

@@ -37,9 +37,11 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
  * HTTP/1.1 requires a Host header (RFC 9112). Node's own check answers an empty 400; the server
  * turns that check off (`requireHostHeader: false`) and this onRequest hook answers it instead.
  */
-export async function requireHost(request: FastifyRequest, reply: FastifyReply) {
+export function requireHost(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
   if (request.raw.httpVersion === "1.1" && request.headers.host === undefined) {
     reply.header("connection", "close");
-    return reply.code(400).send(errorBody(400, "The Host header is missing", pathOf(request)));
+    reply.code(400).send(errorBody(400, "The Host header is missing", pathOf(request)));
+    return;
   }
+  done();
 }

@@ -124,10 +124,11 @@ export function registerMetrics(app: App, store: Store, config: Config): void {
     usage.inc({ name: usageNames.has(label) ? label : "other" });
   });
 
-  app.addHook("onRequest", async () => {
+  app.addHook("onRequest", (_request, _reply, done) => {
     inFlight.inc();
+    done();
   });
-  app.addHook("onResponse", async (request, reply) => {
+  app.addHook("onResponse", (request, reply, done) => {
     inFlight.dec();
     const labels = {
       method: request.method,
@@ -137,6 +138,7 @@ export function registerMetrics(app: App, store: Store, config: Config): void {
     };
     requests.inc(labels);
     duration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 
   async function measureDatabase() {

@@ -1,17 +1,21 @@
-import rateLimit from "@fastify/rate-limit";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import type { App } from "../http/types.ts";
-import { type BucketStore, LocalBuckets, RedisBuckets } from "./token-bucket.ts";
+import { type BucketStore, LocalBuckets, RedisBuckets, type Take } from "./token-bucket.ts";
 
 declare module "fastify" {
+  interface FastifyRequest {
+    /** Whether limitRate has counted this request (it counts each once). */
+    rateLimitCounted: boolean;
+  }
   interface FastifyInstance {
     /**
      * Counts the request against its bucket (the key's environment once authenticated, else the
-     * client's address), sets the RateLimit-* headers, and throws a 429 when the bucket is empty.
+     * client's address), sets the RateLimit-* headers, and throws a 429 when the bucket is empty:
+     * synchronously when the buckets are this process's, else through the promise it returns.
      */
-    limitRate(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+    limitRate(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
   }
 }
 
@@ -40,65 +44,52 @@ async function bucketStore(app: App, config: Config): Promise<BucketStore> {
 
 /**
  * Rate limit per environment (contract part 9): a token bucket of RATE_LIMIT_BURST tokens refilled at
- * RATE_LIMIT_RPS per second, in this process or shared through Redis (REDIS_URL). @fastify/rate-limit
- * does the bookkeeping around our bucket store; the hooks in app.ts decide when a request is counted,
- * because the environment is known only after the API key is checked.
+ * RATE_LIMIT_RPS per second, in this process or shared through Redis (REDIS_URL). The hooks in app.ts
+ * decide when a request is counted, because the environment is known only after the API key is
+ * checked. Every counted request carries RateLimit-Limit, -Remaining and -Reset; one refused gets a
+ * 429 with Retry-After.
+ *
+ * The buckets are asked directly. @fastify/rate-limit used to stand between them and the hooks, but
+ * with our own store, key and headers it added only its promises (five a request); and a bucket
+ * kept in this process now answers without one, synchronously.
  */
 export async function registerRateLimit(app: App, config: Config): Promise<void> {
   if (config.rateLimitRps === 0) {
-    app.decorate("limitRate", async () => {});
+    app.decorate("limitRate", () => {});
     return;
   }
   const buckets = await bucketStore(app, config);
   const burst = Math.max(1, config.rateLimitBurst);
-  // The plugin's store contract: `current` requests used of `max`, `ttl` ms until it resets.
-  const store = {
-    incr(key: string, done: (error: Error | null, result?: { current: number; ttl: number }) => void) {
-      buckets.take(key).then(
-        (take) =>
-          done(null, { current: take.allowed ? burst - take.remaining : burst + 1, ttl: take.waitMs }),
-        (error: Error) => done(error),
-      );
-    },
-    child() {
-      return store;
-    },
+  // Declared up front, so that marking a request keeps its shape (and the code that reads it fast).
+  app.decorateRequest("rateLimitCounted", false);
+  const apply = (reply: FastifyReply, key: string, take: Take) => {
+    const seconds = Math.ceil(take.waitMs / 1000);
+    reply.header("ratelimit-limit", burst);
+    reply.header("ratelimit-remaining", take.allowed ? take.remaining : 0);
+    reply.header("ratelimit-reset", seconds);
+    if (take.allowed) return;
+    const retry = Math.max(1, seconds);
+    app.rateLimited?.(key);
+    throw new ApiError(
+      429,
+      `Too many requests; retry in ${retry} second${retry === 1 ? "" : "s"}`,
+      undefined,
+      {
+        "retry-after": String(retry),
+        "ratelimit-reset": String(retry),
+      },
+    );
   };
-  await app.register(rateLimit, {
-    global: false,
-    max: burst,
-    timeWindow: 1000,
-    // A failing store lets the request through; ours falls back to local buckets before that.
-    skipOnError: true,
-    keyGenerator: rateKey,
-    store: function StoreCtor() {
-      return store;
-    } as unknown as NonNullable<Parameters<typeof rateLimit>[1]>["store"],
-  });
-  const limiter = app.createRateLimit();
-  const counted = Symbol("rate limit counted");
-  app.decorate("limitRate", async (request: FastifyRequest, reply: FastifyReply) => {
-    const flags = request as unknown as Record<symbol, boolean>;
-    if (flags[counted]) return;
-    flags[counted] = true;
-    const result = await limiter(request);
-    if (result.isAllowed) return;
-    reply.header("ratelimit-limit", result.max);
-    reply.header("ratelimit-remaining", result.remaining);
-    reply.header("ratelimit-reset", result.ttlInSeconds);
-    if (result.isExceeded) {
-      const seconds = Math.max(1, result.ttlInSeconds);
-      app.rateLimited?.(result.key);
-      throw new ApiError(
-        429,
-        `Too many requests; retry in ${seconds} second${seconds === 1 ? "" : "s"}`,
-        undefined,
-        {
-          "retry-after": String(seconds),
-          "ratelimit-reset": String(seconds),
-        },
-      );
-    }
+  app.decorate("limitRate", (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.rateLimitCounted) return;
+    request.rateLimitCounted = true;
+    const key = rateKey(request);
+    if (buckets instanceof LocalBuckets) return apply(reply, key, buckets.takeNow(key));
+    return buckets.take(key).then(
+      (take) => apply(reply, key, take),
+      // A store that fails lets the request through (Redis falls back to local buckets first).
+      () => apply(reply, key, { allowed: true, remaining: burst, waitMs: 0 }),
+    );
   });
   app.addHook("onClose", async () => buckets.close());
 }
