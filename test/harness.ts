@@ -1,5 +1,6 @@
 import { after, before } from "node:test";
 import type { InjectOptions, LightMyRequestResponse } from "fastify";
+import postgres from "postgres";
 import { type AppOptions, buildApp } from "../src/app.ts";
 import { type Clock, systemClock } from "../src/clock.ts";
 import { type Config, loadConfig } from "../src/config.ts";
@@ -68,7 +69,49 @@ export interface Client {
   delete(url: string): Promise<LightMyRequestResponse>;
 }
 
-function client(app: App, apiKey: string | undefined): Client {
+/**
+ * How long a test request may go unanswered before it fails, naming itself: a safety net, so that a
+ * request that never answers fails its test with what was in flight (and, on PostgreSQL, what each
+ * of the database's sessions was doing) rather than holding the whole file until the runner's limit.
+ */
+export const ANSWER_LIMIT_MS = Number(process.env.TEST_ANSWER_LIMIT_MS ?? 120_000);
+
+function answered(app: App, store: Store, options: InjectOptions): Promise<LightMyRequestResponse> {
+  const answer = app.inject(options);
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void sessionsOf(store).then((sessions) =>
+        reject(
+          new Error(
+            `${options.method ?? "GET"} ${String(options.url)} did not answer within ${ANSWER_LIMIT_MS} ms${sessions}`,
+          ),
+        ),
+      );
+    }, ANSWER_LIMIT_MS);
+    timer.unref();
+  });
+  return Promise.race([answer, limit]).finally(() => clearTimeout(timer));
+}
+
+/** What each of the PostgreSQL database's sessions is doing, for a request that never answered. */
+async function sessionsOf(store: Store): Promise<string> {
+  if (store.backend !== "postgres" || !store.postgres) return "";
+  const admin = postgres(store.postgres.url, { max: 1, connect_timeout: 5, onnotice: () => {} });
+  try {
+    const rows = await admin`
+      select pid, state, wait_event_type, wait_event, now() - xact_start as in_transaction,
+             left(query, 200) as query
+      from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+    return `\nthe database's sessions:\n${rows.map((r) => JSON.stringify(r)).join("\n")}`;
+  } catch (error) {
+    return `\n(the database's sessions could not be read: ${String(error)})`;
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+}
+
+function client(app: App, store: Store, apiKey: string | undefined): Client {
   const send = (
     method: InjectOptions["method"],
     url: string,
@@ -82,11 +125,11 @@ function client(app: App, apiKey: string | undefined): Client {
       options.payload = typeof body === "string" ? body : JSON.stringify(body);
       all["content-type"] ??= "application/json";
     }
-    return app.inject(options);
+    return answered(app, store, options);
   };
   return {
     request: (options) =>
-      app.inject({
+      answered(app, store, {
         ...options,
         headers: { ...(apiKey ? { authorization: `ApiKey ${apiKey}` } : {}), ...options.headers },
       }),
@@ -165,7 +208,7 @@ async function contextFor<C extends Clock>(
     store,
     clock,
     tenant: () => newTenant(store),
-    client: (apiKey) => client(app, apiKey),
+    client: (apiKey) => client(app, store, apiKey),
     async connect() {
       const other = await connect();
       others.push(other);
@@ -179,7 +222,7 @@ async function contextFor<C extends Clock>(
 }
 
 /** A client that sends no Authorization header at all. */
-export const anonymous = (ctx: TestContext): Client => client(ctx.app, undefined);
+export const anonymous = (ctx: TestContext): Client => client(ctx.app, ctx.store, undefined);
 
 /**
  * Declares the suite once per backend (SQLite always, PostgreSQL when available), each with a fresh

@@ -10,7 +10,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from "kysely";
-import type { ReservedSql, Sql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
 import { SearchPathIntrospector } from "./postgres-introspector.ts";
 
 /**
@@ -20,8 +20,11 @@ import { SearchPathIntrospector } from "./postgres-introspector.ts";
  *   so the pool's pipelining and scheduling stay in charge.
  * - Statements are prepared (named, once per connection, by the driver's own cache), so the hot
  *   UPDATE ... RETURNING is parsed and planned once, not on every request.
- * - A transaction reserves one connection from BEGIN to COMMIT or ROLLBACK; its BEGIN goes out with
- *   its first statement rather than a round trip before it.
+ * - A transaction is the driver's own `sql.begin()`, held open from Kysely's BEGIN to its COMMIT or
+ *   ROLLBACK. Not `sql.reserve()`: in postgres 3.4.9 a reserve asked for while the pool opens its
+ *   connections can be dropped and never settle (a loaded test run hung on it, 3 runs in 4;
+ *   the driver has open reports of reserves that never settle, porsager/postgres#751 and #1195), while `begin()` is the driver's main,
+ *   well-trodden path to one connection.
  */
 
 const WRITE_COMMANDS = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"]);
@@ -34,7 +37,7 @@ const WRITE_COMMANDS = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"]);
  */
 export const OWN_CONNECTION = "-- tidings: the connection this statement runs on";
 
-async function run<R>(target: Sql | ReservedSql, compiled: CompiledQuery): Promise<QueryResult<R>> {
+async function run<R>(target: Sql | TransactionSql, compiled: CompiledQuery): Promise<QueryResult<R>> {
   const result = await target.unsafe(compiled.sql, compiled.parameters as never[], { prepare: true });
   return {
     rows: Array.from(result) as R[],
@@ -42,11 +45,20 @@ async function run<R>(target: Sql | ReservedSql, compiled: CompiledQuery): Promi
   };
 }
 
+/** Thrown inside `sql.begin()`'s callback to have the driver roll the transaction back; never seen outside. */
+const ROLLBACK = Symbol("rollback");
+
+interface OpenTransaction {
+  readonly sql: TransactionSql;
+  /** Lets the callback return (commit) or throw ROLLBACK (rollback). */
+  readonly end: (command: "commit" | "rollback") => void;
+  /** Settles once the driver has sent COMMIT or ROLLBACK and had its answer. */
+  readonly ended: Promise<unknown>;
+}
+
 class PoolConnection implements DatabaseConnection {
   readonly #sql: Sql;
-  #reserved: ReservedSql | undefined;
-  /** The BEGIN sent but not yet awaited: the transaction's first statement follows it unawaited. */
-  #beginning: Promise<unknown> | undefined;
+  #transaction: OpenTransaction | undefined;
 
   constructor(sql: Sql) {
     this.#sql = sql;
@@ -54,69 +66,60 @@ class PoolConnection implements DatabaseConnection {
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     if (compiled.sql === OWN_CONNECTION) return { rows: [{ connection: this } as R] };
-    const beginning = this.#takeBeginning();
-    if (!beginning) return run<R>(this.#reserved ?? this.#sql, compiled);
-    // BEGIN and the first statement go out together on the reserved connection (the driver
-    // pipelines what is sent on one connection) and their answers come back together: one round
-    // trip less per transaction. A BEGIN that failed fails the statement too.
-    const [, result] = await Promise.all([beginning, run<R>(this.#reserved ?? this.#sql, compiled)]);
-    return result;
+    return run<R>(this.#transaction?.sql ?? this.#sql, compiled);
   }
 
   async *streamQuery<R>(compiled: CompiledQuery, chunkSize = 100): AsyncIterableIterator<QueryResult<R>> {
-    await this.#takeBeginning();
-    const target = this.#reserved ?? this.#sql;
+    const target = this.#transaction?.sql ?? this.#sql;
     const cursor = target.unsafe(compiled.sql, compiled.parameters as never[]).cursor(chunkSize);
     for await (const rows of cursor) yield { rows: rows as unknown as R[] };
   }
 
-  /** The unawaited BEGIN, once: whoever takes it awaits it. */
-  #takeBeginning(): Promise<unknown> | undefined {
-    const beginning = this.#beginning;
-    this.#beginning = undefined;
-    return beginning;
-  }
-
   async begin(settings: TransactionSettings): Promise<void> {
-    this.#reserved = await this.#sql.reserve();
-    const level = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : "";
-    const mode = settings.accessMode ? ` ${settings.accessMode}` : "";
-    const beginning: Promise<unknown> = this.#reserved.unsafe(`begin${level}${mode}`);
-    // Awaited by the transaction's first statement (or its end); never left unhandled meanwhile.
-    beginning.catch(() => {});
-    this.#beginning = beginning;
+    const level = settings.isolationLevel ? `isolation level ${settings.isolationLevel}` : "";
+    const mode = settings.accessMode ?? "";
+    let opened: (sql: TransactionSql) => void = () => {};
+    const open = new Promise<TransactionSql>((resolve) => {
+      opened = resolve;
+    });
+    let end: (command: "commit" | "rollback") => void = () => {};
+    const ending = new Promise<"commit" | "rollback">((resolve) => {
+      end = resolve;
+    });
+    const ended = this.#sql.begin(`${level} ${mode}`.trim(), async (sql) => {
+      opened(sql);
+      if ((await ending) === "rollback") throw ROLLBACK;
+    });
+    // Awaited by finish(); never left unhandled meanwhile (a connection lost mid-transaction).
+    ended.catch(() => {});
+    // A BEGIN that fails ends the transaction before the callback ever runs.
+    const sql = await Promise.race([
+      open,
+      ended.then(() => {
+        throw new Error("the transaction ended before it began");
+      }),
+    ]);
+    this.#transaction = { sql, end, ended };
   }
 
   async finish(command: "commit" | "rollback"): Promise<void> {
-    const reserved = this.#reserved;
-    this.#reserved = undefined;
-    if (!reserved) return;
+    const transaction = this.#transaction;
+    this.#transaction = undefined;
+    if (!transaction) return;
+    transaction.end(command);
     try {
-      const beginning = this.#takeBeginning();
-      // A transaction that ran no statement: its BEGIN's failure is a commit's failure, not a rollback's.
-      if (beginning) await (command === "commit" ? beginning : beginning.catch(() => {}));
-      await reserved.unsafe(command);
-    } finally {
-      reserved.release();
+      await transaction.ended;
+    } catch (error) {
+      if (error !== ROLLBACK) throw error;
     }
   }
 
-  async savepoint(command: string): Promise<void> {
-    if (!this.#reserved) throw new Error("a savepoint needs a transaction");
-    await this.#takeBeginning();
-    await this.#reserved.unsafe(command);
-  }
-
-  /** Gives back a connection a failed transaction may still hold. */
+  /** Rolls back a transaction Kysely gives back unfinished (it never does once it has begun one). */
   release(): void {
-    const reserved = this.#reserved;
-    this.#reserved = undefined;
-    this.#beginning = undefined;
-    reserved?.release();
+    this.#transaction?.end("rollback");
+    this.#transaction = undefined;
   }
 }
-
-const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 class PostgresDriver implements Driver {
   readonly #sql: Sql;
@@ -141,18 +144,6 @@ class PostgresDriver implements Driver {
 
   rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     return (connection as PoolConnection).finish("rollback");
-  }
-
-  savepoint(connection: DatabaseConnection, name: string): Promise<void> {
-    return (connection as PoolConnection).savepoint(`savepoint ${quoted(name)}`);
-  }
-
-  rollbackToSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
-    return (connection as PoolConnection).savepoint(`rollback to savepoint ${quoted(name)}`);
-  }
-
-  releaseSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
-    return (connection as PoolConnection).savepoint(`release savepoint ${quoted(name)}`);
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
