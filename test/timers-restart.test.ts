@@ -260,7 +260,8 @@ forEachProcessBackend("timers across a restart", (suite) => {
     );
     const late = Date.parse(messages[0]?.createdAt ?? "") - closesAt;
     // What this catches is the close waiting for the dead process's task to be handed back (30 s):
-    // the lateness an idle machine shows is the bench's to report, a loaded CI here took 4.5 s.
-    assert.ok(late >= 0 && late < 10_000, `the digest came ${late} ms after its window closed`);
+    // the lateness an idle machine shows is the bench's to report, a loaded CI here took 4.5 s and a
+    // full run beside other work 11.3 s.
+    assert.ok(late >= 0 && late < 20_000, `the digest came ${late} ms after its window closed`);
   });
 });
