@@ -233,6 +233,7 @@ forEachProcessBackend("timers across a restart", (suite) => {
       store.db.selectFrom("digest_windows").select(["closes_at"]).executeTakeFirstOrThrow(),
     );
     const closesAt = new Date(window.closes_at as string).getTime();
+    const killedAt = Date.now();
     await stopServer(servers[0], "SIGKILL");
     const survivor = servers[1];
     const messages = await poll(
@@ -240,7 +241,9 @@ forEachProcessBackend("timers across a restart", (suite) => {
         ok(await call(survivor, "GET", `/v1/messages?subscriberId=${subscriberId}`, seed.apiKey), 200)
           .data as Message[],
       (m) => m.length >= 1,
-      { what: "the digest" },
+      // Past the 30 s in which a dead process's task is handed back: the window may have closed
+      // before the kill (below), and its task be the dead process's then.
+      { what: "the digest", limitMs: 90_000 },
     );
     // Nothing is left to deliver a second time: every job is final and the queue is empty (a task
     // the dead process held included, once the survivor has handed it back and run it).
@@ -261,7 +264,14 @@ forEachProcessBackend("timers across a restart", (suite) => {
     const late = Date.parse(messages[0]?.createdAt ?? "") - closesAt;
     // What this catches is the close waiting for the dead process's task to be handed back (30 s):
     // the lateness an idle machine shows is the bench's to report, a loaded CI here took 4.5 s and a
-    // full run beside other work 11.3 s.
-    assert.ok(late >= 0 && late < 20_000, `the digest came ${late} ms after its window closed`);
+    // full run beside other work 11.3 s. It holds only when the window was still open at the kill
+    // with time to spare: on a machine so loaded that the 100 events took most of the window, the
+    // dead process may have been running the close itself, and its task is handed back as any is.
+    if (closesAt - killedAt >= 2_000) {
+      assert.ok(late >= 0 && late < 20_000, `the digest came ${late} ms after its window closed`);
+    } else {
+      assert.ok(late >= 0, `the digest came ${late} ms after its window closed`);
+      t.diagnostic(`the window was open ${closesAt - killedAt} ms more at the kill: its lateness (${late} ms) is not judged`);
+    }
   });
 });
