@@ -36,9 +36,9 @@ const flags = args.filter((a) => a.startsWith("-"));
 // then by size.
 const OWN_PROCESS =
   /forEachProcessBackend|engine-processes|startServer\(|runTs\(|startTs\(|spawn\(|fork\(|new Worker\(|browser-page|dashboard-page|chromium|process\.env\.[A-Z_]+ *=[^=]|process\.exitCode/;
-// The files that walk every route of the catalog take a minute or so of CPU each: in a group they
-// would hold it past the others, so they run alone and start early.
-const LONG = /route-catalog/;
+// The files that walk every route of the catalog (each with fixtures of its own) take a minute or so
+// of CPU each: in a group they would hold it past the others, so they run alone and start early.
+const LONG = /makeFixtures/;
 const found = (only.length > 0 ? only : roots.flatMap((root) => find(root, []))).map((file) => {
   const text = readFileSync(file, "utf8");
   const alone = OWN_PROCESS.test(text) || LONG.test(text);

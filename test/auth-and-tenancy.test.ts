@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { revokeApiKey } from "../src/tenancy/repository.ts";
+import { documentedAnswers } from "./documented-answers.ts";
 import { assertErrorBody } from "./error-body.ts";
 import { anonymous, forEachBackend } from "./harness.ts";
+import { OBJECT_ID_ANYWHERE } from "./patterns.ts";
 import { type CatalogRoute, type Fixtures, makeFixtures, ROUTES } from "./route-catalog.ts";
 
 function call(
@@ -50,12 +52,23 @@ forEachBackend(
       assert.deepEqual([...documented].sort(), [...catalogued].sort());
     });
 
+    // The OpenAPI document's responses, which every answer below must match.
+    let documented: ReturnType<typeof documentedAnswers> | undefined;
+    const matchesDocument = (
+      route: CatalogRoute,
+      res: Parameters<ReturnType<typeof documentedAnswers>>[1],
+    ) => {
+      documented ??= documentedAnswers(ctx.app.swagger());
+      documented(route, res);
+    };
+
     for (const route of ROUTES) {
       const name = `${route.method} ${route.path}`;
 
       // The scheme word in any case, with extra spaces: the valid call is made with it (every other
       // test of the suite sends the canonical "ApiKey <key>"), so one set of fixtures serves both.
-      test(`${name}: a valid call succeeds (so the cases below can fail), the scheme word in any case and extra spaces allowed`, async () => {
+      // Its answer, and a 404 for what does not exist, are what the OpenAPI document says they are.
+      test(`${name}: a valid call succeeds (so the cases below can fail), the scheme word in any case and extra spaces allowed; the answers are the documented ones`, async () => {
         const f = route.method === "GET" ? await sharedFixtures() : await makeFixtures(ctx);
         const res = await ctx.app.inject(
           call(route, route.url(f), route.body?.(f), {
@@ -63,6 +76,13 @@ forEachBackend(
           }),
         );
         assert.equal(res.statusCode, route.ok, res.body);
+        matchesDocument(route, res);
+        const missing = await ctx.app.inject(
+          call(route, route.url(f).replace(OBJECT_ID_ANYWHERE, "0123456789abcdef01234567"), route.body?.(f), {
+            authorization: `ApiKey ${f.tenant.dev.apiKey}`,
+          }),
+        );
+        if (missing.statusCode === 404) matchesDocument(route, missing);
       });
 
       test(`${name}: 401 for a missing, foreign-scheme, empty, unknown, revoked or query-string key`, async () => {
