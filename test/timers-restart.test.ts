@@ -271,7 +271,9 @@ forEachProcessBackend("timers across a restart", (suite) => {
       assert.ok(late >= 0 && late < 20_000, `the digest came ${late} ms after its window closed`);
     } else {
       assert.ok(late >= 0, `the digest came ${late} ms after its window closed`);
-      t.diagnostic(`the window was open ${closesAt - killedAt} ms more at the kill: its lateness (${late} ms) is not judged`);
+      t.diagnostic(
+        `the window was open ${closesAt - killedAt} ms more at the kill: its lateness (${late} ms) is not judged`,
+      );
     }
   });
 });
