@@ -274,7 +274,12 @@ forEachBackend("operations", (ctx) => {
             everyMs: 50,
           });
           const lines: string[] = [];
-          const app = await make({ REDIS_URL: `redis://127.0.0.1:${port}` }, lines);
+          // A slow refill: a bucket one token short lives in Redis for a second (at the default rate,
+          // 10 ms, and a loaded machine's EXISTS below came after it had expired).
+          const app = await make(
+            { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_RPS: "1", RATE_LIMIT_BURST: "1000" },
+            lines,
+          );
           const { dev } = await ctx.tenant();
           const call = () =>
             app.inject({
