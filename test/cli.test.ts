@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -11,14 +10,7 @@ import type { App } from "../src/http/types.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import { assertErrorBody } from "./error-body.ts";
 import { API_KEY, OBJECT_ID } from "./patterns.ts";
-import {
-  childEnv,
-  type Finished,
-  forEachProcessBackend,
-  type ProcessDatabase,
-  ROOT,
-  runTs,
-} from "./processes.ts";
+import { type Finished, forEachProcessBackend, type ProcessDatabase, runTs } from "./processes.ts";
 
 // The CLI as a user runs it (README: "Keys and organizations: the CLI"), on the database the
 // server uses; what it prints is checked, and the keys it issues are tried against the real app.
@@ -33,25 +25,8 @@ interface InitOutput {
 const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The CLI run from another working folder (runTs runs from the repository's), as a user may. */
-function cliIn(cwd: string, env: Record<string, string>, args: string[]): Promise<Finished> {
-  const child = spawn(
-    process.execPath,
-    ["--import", import.meta.resolve("tsx"), path.join(ROOT, "src/cli.ts"), ...args],
-    { cwd, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
+const cliIn = (cwd: string, env: Record<string, string>, args: string[]): Promise<Finished> =>
+  runTs("src/cli.ts", args, env, cwd);
 
 forEachProcessBackend("cli", (suite) => {
   // The cases that do not depend on the database (text output, refusals) run on SQLite only, to

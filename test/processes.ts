@@ -146,18 +146,22 @@ const BUNDLED = new Set(["src/main.ts", "src/cli.ts"]);
 
 function scriptArgs(script: string): string[] {
   if (TEST_BUILD && BUNDLED.has(script)) return [path.join(TEST_BUILD, script.replace(/\.ts$/, ".mjs"))];
-  return ["--import", "tsx", script];
+  return ["--import", import.meta.resolve("tsx"), path.join(ROOT, script)];
 }
 
-/** Starts `node [flags] <script> ...args` from the repository root (the bundle, or tsx on the source). */
+/**
+ * Starts `node [flags] <script> ...args` (the bundle, or tsx on the source), from the repository root
+ * or from `cwd`, as a user may run it from another folder.
+ */
 export function startTs(
   script: string,
   args: string[],
   env: Record<string, string>,
   flags: string[] = [],
+  cwd = ROOT,
 ): Running {
   const child = spawn(process.execPath, [...flags, ...scriptArgs(script), ...args], {
-    cwd: ROOT,
+    cwd,
     env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -176,9 +180,14 @@ export function startTs(
   return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
-/** Runs `node <script> ...args` (as startTs) from the repository root and waits for it to exit. */
-export function runTs(script: string, args: string[], env: Record<string, string>): Promise<Finished> {
-  return startTs(script, args, env).exited;
+/** Runs `node <script> ...args` (as startTs) and waits for it to exit. */
+export function runTs(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd = ROOT,
+): Promise<Finished> {
+  return startTs(script, args, env, [], cwd).exited;
 }
 
 /**
