@@ -7,11 +7,16 @@ import { poll } from "../../test/poll.ts";
 import { gate } from "../../test/queue-helpers.ts";
 import { ManualClock } from "../clock.ts";
 import type { Deps } from "../deps.ts";
-import { newObjectId } from "../ids.ts";
-import { deleteSubscriber, holdSubscriber, upsertSubscriber } from "../subscribers/service.ts";
+import {
+  deleteSubscriber,
+  getSubscriberByRef,
+  holdSubscriber,
+  upsertSubscriber,
+} from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import { freshInboxState } from "./domain.ts";
 import { insertMessage } from "./message-repository.ts";
+import { newMessage } from "./records.ts";
+import { findJob, findNotification } from "./repository.ts";
 import { runJob } from "./run-job.ts";
 import { engineSubscriberErasure } from "./service.ts";
 
@@ -132,45 +137,19 @@ forEachBackend<ManualClock>(
     test("the worker first: the delete waits for its message, then removes it", { skip }, async () => {
       const { api, tenant, transactionId, jobId } = await setup();
       const subscriber = (await api.get("/v1/subscribers/racer")).json().data;
-      const job = await ctx.store.db
-        .selectFrom("jobs")
-        .selectAll()
-        .where("id", "=", jobId)
-        .executeTakeFirstOrThrow();
+      const job = await findJob(ctx.store.db, jobId);
+      const notification = job && (await findNotification(ctx.store.db, job.notificationId));
+      assert.ok(job && notification);
       // What the in-app step does: hold the subscriber's row, write the message, commit.
       const writing = held(async (deps) => {
         assert.equal(await holdSubscriber(deps, tenant, subscriber._id), true);
+        const row = await getSubscriberByRef(deps, tenant, subscriber._id);
+        assert.ok(row);
         const now = new Date(ctx.clock.now()).toISOString();
-        await insertMessage(deps.db, {
-          id: newObjectId(),
-          organizationId: tenant.organizationId,
-          environmentId: tenant.environmentId,
-          notificationId: job.notification_id,
-          jobId,
-          workflowId: job.workflow_id,
-          templateIdentifier: "race",
-          subscriberRef: subscriber._id,
-          subscriberId: "racer",
-          transactionId,
-          channel: "in_app",
-          content: "Hello",
-          subject: "",
-          cta: { type: "redirect", data: {} },
-          payload: {},
-          providerId: "",
-          providerMessageId: "",
-          status: "sent",
-          seen: false,
-          read: false,
-          lastSeenDate: null,
-          lastReadDate: null,
-          ...freshInboxState({}, now),
-          data: {},
-          avatar: "",
-          feedId: "",
-          createdAt: now,
-          updatedAt: now,
-        });
+        await insertMessage(
+          deps.db,
+          newMessage(job, notification, row, now, { channel: "in_app", content: "Hello" }),
+        );
       });
       await writing.done;
       let deleted = false;
