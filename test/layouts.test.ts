@@ -394,24 +394,7 @@ forEachBackend<ManualClock>(
     test("an email is sent inside its step's layout, else the default one, with the layout's variable defaults; a used layout cannot be deleted; promotion takes layouts along", async () => {
       const { dev, prod } = await ctx.tenant();
       const api = ctx.client(dev.apiKey);
-      const sink = await startSmtpSink();
-      sinks.push(sink);
-      for (const key of [dev.apiKey, prod.apiKey]) {
-        const res = await ctx.client(key).post("/v1/integrations", {
-          providerId: "nodemailer",
-          channel: "email",
-          active: true,
-          credentials: {
-            host: "127.0.0.1",
-            port: String(sink.port),
-            secure: false,
-            ignoreTls: true,
-            from: "team@example.com",
-            senderName: "Team",
-          },
-        });
-        assert.equal(res.statusCode, 201, res.body);
-      }
+      const sink = await emailTo(dev.apiKey, prod.apiKey);
       const [devDefault] = (await api.get("/v1/layouts")).json().data;
       const framed = await create(api, "framed", {
         content:
