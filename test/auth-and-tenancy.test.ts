@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { LightMyRequestResponse } from "fastify";
 import { revokeApiKey } from "../src/tenancy/repository.ts";
 import { documentedAnswers } from "./documented-answers.ts";
 import { assertErrorBody } from "./error-body.ts";
@@ -54,10 +55,7 @@ forEachBackend(
 
     // The OpenAPI document's responses, which every answer below must match.
     let documented: ReturnType<typeof documentedAnswers> | undefined;
-    const matchesDocument = (
-      route: CatalogRoute,
-      res: Parameters<ReturnType<typeof documentedAnswers>>[1],
-    ) => {
+    const matchesDocument = (route: CatalogRoute, res: LightMyRequestResponse) => {
       documented ??= documentedAnswers(ctx.app.swagger());
       documented(route, res);
     };
