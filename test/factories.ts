@@ -29,6 +29,30 @@ export async function createWorkflow(
   return res.json().data;
 }
 
+/**
+ * A new organization with one active workflow of `steps` in its Development environment: the
+ * environment's client, the workflow's trigger identifier and its id.
+ */
+export async function workflowInNewTenant(
+  ctx: TestContext,
+  namePrefix: string,
+  steps: unknown[],
+  body: Record<string, unknown> = {},
+) {
+  const tenant = await ctx.tenant();
+  const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+    name: uniqueName(namePrefix),
+    active: true,
+    steps,
+    ...body,
+  });
+  return {
+    api: ctx.client(tenant.dev.apiKey),
+    name: workflow.triggers[0].identifier as string,
+    workflowId: workflow._id as string,
+  };
+}
+
 /** Creates a notification group through the API (201 asserted) and returns the resource. */
 export async function createGroup(ctx: TestContext, apiKey: string, name = uniqueName("Group")) {
   const res = await ctx.client(apiKey).post("/v1/notification-groups", { name });

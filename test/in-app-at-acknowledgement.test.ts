@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { ManualClock } from "../src/clock.ts";
 import { runJob } from "../src/engine/run-job.ts";
-import { createWorkflow, uniqueName } from "./factories.ts";
+import { workflowInNewTenant } from "./factories.ts";
 import { type Client, forEachBackend, testConfig } from "./harness.ts";
 
 const hexId = () => randomBytes(12).toString("hex");
@@ -35,17 +35,8 @@ async function jobsOf(api: Client, transactionId: string): Promise<JobView[]> {
 forEachBackend(
   "in-app steps delivered in the trigger's acknowledgement",
   (ctx) => {
-    async function setup(steps: unknown[], extra: Record<string, unknown> = {}) {
-      const tenant = await ctx.tenant();
-      const api = ctx.client(tenant.dev.apiKey);
-      const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
-        name: uniqueName("At once"),
-        active: true,
-        steps,
-        ...extra,
-      });
-      return { api, name: workflow.triggers[0].identifier as string, workflowId: workflow._id as string };
-    }
+    const setup = (steps: unknown[], extra: Record<string, unknown> = {}) =>
+      workflowInNewTenant(ctx, "At once", steps, extra);
 
     async function trigger(api: Client, body: Record<string, unknown>): Promise<string> {
       const transactionId = (body.transactionId as string | undefined) ?? hexId();
@@ -189,20 +180,14 @@ forEachBackend<ManualClock>(
   "a run goes on in the task of the step before",
   (ctx) => {
     test("a delay that falls due delivers the in-app step after it in its own task", async () => {
-      const tenant = await ctx.tenant();
-      const api = ctx.client(tenant.dev.apiKey);
-      const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
-        name: uniqueName("Run on"),
-        active: true,
-        steps: [
-          { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
-          { template: { type: "in_app", content: "after the delay" } },
-        ],
-      });
+      const { api, name } = await workflowInNewTenant(ctx, "Run on", [
+        { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
+        { template: { type: "in_app", content: "after the delay" } },
+      ]);
       const subscriberId = hexId();
       const transactionId = hexId();
       const res = await api.post("/v1/events/trigger", {
-        name: workflow.triggers[0].identifier,
+        name,
         to: subscriberId,
         transactionId,
       });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
-import { createWorkflow, uniqueName } from "../../test/factories.ts";
+import { workflowInNewTenant } from "../../test/factories.ts";
 import { forEachBackend, type Client as TestClient } from "../../test/harness.ts";
 import { poll } from "../../test/poll.ts";
 import { drain } from "../../test/queue-helpers.ts";
@@ -34,17 +34,8 @@ const settled = (type: string) => (jobs: JobView[]) =>
 forEachBackend(
   "the worker's step runner",
   (ctx) => {
-    async function setup(steps: unknown[], more: Record<string, unknown> = {}) {
-      const tenant = await ctx.tenant();
-      const api = ctx.client(tenant.dev.apiKey);
-      const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
-        name: uniqueName("Runner workflow"),
-        active: true,
-        steps,
-        ...more,
-      });
-      return { api, name: workflow.triggers[0].identifier as string, workflowId: workflow._id as string };
-    }
+    const setup = (steps: unknown[], more: Record<string, unknown> = {}) =>
+      workflowInNewTenant(ctx, "Runner workflow", steps, more);
     const inApp = { template: { type: "in_app", content: "Hello {{who}}" } };
     const delay = (amount: number) => ({
       template: { type: "delay" },
