@@ -262,9 +262,7 @@ export async function comparePromotion(
     ]);
 
   const workflows: WorkflowChange[] = [];
-  const workflowCopies = new Map<string, Workflow>();
-  for (const copy of targetWorkflows)
-    if (copy.parentId !== "" && !workflowCopies.has(copy.parentId)) workflowCopies.set(copy.parentId, copy);
+  const workflowCopies = copiesByParent(targetWorkflows);
   let unchangedWorkflows = 0;
   for (const workflow of sourceWorkflows) {
     const copy = workflowCopies.get(workflow.id);
@@ -312,9 +310,7 @@ export async function comparePromotion(
   }
 
   const groups: GroupChange[] = [];
-  const groupCopies = new Map<string, NotificationGroup>();
-  for (const copy of targetGroups)
-    if (copy.parentId !== "" && !groupCopies.has(copy.parentId)) groupCopies.set(copy.parentId, copy);
+  const groupCopies = copiesByParent(targetGroups);
   let unchangedGroups = 0;
   for (const group of sourceGroups) {
     const copy = groupCopies.get(group.id);
@@ -369,6 +365,14 @@ export async function comparePromotion(
   };
 }
 
+/** The target environment's copies, by the id of the source each was copied from (the first one, if several). */
+function copiesByParent<T extends { parentId: string }>(targets: readonly T[]): Map<string, T> {
+  const copies = new Map<string, T>();
+  for (const copy of targets)
+    if (copy.parentId !== "" && !copies.has(copy.parentId)) copies.set(copy.parentId, copy);
+  return copies;
+}
+
 /**
  * The layout changes: each source layout the target has no copy of (added) or a copy of that
  * differs in what a publish copies (modified), then each copy whose source is gone (deleted; a copy
@@ -376,9 +380,7 @@ export async function comparePromotion(
  */
 async function compareLayouts(deps: Deps, sourceLayouts: Layout[], targetLayouts: Layout[]) {
   const changes: LayoutChange[] = [];
-  const copies = new Map<string, Layout>();
-  for (const copy of targetLayouts)
-    if (copy.parentId !== "" && !copies.has(copy.parentId)) copies.set(copy.parentId, copy);
+  const copies = copiesByParent(targetLayouts);
   let unchanged = 0;
   for (const layout of sourceLayouts) {
     const copy = copies.get(layout.id);
