@@ -310,16 +310,17 @@ export async function settleJob(
 }
 
 /**
- * Queues the notification's job at `stepIndex` if it is `pending`, in one statement; its id, or
- * undefined when the run has no such step or that job is not pending (canceled, merged, ...).
+ * Queues the notification's job at `stepIndex` if it is `pending`, in one statement; the job as
+ * queued (the run goes on from it without reading it again), or undefined when the run has no such
+ * step or that job is not pending (canceled, merged, ...).
  */
 export async function queueJobAt(
   db: Db,
   notificationId: string,
   stepIndex: number,
   now: string,
-): Promise<string | undefined> {
-  const [row] = await runPrepared<{ id: string }>(
+): Promise<Job | undefined> {
+  const [row] = await runPrepared<JobRow>(
     db,
     "queue job at",
     () =>
@@ -329,10 +330,10 @@ export async function queueJobAt(
         .where("notification_id", "=", slot("notificationId"))
         .where("step_index", "=", slot("stepIndex"))
         .where("status", "=", "pending")
-        .returning("id"),
+        .returningAll(),
     { notificationId, stepIndex, now },
   );
-  return row?.id;
+  return row ? toJob(row) : undefined;
 }
 
 /** Moves every job of the notification after `stepIndex` that has not run to `canceled`; returns them. */

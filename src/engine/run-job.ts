@@ -33,6 +33,26 @@ class Superseded extends Error {}
 export async function runJob(
   deps: EngineDeps,
   jobId: string,
+  context: { attempt: number; maxAttempts?: number; onMessage?: MessageListener },
+): Promise<void> {
+  const seen = await engine.findJob(deps.db, jobId);
+  // Canceled, finished, or never existed: nothing to do.
+  if (!seen || !(RUNNABLE as readonly string[]).includes(seen.status)) return;
+  await runFrom(deps, seen, undefined, context);
+}
+
+/** What the step before a job read that the job would read again: its notification and subscriber. */
+interface Known {
+  notification: Notification;
+  /** Present when the step before read the subscriber (undefined inside: no such subscriber then). */
+  subscriber?: { read: Awaited<ReturnType<typeof getSubscriberByRef>> };
+}
+
+/** runJob from the job as read, or as the step before it queued it (with what that step read). */
+async function runFrom(
+  deps: EngineDeps,
+  seen: Job,
+  known: Known | undefined,
   context: {
     attempt: number;
     maxAttempts?: number;
@@ -44,9 +64,7 @@ export async function runJob(
     following?: boolean;
   },
 ): Promise<void> {
-  const seen = await engine.findJob(deps.db, jobId);
-  // Canceled, finished, or never existed: nothing to do.
-  if (!seen || !(RUNNABLE as readonly string[]).includes(seen.status)) return;
+  const jobId = seen.id;
   // A step that reaches outside the database is claimed first (`running`: a cancel no longer takes
   // it); any other is claimed by the transaction that records its outcome, from the status it was
   // read in, and rolled back if that moved meanwhile (a cancel won, or another run of the job).
@@ -65,17 +83,21 @@ export async function runJob(
   // wait less for every other.
   const tenant = tenantOf(job);
   const loading: Loading = Promise.all([
-    job.step.active ? getSubscriberByRef(deps, tenant, job.subscriberRef) : undefined,
+    !job.step.active
+      ? undefined
+      : known?.subscriber
+        ? known.subscriber.read
+        : getSubscriberByRef(deps, tenant, job.subscriberRef),
     readsPreferences(job)
       ? loadSubscriberPreferences(deps, tenant, job.subscriberRef, job.workflowId)
       : undefined,
   ]);
   // Awaited in decide(), whose failures are recorded; not at all when the notification is gone.
   loading.catch(() => {});
-  const notification = await engine.findNotification(deps.db, job.notificationId);
+  const notification = known?.notification ?? (await engine.findNotification(deps.db, job.notificationId));
   if (!notification) return;
 
-  let next: string | undefined;
+  let next: Job | undefined;
   // A failure deciding the step or recording its outcome (an in-app message is written there) is
   // recorded, and the task is retried.
   try {
@@ -98,13 +120,26 @@ export async function runJob(
   // The run goes on at once in this task: the next job's own task, committed with this outcome,
   // is there should this process stop now, and finds the job done when it runs. So a delay that
   // falls due delivers what follows it now, not behind every other task that fell due with it.
-  // A failure here is recorded, and that task runs the job again.
-  if (next !== undefined)
-    await runJob(deps, next, {
+  // It goes on from the job as queued, with this run's notification and subscriber: none is read
+  // again. A failure here is recorded, and that task runs the job again.
+  if (next === undefined) return;
+  // A read that failed is left to the next step to make again.
+  const subscriber = job.step.active
+    ? await loading.then(
+        ([read]) => ({ read }),
+        () => undefined,
+      )
+    : undefined;
+  await runFrom(
+    deps,
+    next,
+    { notification, ...(subscriber ? { subscriber } : {}) },
+    {
       attempt: 1,
       following: true,
       ...(context.onMessage ? { onMessage: context.onMessage } : {}),
-    }).catch(() => {});
+    },
+  ).catch(() => {});
 }
 
 /**
@@ -118,10 +153,10 @@ async function finish(
   notification: Notification,
   decision: StepOutcome | Deferred,
   claim: Claim,
-): Promise<string | undefined> {
+): Promise<Job | undefined> {
   const now = isoNow(deps.clock);
   let armed: { dueAt: number; task: NewTask } | undefined;
-  let queued: string | undefined;
+  let queued: Job | undefined;
   try {
     await deps.db.transaction().execute(async (trx) => {
       const trxDeps = engineOnConnection(deps, trx);
@@ -203,10 +238,10 @@ async function finish(
   return queued;
 }
 
-/** Queues the run's next job, if it is pending, with its task; its id when it was. */
-async function queueNext(deps: EngineDeps, job: Job, now: string): Promise<string | undefined> {
+/** Queues the run's next job, if it is pending, with its task; the job as queued when it was. */
+async function queueNext(deps: EngineDeps, job: Job, now: string): Promise<Job | undefined> {
   const queued = await engine.queueJobAt(deps.db, job.notificationId, job.stepIndex + 1, now);
-  if (queued) await deps.queue.add(deps.db, [runJobTask(queued)]);
+  if (queued) await deps.queue.add(deps.db, [runJobTask(queued.id)]);
   return queued;
 }
 

@@ -318,7 +318,7 @@ export async function closeDigestWindow(deps: EngineDeps, windowId: string): Pro
     // A merged event that carries the digest (its lead was canceled): its steps wait again.
     await windows.moveJobsAfter(trx, job.notificationId, job.stepIndex, ["merged"], "pending", nowIso);
     const queued = await engine.queueJobAt(trx, job.notificationId, job.stepIndex + 1, nowIso);
-    if (queued) await deps.queue.add(trx, [runJobTask(queued)]);
+    if (queued) await deps.queue.add(trx, [runJobTask(queued.id)]);
     return undefined;
   });
   if (early !== undefined) {
