@@ -1,8 +1,7 @@
-import { pipelined } from "../store/pipeline.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
-import { holdSubscriber, loadSubscriberPreferences } from "../subscribers/service.ts";
+import { loadSubscriberPreferences } from "../subscribers/service.ts";
 import type { ExecutionDetail, Job, Message, Notification } from "./domain.ts";
-import { type EngineDeps, engineOnConnection } from "./engine-deps.ts";
+import type { EngineDeps } from "./engine-deps.ts";
 import { newDetail } from "./records.ts";
 import { tenantOf } from "./steps/handler.ts";
 import { inAppAtOnce } from "./steps/in-app.ts";
@@ -34,8 +33,10 @@ export interface DeliveredAtOnce {
  * Runs the leading in-app steps of new runs, inside the trigger's transaction (`deps.db`): each run
  * whose first job can be run here has its leading in-app jobs set `completed` (a message) or
  * `skipped` (filtered, or the preferences said no), and the first job after them, if any, `queued`;
- * the caller queues the tasks of the `queued` jobs. The subscriber's row is held first (as a job
- * holds it to write its message): a subscriber deleted meanwhile leaves its run to the queue.
+ * the caller queues the tasks of the `queued` jobs. `subscribers` are the rows this transaction
+ * created or read when it resolved the recipients: on PostgreSQL each is held from that read to the
+ * commit (FOR KEY SHARE, or FOR UPDATE by an upsert), so the subscriber is there for its message
+ * without holding its row a second time, as a job run in the worker must.
  */
 export async function deliverLeadingInApp(
   deps: EngineDeps,
@@ -49,17 +50,12 @@ export async function deliverLeadingInApp(
     const subscriber = subscribers.get(notification.subscriberRef);
     if (!first || !subscriber || !runsAtOnce(first)) continue;
     const tenant = tenantOf(notification);
-    const [held, preferences] = await pipelined(deps.db, [
-      (db) => holdSubscriber(engineOnConnection(deps, db), tenant, notification.subscriberRef),
-      (db) =>
-        loadSubscriberPreferences(
-          engineOnConnection(deps, db),
-          tenant,
-          notification.subscriberRef,
-          notification.workflowId,
-        ),
-    ]);
-    if (!held) continue;
+    const preferences = await loadSubscriberPreferences(
+      deps,
+      tenant,
+      notification.subscriberRef,
+      notification.workflowId,
+    );
     let next = 0;
     for (const job of jobs) {
       if (!runsAtOnce(job)) break;
