@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
 import type { KeyClaim } from "../auth/key-claim.ts";
 import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
@@ -6,6 +7,7 @@ import { ApiError, mention, unprocessable } from "../errors.ts";
 import { newObjectId } from "../ids.ts";
 import { requirePayloadSchema } from "../json-schema.ts";
 import { pipelined } from "../store/pipeline.ts";
+import type { Database } from "../store/schema.ts";
 import { type Subscriber, subscriberForTemplates } from "../subscribers/domain.ts";
 import {
   type CreateSubscriberInput,
@@ -36,7 +38,7 @@ import { insertMessage } from "./message-repository.ts";
 import { declaredVariables, requireVariables, withDefaults } from "./payload-variables.ts";
 import type { NewTask } from "./queue/port.ts";
 import {
-  checkTriggerLoad,
+  checkTriggerJobs,
   checkTriggerSize,
   fitsOneTrigger,
   QuotaExceeded,
@@ -360,7 +362,7 @@ async function accept(
           worth,
         );
         load = { recipients: count, jobs: count * jobsPerRecipient };
-        await checkTriggerLoad(trxDeps, tenant, deps.quotas, load);
+        checkTriggerSize(deps.quotas, load);
       }
       if (typeof request.tenant === "object") {
         const upserted = await tenantOfTrigger(trxDeps, tenant, request.tenant);
@@ -375,6 +377,15 @@ async function accept(
       }
       // The trigger and its subscribers at once (one round trip on PostgreSQL): a trigger the
       // environment has seen rolls all of it back below, so a repeat writes nothing.
+      // The minute's count of recipients goes out with the runs' writes, last (quotas.ts).
+      const counted = options.reserved ? undefined : load;
+      const spend = counted
+        ? (db: Kysely<Database>) =>
+            spendRecipients(engineOnConnection(deps, db), tenant, deps.quotas, counted.recipients)
+        : undefined;
+      // The trigger, its subscribers and the environment's open jobs at once (one round trip on
+      // PostgreSQL): a trigger the environment has seen, or one past the jobs' quota, rolls all of
+      // it back below, so a repeat or a refusal writes nothing.
       const [trigger, resolved] = await pipelined(trx, [
         (db) =>
           engine.insertTrigger(db, {
@@ -404,6 +415,9 @@ async function accept(
                 tenant,
                 recipients as (string | CreateSubscriberInput)[],
               ),
+        async (db) => {
+          if (load) await checkTriggerJobs(engineOnConnection(deps, db), tenant, deps.quotas, load);
+        },
       ]);
       if (!trigger) throw new RepeatedTrigger();
       if (!resolved) {
@@ -416,14 +430,15 @@ async function accept(
         await deps.queue.add(trx, [
           { task: TASKS.fanOut, payload: { triggerId: trigger.id }, key: `fan-out:${trigger.id}` },
         ]);
+        await spend?.(trx);
       } else {
         await createRuns(trxDeps, trigger, plan, resolved.refs, {
           newTrigger: true,
           notes: resolved.notes,
           atOnce: { subscribers: resolved.subscribers, delivered },
+          ...(spend ? { alongside: spend } : {}),
         });
       }
-      if (load && !options.reserved) await spendRecipients(trxDeps, tenant, deps.quotas, load.recipients);
       return { acknowledged: true as const, status, transactionId, repeat: false };
     })
     .catch(async (error: unknown) => {
@@ -489,6 +504,8 @@ export async function createRuns(
      * (at-acknowledgement.ts), for these subscribers (by _id); what was delivered goes to `delivered`.
      */
     atOnce?: { subscribers: ReadonlyMap<string, Subscriber>; delivered: DeliveredAtOnce["delivered"] };
+    /** With a new trigger: more work of the transaction, sent with the runs' writes, after them. */
+    alongside?: (db: Kysely<Database>) => Promise<unknown>;
   } = {},
 ): Promise<number> {
   const now = isoNow(deps.clock);
@@ -580,6 +597,7 @@ export async function createRuns(
       async (db) => {
         for (const message of messages) await insertMessage(db, message);
       },
+      async (db) => options.alongside?.(db),
     ]);
     // Nothing can have been there before a trigger of this transaction; were it otherwise, its
     // jobs would belong to no notification: roll it all back rather than commit that.

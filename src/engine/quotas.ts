@@ -124,24 +124,24 @@ async function checkOpenJobs(
 }
 
 /**
- * Before anything of the trigger is written: its size (422: retrying cannot make it fit), then the
- * environment's jobs not yet final with the trigger's added (429).
+ * The environment's jobs not yet final with the trigger's added: 429 past QUOTA_PENDING_JOBS. Its
+ * size is checked first, before anything is written (checkTriggerSize: retrying cannot make it
+ * fit); this read may go out with the trigger's first writes, which a refusal rolls back.
  */
-export async function checkTriggerLoad(
+export async function checkTriggerJobs(
   deps: Deps,
   tenant: Tenant,
   quotas: Quotas | undefined,
   load: TriggerLoad,
 ): Promise<void> {
   if (!anyQuota(quotas)) return;
-  checkTriggerSize(quotas, load);
   await checkOpenJobs(deps, tenant, quotas, load.jobs, "this trigger's");
 }
 
 /**
  * Counts the trigger's recipients into the environment's current minute; 429, with Retry-After
- * until the next minute, past its quota. Last in the accept transaction: the environment's count
- * row is held from here to the commit.
+ * until the next minute, past its quota. Last in the accept transaction (it goes out with the
+ * runs' writes): the environment's count row is held from here to the commit.
  */
 export async function spendRecipients(
   deps: Deps,
