@@ -141,6 +141,9 @@ export const DEFAULT_POLL_INTERVAL_MS = 2_000;
  * which the engine's tasks allow.
  */
 const COMPLETE_BATCH_DELAY_MS = 2;
+/** How many of the table's next moments one look times (see #nextInTable). */
+const TABLE_MOMENTS = 200;
+
 /** How long after its backoff a failed task's pool is nudged: by then graphile-worker has written the retry. */
 const RETRY_NUDGE_SLACK_MS = 100;
 
@@ -508,18 +511,22 @@ export class GraphileQueue implements JobQueue {
   }
 
   /**
-   * Times the earliest job in the table that is not due yet: one look at graphile-worker's public
-   * jobs view, when the queue starts and when the moment it found has come.
+   * Times the earliest jobs in the table that are not due yet (up to TABLE_MOMENTS of them): one
+   * look at graphile-worker's public jobs view when the queue starts, and another when the last
+   * moment it found has come. One look per moment made a chain of round trips that fell behind
+   * timers set closer together than a round trip under load.
    */
   async #nextInTable(): Promise<void> {
     if (this.#stopped) return;
     try {
-      const { rows } = await sql<{ wait_ms: number | string | null }>`
-        select extract(epoch from (min(run_at) - now())) * 1000 as wait_ms
+      const { rows } = await sql<{ wait_ms: number | string }>`
+        select extract(epoch from (run_at - now())) * 1000 as wait_ms
         from ${sql.id(this.#options.schema, "jobs")}
-        where locked_at is null and attempts < max_attempts and run_at > now()`.execute(this.#db);
-      const wait = rows[0]?.wait_ms;
-      if (wait !== null && wait !== undefined) this.#dueAt(Date.now() + Math.ceil(Number(wait)), true);
+        where locked_at is null and attempts < max_attempts and run_at > now()
+        order by run_at
+        limit ${TABLE_MOMENTS}`.execute(this.#db);
+      const now = Date.now();
+      rows.forEach((row, i) => this.#dueAt(now + Math.ceil(Number(row.wait_ms)), i === rows.length - 1));
     } catch (err) {
       // The pool's poll still finds the jobs; a stopped store at shutdown lands here too.
       if (!this.#stopped) this.#logger.warn({ err }, "job queue: could not look for jobs coming due");
