@@ -526,7 +526,8 @@ export class GraphileQueue implements JobQueue {
         order by run_at
         limit ${TABLE_MOMENTS}`.execute(this.#db);
       const now = Date.now();
-      rows.forEach((row, i) => this.#dueAt(now + Math.ceil(Number(row.wait_ms)), i === rows.length - 1));
+      for (const [i, row] of rows.entries())
+        this.#dueAt(now + Math.ceil(Number(row.wait_ms)), i === rows.length - 1);
     } catch (err) {
       // The pool's poll still finds the jobs; a stopped store at shutdown lands here too.
       if (!this.#stopped) this.#logger.warn({ err }, "job queue: could not look for jobs coming due");
