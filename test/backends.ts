@@ -48,11 +48,39 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
   }
 }
 
+/** The SQLite file every test database of this process is copied from (see sqliteTemplate()). */
+let sqliteTemplateReady: Promise<string> | undefined;
+
+/**
+ * A migrated SQLite file, made once per test process: copying it costs a millisecond or two, where
+ * migrating a new file cost about a tenth of a second of CPU, for every database a file opens. As
+ * with PostgreSQL's template, the store opened on the copy still checks its revision.
+ */
+function sqliteTemplate(): Promise<string> {
+  sqliteTemplateReady ??= (async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-test-template-"));
+    process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+    const store = await openStore({ dataDir: dir });
+    try {
+      await store.migrate();
+    } finally {
+      // Closing the last connection checkpoints the log into the file, which is then all there is.
+      await store.close();
+    }
+    return path.join(dir, SQLITE_FILE);
+  })();
+  return sqliteTemplateReady;
+}
+
+/** The store's SQLite file name in its data directory (openStore's default). */
+const SQLITE_FILE = "tidings.db";
+
 const sqlite: Backend = {
   name: "sqlite",
   async open() {
     // A real file in WAL mode, as in production, not :memory:.
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tidings-test-"));
+    fs.copyFileSync(await sqliteTemplate(), path.join(dataDir, SQLITE_FILE));
     const store = await openStore({ dataDir });
     const destroy = async () => {
       await store.close();
