@@ -375,8 +375,6 @@ async function accept(
         plan.actor = subscriberForTemplates(subscriber);
         plan.actorRef = subscriber.id;
       }
-      // The trigger and its subscribers at once (one round trip on PostgreSQL): a trigger the
-      // environment has seen rolls all of it back below, so a repeat writes nothing.
       // The minute's count of recipients goes out with the runs' writes, last (quotas.ts).
       const counted = options.reserved ? undefined : load;
       const spend = counted
