@@ -8,7 +8,7 @@ import { openQueue } from "./engine/queue/index.ts";
 import { MissingSecretKeyError, resolveSecretKey, SecretBox } from "./integrations/service.ts";
 import { createOrganization } from "./onboarding/service.ts";
 import { createLogger } from "./ops/logging.ts";
-import { openStore, type Store } from "./store/store.ts";
+import { openStore, SQLITE_FILE, type Store } from "./store/store.ts";
 import * as tenancy from "./tenancy/service.ts";
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -107,7 +107,7 @@ async function withStore<T>(
 ): Promise<T> {
   const config = loadConfig();
   if (!config.databaseUrl && !options.create) {
-    const file = path.join(config.dataDir, "tidings.db");
+    const file = path.join(config.dataDir, SQLITE_FILE);
     if (!fs.existsSync(file)) {
       const why = process.env.DATA_DIR ? "" : " (DATA_DIR is not set, so ./data is used)";
       throw new NoDatabaseError(`no database at ${file}${why}.\n${CREATE_HINT}`);

@@ -6,7 +6,13 @@ import { describe, test } from "node:test";
 import { runMigrations } from "graphile-worker";
 import postgres from "postgres";
 import { workerSchemaFor } from "../src/engine/queue/index.ts";
-import { openStore, postgresAnswers, redactDatabaseUrl, type Store } from "../src/store/store.ts";
+import {
+  openStore,
+  postgresAnswers,
+  redactDatabaseUrl,
+  SQLITE_FILE,
+  type Store,
+} from "../src/store/store.ts";
 
 export type BackendName = "sqlite" | "postgres";
 
@@ -71,9 +77,6 @@ function sqliteTemplate(): Promise<string> {
   })();
   return sqliteTemplateReady;
 }
-
-/** The store's SQLite file name in its data directory (openStore's default). */
-const SQLITE_FILE = "tidings.db";
 
 const sqlite: Backend = {
   name: "sqlite",

@@ -12,7 +12,7 @@ import { SERVICE_NODE_FLAGS } from "../scripts/service-node-flags.ts";
 import { systemClock } from "../src/clock.ts";
 import { createOrganization } from "../src/onboarding/service.ts";
 import { SecretBox } from "../src/store/secret-box.ts";
-import { openStore } from "../src/store/store.ts";
+import { openStore, SQLITE_FILE } from "../src/store/store.ts";
 import { type BackendName, describeEachBackend, migratedPostgresDatabase, postgresUrl } from "./backends.ts";
 import { poll } from "./poll.ts";
 
@@ -46,7 +46,7 @@ export async function freshDatabase(
       backend,
       env: { DATA_DIR: dataDir },
       storeOptions: { dataDir },
-      location: path.join(dataDir, "tidings.db"),
+      location: path.join(dataDir, SQLITE_FILE),
       destroy: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
     };
   }

@@ -65,13 +65,16 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openSqlite(options);
 }
 
+/** The SQLite database's file in the data directory, unless `sqliteFile` names another. */
+export const SQLITE_FILE = "tidings.db";
+
 /**
  * The database file, made (or tightened) readable by its owner alone before SQLite opens it: SQLite
  * gives the write-ahead log and the shared-memory file it creates the database file's permissions,
  * so they follow. Those made before, by an older version or another umask, are tightened too.
  */
 function sqliteFileOf(options: StoreOptions): string {
-  const file = options.sqliteFile ?? "tidings.db";
+  const file = options.sqliteFile ?? SQLITE_FILE;
   if (file === ":memory:") return file;
   const dir = options.dataDir ?? path.resolve("data");
   makeDataDir(dir);
