@@ -93,7 +93,8 @@ function App() {
   const [checking, setChecking] = useState(storedKey() !== null);
   const route = useRoute();
 
-  // A link followed from the menu closes it.
+  // Any change of view closes the menu (back and forward too); a link followed from the menu closes
+  // it in its own click, before the new view renders, so the view never shows under an open menu.
   useEffect(() => setMenuOpen(false), [route.join("/")]);
   useEffect(() => {
     if (!storedKey()) return;
@@ -134,7 +135,11 @@ function App() {
           <ul>
             {SECTIONS.map(([path, label]) => (
               <li key={path}>
-                <a href={`#/${path}`} aria-current={section === path ? "page" : undefined}>
+                <a
+                  href={`#/${path}`}
+                  aria-current={section === path ? "page" : undefined}
+                  onClick={() => setMenuOpen(false)}
+                >
                   {label}
                 </a>
               </li>
