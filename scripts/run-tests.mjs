@@ -12,6 +12,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { buildTests, TEST_BUILD_ENV } from "./test-build.mjs";
 
 const roots = ["src", "test"];
@@ -32,8 +33,8 @@ const only = args.filter((a) => !a.startsWith("-"));
 const flags = args.filter((a) => a.startsWith("-"));
 // The longest files start first, so that none of them begins near the end and runs on alone while
 // the rest of the machine idles. A file's length is not known before it runs; what makes one long is
-// known: real processes and browsers (seconds each) first, then the integration files under test/,
-// then by size.
+// known: the walks of every route first, then real processes and browsers (seconds each), then the
+// integration files under test/, then by size.
 const OWN_PROCESS =
   /forEachProcessBackend|engine-processes|startServer\(|runTs\(|startTs\(|spawn\(|fork\(|new Worker\(|browser-page|dashboard-page|chromium|process\.env\.[A-Z_]+ *=[^=]|process\.exitCode/;
 // The files that walk every route of the catalog (each with fixtures of its own) take a minute or so
@@ -44,7 +45,7 @@ const found = (only.length > 0 ? only : roots.flatMap((root) => find(root, [])))
   const alone = OWN_PROCESS.test(text) || LONG.test(text);
   return {
     file,
-    rank: alone ? 2 : file.startsWith("test") ? 1 : 0,
+    rank: LONG.test(text) ? 3 : alone ? 2 : file.startsWith("test") ? 1 : 0,
     size: text.length,
     own: only.length > 0 || alone,
     showsDashboard: text.includes("dashboard-page"),
@@ -115,28 +116,44 @@ if (!dashboardDir && found.some((f) => f.showsDashboard)) {
   }
 }
 const bundleOf = new Map(found.map((f, i) => [f.file, built.files[i]]));
+// node --test starts the files it is given in the order of their paths, not in the order given: each
+// process gets an entry of its own whose name keeps the order above (`<position>-<name>.mjs`). Without
+// them the shared groups ("shared-…") started first and the longest files, under "test/", last:
+// one file then ran on alone for the run's last 20 s.
+let position = 0;
+const entryFile = (name) =>
+  path.join(
+    built.dir,
+    `${String(++position).padStart(3, "0")}-${path.basename(name).replace(/\.[cm]?[jt]s$/, "")}.mjs`,
+  );
+// An own file's entry only imports its bundle.
+const ownEntry = (f) => {
+  const entry = entryFile(f.file);
+  writeFileSync(entry, `// ${f.file}\nimport ${JSON.stringify(pathToFileURL(bundleOf.get(f.file)).href)};\n`);
+  return entry;
+};
 // Each group's entry imports its files one after another, each registering its tests as it loads,
 // and only then lets them run, in that order, in this one process.
-const entries = [
-  ...found.filter((f) => f.own).map((f) => bundleOf.get(f.file)),
-  ...groups.map((group, i) => {
-    const entry = path.join(built.dir, `shared-${String(i + 1).padStart(2, "0")}.mjs`);
-    const bundles = group.files.map((file) => bundleOf.get(file));
-    writeFileSync(
-      entry,
-      [
-        `// ${group.files.join(", ")}`,
-        'import { before } from "node:test";',
-        // No test starts before every file has registered its own: with tests already running while
-        // later files were imported, one run silently left out a later file's tests (8 of 2,505).
-        `const loaded = (async () => { for (const file of ${JSON.stringify(bundles)}) await import(file); })();`,
-        "before(() => loaded);",
-        "",
-      ].join("\n"),
-    );
-    return entry;
-  }),
-];
+const groupEntry = (group, i) => {
+  const entry = entryFile(`shared-${String(i + 1).padStart(2, "0")}`);
+  const bundles = group.files.map((file) => bundleOf.get(file));
+  writeFileSync(
+    entry,
+    [
+      `// ${group.files.join(", ")}`,
+      'import { before } from "node:test";',
+      // No test starts before every file has registered its own: with tests already running while
+      // later files were imported, one run silently left out a later file's tests (8 of 2,505).
+      `const loaded = (async () => { for (const file of ${JSON.stringify(bundles)}) await import(file); })();`,
+      "before(() => loaded);",
+      "",
+    ].join("\n"),
+  );
+  return entry;
+};
+// The groups are of about equal size; the largest of them start first all the same.
+groups.sort((a, b) => b.size - a.size);
+const entries = [...found.filter((f) => f.own).map(ownEntry), ...groups.map(groupEntry)];
 const child = spawn(
   process.execPath,
   [
