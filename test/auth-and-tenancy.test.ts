@@ -36,6 +36,31 @@ forEachBackend(
       shared ??= makeFixtures(ctx);
       return shared;
     };
+    // One revoked key for every route's 401 cases: in use (and so remembered wherever keys are)
+    // before it is revoked, as a live key would be. Each route then sends it after the revocation.
+    let revoked: Promise<string> | undefined;
+    const revokedKey = () => {
+      revoked ??= (async () => {
+        const tenant = await ctx.tenant();
+        const inUse = await ctx.client(tenant.dev.apiKey).get("/v1/environments/me");
+        assert.equal(inUse.statusCode, 200, inUse.body);
+        const key = await ctx.store.db
+          .selectFrom("api_keys")
+          .select("id")
+          .where("environment_id", "=", tenant.dev.environmentId)
+          .executeTakeFirstOrThrow();
+        assert.ok(await revokeApiKey(ctx.store.db, key.id, new Date().toISOString()));
+        return tenant.dev.apiKey;
+      })();
+      return revoked;
+    };
+    // Another organization, whose key must reach nothing of the fixtures' (its requests change
+    // nothing, which each case checks, so one serves them all).
+    let otherTenant: ReturnType<typeof ctx.tenant> | undefined;
+    const other = () => {
+      otherTenant ??= ctx.tenant();
+      return otherTenant;
+    };
 
     test("the catalog lists every /v1 and /v2 route the OpenAPI document describes", async () => {
       const paths = (ctx.app.swagger() as { paths: Record<string, Record<string, unknown>> }).paths;
@@ -84,8 +109,8 @@ forEachBackend(
       });
 
       test(`${name}: 401 for a missing, foreign-scheme, empty, unknown, revoked or query-string key`, async () => {
-        // Nothing here gets past authentication, so the shared fixtures serve; the key revoked below
-        // is a tenant's of its own.
+        // Nothing here gets past authentication, so the shared fixtures serve; the revoked key is a
+        // tenant's of its own.
         const f = await sharedFixtures();
         const url = route.url(f);
         const body = route.body?.(f);
@@ -102,19 +127,9 @@ forEachBackend(
           assertErrorBody(res, 401, { path: pathOf(url), message });
           assert.equal(res.headers["www-authenticate"], "ApiKey");
         }
-        // A revoked key is refused on its very next request.
-        const revoked = await ctx.tenant();
-        // In use before it is revoked, as a live key would be (and remembered wherever keys are).
-        const inUse = await ctx.client(revoked.dev.apiKey).get("/v1/environments/me");
-        assert.equal(inUse.statusCode, 200, inUse.body);
-        const key = await ctx.store.db
-          .selectFrom("api_keys")
-          .select("id")
-          .where("environment_id", "=", revoked.dev.environmentId)
-          .executeTakeFirstOrThrow();
-        assert.ok(await revokeApiKey(ctx.store.db, key.id, new Date().toISOString()));
+        // A key revoked after it was used is refused.
         const res = await ctx.app.inject(
-          call(route, url, body, { authorization: `ApiKey ${revoked.dev.apiKey}` }),
+          call(route, url, body, { authorization: `ApiKey ${await revokedKey()}` }),
         );
         assertErrorBody(res, 401, { path: pathOf(url), message: /^Invalid API key$/ });
         assert.equal(res.headers["www-authenticate"], "ApiKey");
@@ -124,7 +139,7 @@ forEachBackend(
       if (resourceUrls) {
         test(`${name}: another environment's or organization's key gets 404, and nothing changes`, async () => {
           const f = await sharedFixtures();
-          const other = await ctx.tenant();
+          const stranger = await other();
           // Everything the routes could touch: the workflow, the spare group, the whole group list,
           // the subscriber (with its credentials and preferences), the topics, the environment.
           const snapshot = async () => {
@@ -151,7 +166,7 @@ forEachBackend(
           const before = await snapshot();
           // Sent all at once, several times each: no interleaving lets one through either.
           const attempts = resourceUrls(f).flatMap(({ url, notFound }) =>
-            [f.tenant.prod.apiKey, other.dev.apiKey].flatMap((key) =>
+            [f.tenant.prod.apiKey, stranger.dev.apiKey].flatMap((key) =>
               Array.from({ length: 4 }, async () => {
                 const res = await ctx.app.inject(
                   call(route, url, route.body?.(f), { authorization: `ApiKey ${key}` }),
