@@ -9,10 +9,12 @@
 // the suite. Files that start processes or browsers, or touch what a process holds for everyone
 // (its environment, its exit code), keep a process of their own.
 import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import postgres from "postgres";
 import { buildTests, TEST_BUILD_ENV } from "./test-build.mjs";
 
 const roots = ["src", "test"];
@@ -88,6 +90,38 @@ const runTimeoutS = positive("TEST_RUN_TIMEOUT_S", 1500, " of seconds");
 // on the servers it started, on real timers, fsyncs, browsers and the database, so more of them
 // than this machine's two cores keeps both busy.
 const concurrency = positive("TEST_CONCURRENCY", 5, "");
+// The run's mark, which the names of its PostgreSQL databases carry (test/backends.ts): the test
+// processes leave their databases, and the run drops them all at its end. A drop makes PostgreSQL
+// take a checkpoint, writing out what every test database changed; one per test file cost the server
+// more than the tests' own queries.
+const runMark = `r${Math.floor(Date.now() / 1000)}x${randomBytes(2).toString("hex")}`;
+const RUN_DATABASE = /^tidings_(?:test|proc)_r(\d+)x[0-9a-f]{4}_/;
+
+/** Drops the run databases `which` picks (by their name's match); how many there were. */
+async function dropRunDatabases(which) {
+  const url = process.env.TEST_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
+  // Several at once: each drop waits for a checkpoint, and drops waiting together share one.
+  const sql = postgres(url, { max: 8, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    const all = await sql`select datname from pg_database where datname like 'tidings\_%'`;
+    const chosen = all
+      .map((row) => row.datname)
+      .filter((name) => {
+        const match = RUN_DATABASE.exec(name);
+        return match !== null && which(match);
+      });
+    await Promise.all(chosen.map((name) => sql.unsafe(`drop database if exists "${name}" with (force)`)));
+    return chosen.length;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+// What a run stopped before its end left behind (killed at its deadline, or by hand): dropped once a
+// day old, so that another checkout's run on the same server keeps its own. No server: nothing to do.
+const dayAgo = Math.floor(Date.now() / 1000) - 86_400;
+await dropRunDatabases((match) => Number(match[1]) < dayAgo).catch(() => 0);
+
 const built = await buildTests(found.map((f) => f.file));
 // The browser files that show the dashboard share one build of it (test/dashboard-page.ts reads
 // TEST_DASHBOARD_DIR), made here unless the caller made one.
@@ -172,6 +206,7 @@ const child = spawn(
     env: {
       ...process.env,
       [TEST_BUILD_ENV]: built.dir,
+      TIDINGS_TEST_RUN: runMark,
       ...(dashboardDir ? { TEST_DASHBOARD_DIR: dashboardDir } : {}),
     },
     detached: true,
@@ -196,10 +231,17 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]) {
     setTimeout(() => killGroup("SIGKILL"), 5000).unref();
   });
 }
-child.on("exit", (code, signal) => {
+child.on("exit", async (code, signal) => {
   clearTimeout(deadline);
   // Whatever a test file left running in the group goes with the run.
   killGroup("SIGKILL");
   rmSync(built.dir, { recursive: true, force: true });
-  process.exit(code ?? 128 + (os.constants.signals[signal] ?? 0));
+  const exitCode = code ?? 128 + (os.constants.signals[signal] ?? 0);
+  try {
+    await dropRunDatabases((match) => match[0].includes(`_${runMark}_`));
+  } catch (error) {
+    // Not the tests' failure: said, and the run's result stands.
+    console.error(`the run's PostgreSQL databases were not dropped: ${error?.message ?? error}`);
+  }
+  process.exit(exitCode);
 });

@@ -170,11 +170,44 @@ function databaseUrlFor(server: string, database: string): string {
   return url.toString();
 }
 
+/**
+ * Set by `npm test` (scripts/run-tests.mjs) for the processes it runs: the run's mark, which the
+ * names of the run's PostgreSQL databases carry, and a promise that the runner drops them all once
+ * the run is over.
+ *
+ * Dropping a database makes PostgreSQL (15) take a checkpoint at once, writing out every page any
+ * test database has changed since the last one: with a drop at the end of each test file, the
+ * server wrote out each new copy of the template (~10 MB) and rewrote the pages the running tests
+ * kept changing, some hundred times a run. Dropped together after the run, databases that no
+ * checkpoint reached are never written at all.
+ */
+export const TEST_RUN_ENV = "TIDINGS_TEST_RUN";
+const testRun = process.env[TEST_RUN_ENV];
+
+/**
+ * A name for a test's own PostgreSQL database: `<kind>_<run>_<pid>_<random>`, the run's mark when the
+ * runner drops the run's databases itself, else `<kind>_<pid>_<random>`.
+ */
+export function testDatabaseName(kind: "tidings_test" | "tidings_proc"): string {
+  return [kind, ...(testRun ? [testRun] : []), process.pid, randomBytes(4).toString("hex")].join("_");
+}
+
+/** Drops a test's database: at once, or, in a run that drops them all at its end, not here. */
+export async function dropTestDatabase(server: string, name: string): Promise<void> {
+  if (testRun && name.includes(`_${testRun}_`)) return;
+  const admin = postgres(server, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`drop database if exists "${name}" with (force)`);
+  } finally {
+    await admin.end();
+  }
+}
+
 /** A new database copied from the migrated template (see template()), dropped by the caller. */
 export async function migratedPostgresDatabase(
   server: string,
 ): Promise<{ databaseUrl: string; drop(): Promise<void> }> {
-  const name = `tidings_test_${process.pid}_${randomBytes(4).toString("hex")}`;
+  const name = testDatabaseName("tidings_test");
   const admin = postgres(server, { max: 1, onnotice: () => {} });
   try {
     await admin
@@ -190,14 +223,7 @@ export async function migratedPostgresDatabase(
   }
   return {
     databaseUrl: databaseUrlFor(server, name),
-    async drop() {
-      const admin = postgres(server, { max: 1, onnotice: () => {} });
-      try {
-        await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      } finally {
-        await admin.end();
-      }
-    },
+    drop: () => dropTestDatabase(server, name),
   };
 }
 

@@ -2,7 +2,6 @@
 // kill, stop or load them: each on a database of its own (a temporary SQLite directory, or a
 // PostgreSQL database made for the test), declared once per backend by forEachProcessBackend.
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -13,7 +12,14 @@ import { systemClock } from "../src/clock.ts";
 import { createOrganization } from "../src/onboarding/service.ts";
 import { SecretBox } from "../src/store/secret-box.ts";
 import { openStore, SQLITE_FILE } from "../src/store/store.ts";
-import { type BackendName, describeEachBackend, migratedPostgresDatabase, postgresUrl } from "./backends.ts";
+import {
+  type BackendName,
+  describeEachBackend,
+  dropTestDatabase,
+  migratedPostgresDatabase,
+  postgresUrl,
+  testDatabaseName,
+} from "./backends.ts";
 import { poll } from "./poll.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
@@ -62,7 +68,7 @@ export async function freshDatabase(
       destroy: drop,
     };
   }
-  const name = `tidings_proc_${process.pid}_${randomBytes(4).toString("hex")}`;
+  const name = testDatabaseName("tidings_proc");
   const admin = postgres(server, { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`create database "${name}"`);
@@ -77,14 +83,7 @@ export async function freshDatabase(
     env: { DATABASE_URL: databaseUrl },
     storeOptions: { databaseUrl },
     location: databaseUrl,
-    async destroy() {
-      const drop = postgres(server, { max: 1, onnotice: () => {} });
-      try {
-        await drop.unsafe(`drop database if exists "${name}" with (force)`);
-      } finally {
-        await drop.end();
-      }
-    },
+    destroy: () => dropTestDatabase(server, name),
   };
 }
 
