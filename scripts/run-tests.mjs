@@ -44,10 +44,11 @@ const OWN_PROCESS =
 const LONG = /makeFixtures/;
 const found = (only.length > 0 ? only : roots.flatMap((root) => find(root, []))).map((file) => {
   const text = readFileSync(file, "utf8");
-  const alone = OWN_PROCESS.test(text) || LONG.test(text);
+  const long = LONG.test(text);
+  const alone = long || OWN_PROCESS.test(text);
   return {
     file,
-    rank: LONG.test(text) ? 3 : alone ? 2 : file.startsWith("test") ? 1 : 0,
+    rank: long ? 3 : alone ? 2 : file.startsWith("test") ? 1 : 0,
     size: text.length,
     own: only.length > 0 || alone,
     showsDashboard: text.includes("dashboard-page"),
@@ -97,7 +98,7 @@ const concurrency = positive("TEST_CONCURRENCY", 5, "");
 const runMark = `r${Math.floor(Date.now() / 1000)}x${randomBytes(2).toString("hex")}`;
 const RUN_DATABASE = /^tidings_(?:test|proc)_r(\d+)x[0-9a-f]{4}_/;
 
-/** Drops the run databases `which` picks (by their name's match); how many there were. */
+/** Drops the run databases `which` picks (by their name's match). */
 async function dropRunDatabases(which) {
   const url = process.env.TEST_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
   // Several at once (each waits for a checkpoint): 40 drops took 3.1 s so, 3.6 s one after another.
@@ -111,7 +112,6 @@ async function dropRunDatabases(which) {
         return match !== null && which(match);
       });
     await Promise.all(chosen.map((name) => sql.unsafe(`drop database if exists "${name}" with (force)`)));
-    return chosen.length;
   } finally {
     await sql.end({ timeout: 5 });
   }
@@ -120,7 +120,7 @@ async function dropRunDatabases(which) {
 // What a run stopped before its end left behind (killed at its deadline, or by hand): dropped once a
 // day old, so that another checkout's run on the same server keeps its own. No server: nothing to do.
 const dayAgo = Math.floor(Date.now() / 1000) - 86_400;
-await dropRunDatabases((match) => Number(match[1]) < dayAgo).catch(() => 0);
+await dropRunDatabases((match) => Number(match[1]) < dayAgo).catch(() => {});
 
 const built = await buildTests(found.map((f) => f.file));
 // The browser files that show the dashboard share one build of it (test/dashboard-page.ts reads

@@ -181,8 +181,7 @@ function databaseUrlFor(server: string, database: string): string {
  * kept changing, some hundred times a run. Dropped together after the run, databases that no
  * checkpoint reached are never written at all.
  */
-export const TEST_RUN_ENV = "TIDINGS_TEST_RUN";
-const testRun = process.env[TEST_RUN_ENV];
+const testRun = process.env.TIDINGS_TEST_RUN;
 
 /**
  * A name for a test's own PostgreSQL database: `<kind>_<run>_<pid>_<random>`, the run's mark when the
