@@ -5,6 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import postgres from "postgres";
+import { SQLITE_FILE } from "../src/store/store.ts";
 import { runNode } from "./proc.ts";
 
 export type BackendName = "sqlite" | "postgres";
@@ -28,7 +29,7 @@ export async function createDatabase(
     return {
       backend,
       env: { DATA_DIR: dataDir },
-      sqliteFile: path.join(dataDir, "tidings.db"),
+      sqliteFile: path.join(dataDir, SQLITE_FILE),
       async drop() {
         fs.rmSync(dataDir, { recursive: true, force: true });
       },
