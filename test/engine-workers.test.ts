@@ -6,6 +6,7 @@
 // again exactly one message per trigger.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import fs from "node:fs";
 import { test } from "node:test";
 import {
   allMessages,
@@ -34,6 +35,30 @@ function completed(worker: Running): number {
     .split("\n")
     .filter((line) => line.includes("graphile-worker: Completed task") && line.includes("engine.run-job"))
     .length;
+}
+
+/**
+ * The local ports of a process's TCP sockets (Linux: its descriptors' socket inodes, looked up in
+ * /proc/net/tcp and tcp6): how its PostgreSQL sessions are told apart from the other processes'.
+ */
+function tcpPortsOf(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    const link = fs.readlinkSync(`/proc/${pid}/fd/${fd}`, { encoding: "utf8" });
+    const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1];
+    if (inode) inodes.add(inode);
+  }
+  const ports: number[] = [];
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    if (!fs.existsSync(table)) continue;
+    for (const line of fs.readFileSync(table, "utf8").split("\n").slice(1)) {
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      const cols = line.trim().split(/\s+/);
+      const port = cols[1]?.split(":")[1];
+      if (port && cols[9] && inodes.has(cols[9])) ports.push(Number.parseInt(port, 16));
+    }
+  }
+  return ports;
 }
 
 forEachProcessBackend(
@@ -148,9 +173,21 @@ forEachProcessBackend(
             select worker_id from queue_workers where owner like ${`%:${pidB}`})`;
         return row?.n ?? 0;
       };
-      // Kill b while it holds tasks: freeze it (SIGSTOP), look, and kill it (SIGKILL) if it holds
-      // some, else let it go on and look again. Frozen, it can finish nothing between look and kill.
-      // (Bounded by the triggers being answered; the limits are a safety net for a hung run.)
+      /**
+       * Whether a statement worker b sent before it was frozen still runs: one that is fetching
+       * jobs locks them when it ends, frozen client or not, so b's count is final only once none runs.
+       */
+      const bStatementRuns = async () => {
+        const ports = tcpPortsOf(pidB);
+        const [row] = await sql<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity
+          where client_port = any(${ports}::int[]) and state = 'active'`;
+        return (row?.n ?? 0) > 0;
+      };
+      // Kill b while it holds tasks: freeze it (SIGSTOP), let the statements it had sent end, look,
+      // and kill it (SIGKILL) if it holds some, else let it go on and look again. Frozen, it sends
+      // nothing between look and kill. (Bounded by the triggers being answered; the limits are a
+      // safety net for a hung run.)
       const killB = async () => {
         await poll(
           () => ({ taken: completed(b) - bBefore, answered }),
@@ -160,6 +197,11 @@ forEachProcessBackend(
         const held = await poll(
           async () => {
             b.child.kill("SIGSTOP");
+            await poll(bStatementRuns, (runs) => !runs, {
+              what: "the statements worker b sent before it was frozen to end",
+              limitMs: 10_000,
+              everyMs: 5,
+            });
             const n = await lockedByB();
             if (n > 0 || answered >= PHASE2) return n;
             b.child.kill("SIGCONT");
