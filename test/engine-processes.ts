@@ -13,7 +13,8 @@ import { call, type ProcessDatabase, type Running, startTs, waitFor } from "./pr
  * An active workflow whose in-app message's content is the trigger's transactionId. `via`:
  * "acknowledgement", one in-app step, which the trigger's own transaction delivers; "queue", the
  * in-app step behind a throttle that lets every run through (a step the acknowledgement leaves to
- * the worker), so that the worker's tasks deliver it: two tasks a trigger.
+ * the worker), so that the worker delivers it: one task a trigger, the throttle's, whose transaction
+ * writes the in-app message too.
  */
 export async function inAppWorkflow(
   server: { url: string },

@@ -9,6 +9,7 @@ import { ManualClock } from "../src/clock.ts";
 import { runJob } from "../src/engine/run-job.ts";
 import { workflowInNewTenant } from "./factories.ts";
 import { type Client, forEachBackend, testConfig } from "./harness.ts";
+import { countTasks } from "./queue-helpers.ts";
 
 const hexId = () => randomBytes(12).toString("hex");
 
@@ -172,13 +173,107 @@ forEachBackend(
   { app: () => ({ runWorker: false, config: testConfig({ RENDER_TIMEOUT_MS: "10000" }) }) },
 );
 
-// The worker's side of the same idea (run-job.ts): a step that completes goes on at once, in the
-// same task, to a following step that needs no claim, while that step's own task, committed with
-// the outcome, stays as the durable fallback. No worker runs here: the test runs the delay's job
-// itself, once, and the message is there when that one run returns.
+// The worker's side of the same idea (run-job.ts, in-app-at-once.ts): the in-app steps that follow a
+// step run in the worker are written in the transaction that records that step's outcome, with no
+// task of their own; the first other step gets its task, and runs on at once in the same task when
+// it needs no claim. No worker runs here: the test runs the delay's job itself, once, and what
+// follows it is there when that one run returns.
 forEachBackend<ManualClock>(
   "a run goes on in the task of the step before",
   (ctx) => {
+    const runJobIdOf = async (api: Client, transactionId: string) =>
+      (
+        (await api.get(`/v1/notifications?transactionId=${transactionId}`)).json().data[0] as {
+          jobs: { _id: string }[];
+        }
+      ).jobs[0]?._id as string;
+
+    test("after a due delay: in-app steps in the delay's own transaction, filtered or not, no task of theirs; the next other step queued and run on", async () => {
+      const { api, name } = await workflowInNewTenant(ctx, "In-app after a delay", [
+        { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
+        { template: { type: "in_app", content: "first for {{subscriber.firstName}}" } },
+        {
+          template: { type: "in_app", content: "filtered out" },
+          filters: [
+            {
+              isNegated: false,
+              type: "GROUP",
+              value: "AND",
+              children: [{ on: "payload", field: "kind", operator: "EQUAL", value: "never" }],
+            },
+          ],
+        },
+        { template: { type: "in_app", content: "third, {{kind}}" } },
+        { template: { type: "sms", content: "no provider" } },
+      ]);
+      const subscriberId = hexId();
+      const transactionId = hexId();
+      const res = await api.post("/v1/events/trigger", {
+        name,
+        to: { subscriberId, firstName: "Ada" },
+        payload: { kind: "news" },
+        transactionId,
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      const delayJob = await runJobIdOf(api, transactionId);
+      const deps = { db: ctx.store.db, clock: ctx.clock, queue: ctx.app.queue };
+      await runJob(deps, delayJob, { attempt: 1 });
+      ctx.clock.advance(5 * 60_000);
+      // What the clock set off (PostgreSQL: the due task, added by the clock's timer) is in first.
+      await ctx.clock.settled();
+      const tasksBefore = await countTasks(ctx.store);
+      await runJob(deps, delayJob, { attempt: 1 });
+      const jobs = await jobsOf(api, transactionId);
+      assert.deepEqual(
+        jobs.map((j) => [j.type, j.status]),
+        [
+          ["delay", "completed"],
+          ["in_app", "completed"],
+          ["in_app", "skipped"],
+          ["in_app", "completed"],
+          ["sms", "skipped"],
+        ],
+      );
+      assert.deepEqual(jobs[2]?.executionDetails.at(-1)?.detail, "filtered");
+      assert.deepEqual(jobs[1]?.executionDetails.at(-1)?.detail, "In-app message created");
+      assert.deepEqual(
+        // Written in one moment: the feed's order between them is its tie-break's.
+        (await feed(api, subscriberId)).map((m) => m.content).sort(),
+        ["first for Ada", "third, news"],
+      );
+      // One task more: the sms step's (run on at once here, its task the durable fallback).
+      assert.equal(await countTasks(ctx.store), tasksBefore + 1);
+    });
+
+    test("after a due delay: the subscriber's preferences are asked; in-app turned off is skipped, nothing written", async () => {
+      const { api, name, workflowId } = await workflowInNewTenant(ctx, "Muted after a delay", [
+        { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
+        { template: { type: "in_app", content: "muted" } },
+      ]);
+      const subscriberId = hexId();
+      assert.equal((await api.post("/v1/subscribers", { subscriberId })).statusCode, 201);
+      const transactionId = hexId();
+      const res = await api.post("/v1/events/trigger", { name, to: subscriberId, transactionId });
+      assert.equal(res.statusCode, 201, res.body);
+      const delayJob = await runJobIdOf(api, transactionId);
+      const deps = { db: ctx.store.db, clock: ctx.clock, queue: ctx.app.queue };
+      await runJob(deps, delayJob, { attempt: 1 });
+      // Turned off while the delay waits.
+      const off = await api.patch(`/v1/subscribers/${subscriberId}/preferences/${workflowId}`, {
+        channel: { type: "in_app", enabled: false },
+      });
+      assert.equal(off.statusCode, 200, off.body);
+      ctx.clock.advance(5 * 60_000);
+      await runJob(deps, delayJob, { attempt: 1 });
+      const jobs = await jobsOf(api, transactionId);
+      assert.deepEqual(
+        jobs.map((j) => j.status),
+        ["completed", "skipped"],
+      );
+      assert.match(jobs[1]?.executionDetails.at(-1)?.detail ?? "", /^Skipped: /);
+      assert.deepEqual(await feed(api, subscriberId), []);
+    });
+
     test("a delay that falls due delivers the in-app step after it in its own task", async () => {
       const { api, name } = await workflowInNewTenant(ctx, "Run on", [
         { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },

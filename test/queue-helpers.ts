@@ -79,17 +79,7 @@ export async function queueFixture(backend: Backend, defaults: QueueOptions = {}
       }
       await pgQueueQuiet(store, workerSchema, 5_000);
     },
-    async count(task) {
-      const [table, name] =
-        store.backend === "sqlite"
-          ? [sql.id("queue_tasks"), sql.ref("task")]
-          : [sql.id(workerSchema, "jobs"), sql.ref("task_identifier")];
-      const where = task === undefined ? sql`` : sql`where ${name} = ${task}`;
-      const { rows } = await sql<{ n: number }>`select count(*) as n from ${table} ${where}`.execute(
-        store.db,
-      );
-      return Number(rows[0]?.n);
-    },
+    count: (task) => countTasks(store, task),
     async reset() {
       await Promise.allSettled(queues.splice(0).map((queue) => queue.stop()));
       if (store.backend === "sqlite") await sql`delete from queue_tasks`.execute(store.db);
@@ -108,6 +98,17 @@ export async function queueFixture(backend: Backend, defaults: QueueOptions = {}
   // graphile-worker's schema is built when a queue first opens (a second or two): here, not in a test.
   if (store.backend === "postgres") await fixture.open();
   return fixture;
+}
+
+/** How many tasks the store's queue holds (of this name, when given), in any state. */
+export async function countTasks(store: Store, task?: string): Promise<number> {
+  const [table, name] =
+    store.backend === "sqlite"
+      ? [sql.id("queue_tasks"), sql.ref("task")]
+      : [sql.id(workerSchemaFor(store.postgres?.schema), "jobs"), sql.ref("task_identifier")];
+  const where = task === undefined ? sql`` : sql`where ${name} = ${task}`;
+  const { rows } = await sql<{ n: number }>`select count(*) as n from ${table} ${where}`.execute(store.db);
+  return Number(rows[0]?.n);
 }
 
 /** A promise opened by hand: what a handler waits on so a test can hold it mid-run. */

@@ -2,6 +2,7 @@ import type { Subscriber } from "../subscribers/domain.ts";
 import { loadSubscriberPreferences } from "../subscribers/service.ts";
 import type { ExecutionDetail, Job, Message, Notification } from "./domain.ts";
 import type { EngineDeps } from "./engine-deps.ts";
+import { runsAtOnce } from "./in-app-at-once.ts";
 import { newDetail } from "./records.ts";
 import { tenantOf } from "./steps/handler.ts";
 import { inAppAtOnce } from "./steps/in-app.ts";
@@ -16,9 +17,6 @@ import { gate } from "./steps/index.ts";
  * The first step that is anything else (or whose templates need more than the event loop gives one
  * render: a render thread, a limit) is queued as it would have been, and runs in the worker.
  */
-
-/** A step the acknowledgement can run: an active in-app step of a stored workflow. */
-const runsAtOnce = (job: Job) => job.type === "in_app" && job.step.active && job.step.code === undefined;
 
 export interface DeliveredAtOnce {
   /** The messages to write, with the trigger. */

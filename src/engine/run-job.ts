@@ -1,8 +1,10 @@
 import { isoNow } from "../clock.ts";
 import { pipelined } from "../store/pipeline.ts";
+import type { Subscriber } from "../subscribers/domain.ts";
 import { getSubscriberByRef, loadSubscriberPreferences } from "../subscribers/service.ts";
 import type { Job, JobStatus, Notification } from "./domain.ts";
 import { type EngineDeps, engineOnConnection, runJobTask } from "./engine-deps.ts";
+import { runQueuedInAppAtOnce } from "./in-app-at-once.ts";
 import type { FailedTask, NewTask } from "./queue/port.ts";
 import { newDetail } from "./records.ts";
 import * as engine from "./repository.ts";
@@ -102,7 +104,18 @@ async function runFrom(
   // recorded, and the task is retried.
   try {
     const outcome = await runStep(deps, job, notification, loading, context.onMessage);
-    next = await finish(deps, job, notification, outcome, claim);
+    // The subscriber as the step read it (an inactive step reads none): an in-app step after this
+    // one may run in the same transaction (queueNext).
+    const subscriber = job.step.active
+      ? await loading.then(
+          ([read]) => read,
+          () => undefined,
+        )
+      : undefined;
+    next = await finish(deps, job, notification, outcome, claim, {
+      subscriber,
+      onMessage: context.onMessage,
+    });
   } catch (error) {
     await engine.insertDetails(deps.db, [
       newDetail(
@@ -153,12 +166,15 @@ async function finish(
   notification: Notification,
   decision: StepOutcome | Deferred,
   claim: Claim,
+  following: { subscriber: Subscriber | undefined; onMessage: MessageListener | undefined },
 ): Promise<Job | undefined> {
   const now = isoNow(deps.clock);
   let armed: { dueAt: number; task: NewTask } | undefined;
   let queued: Job | undefined;
+  let afterCommit: (() => void)[] = [];
   try {
     await deps.db.transaction().execute(async (trx) => {
+      afterCommit = [];
       const trxDeps = engineOnConnection(deps, trx);
       const deferred = "inTransaction" in decision;
       const outcome = deferred ? await decision.inTransaction(trxDeps) : decision;
@@ -210,13 +226,15 @@ async function finish(
         return;
       }
       // The run's last step has no next job to look for.
-      if (job.stepIndex + 1 < notification.channels.length) queued = await queueNext(trxDeps, job, now);
+      if (job.stepIndex + 1 < notification.channels.length)
+        queued = await queueNext(trxDeps, job, now, { notification, ...following, afterCommit });
     });
   } catch (error) {
     if (error instanceof Superseded) return undefined;
     throw error;
   }
   if ("inTransaction" in decision) decision.afterCommit?.();
+  for (const told of afterCommit) told();
   deps.queue.wake();
   // A queue that keeps real time (graphile-worker under a test's ManualClock) would run the task only
   // when the same delay has passed in real time: the business clock's timer enqueues it when due by
@@ -238,11 +256,44 @@ async function finish(
   return queued;
 }
 
-/** Queues the run's next job, if it is pending, with its task; the job as queued when it was. */
-async function queueNext(deps: EngineDeps, job: Job, now: string): Promise<Job | undefined> {
-  const queued = await engine.queueJobAt(deps.db, job.notificationId, job.stepIndex + 1, now);
-  if (queued) await deps.queue.add(deps.db, [runJobTask(queued.id)]);
-  return queued;
+/**
+ * Queues the run's next job, if it is pending, with its task; the job as queued when it was. With
+ * `atOnce` (the step before read the subscriber), a next job that can run at once (an in-app step:
+ * in-app-at-once.ts) runs in this transaction instead, without a task, and the job after it is
+ * looked at in turn; the first that cannot is queued with its task and returned. What must be told
+ * once the transaction has committed (the inbox, of a new message) goes to `atOnce.afterCommit`.
+ */
+async function queueNext(
+  deps: EngineDeps,
+  job: Job,
+  now: string,
+  atOnce?: {
+    notification: Notification;
+    subscriber: Subscriber | undefined;
+    onMessage: MessageListener | undefined;
+    afterCommit: (() => void)[];
+  },
+): Promise<Job | undefined> {
+  for (let index = job.stepIndex + 1; ; index++) {
+    const queued = await engine.queueJobAt(deps.db, job.notificationId, index, now);
+    if (!queued) return undefined;
+    const ran =
+      atOnce?.subscriber &&
+      (await runQueuedInAppAtOnce(
+        deps,
+        queued,
+        atOnce.notification,
+        atOnce.subscriber,
+        now,
+        atOnce.onMessage,
+      ));
+    if (!ran) {
+      await deps.queue.add(deps.db, [runJobTask(queued.id)]);
+      return queued;
+    }
+    if (ran.afterCommit) atOnce.afterCommit.push(ran.afterCommit);
+    if (index + 1 >= atOnce.notification.channels.length) return undefined;
+  }
 }
 
 /**

@@ -67,7 +67,7 @@ export const inAppStep: StepHandler = {
   },
 };
 
-const IN_APP_CREATED = "In-app message created";
+export const IN_APP_CREATED = "In-app message created";
 
 /**
  * The message of an in-app step that runs first in its run (nothing before it to wait for, so no
@@ -77,7 +77,9 @@ const IN_APP_CREATED = "In-app message created";
  */
 export function inAppAtOnce(
   step: Pick<StepRun, "deps" | "job" | "notification" | "subscriber">,
-): { message: Message; status: ExecutionStatus; detail: string; raw: string } | undefined {
+):
+  | { message: Message; status: ExecutionStatus; detail: string; raw: string; problems: string[] }
+  | undefined {
   const { deps, job } = step;
   const rendering = (deps.renderer ?? defaultRenderer()).renderInline(
     fieldsToRender("in_app", inAppTemplateFields(job.step.template)),
@@ -90,6 +92,7 @@ export function inAppAtOnce(
     status: problems.length > 0 ? "Warning" : "Success",
     detail: IN_APP_CREATED,
     raw: problems.join("; "),
+    problems,
   };
 }
 
