@@ -22,20 +22,26 @@ import { call, forEachProcessBackend, type Running, seedOrganization, stopServer
 // Enough for both workers to take a share many times over; the throughput of a larger run is the
 // bench's to measure.
 // Each trigger is one task (its workflow's throttle, whose transaction writes the in-app message
-// after it): 200 tasks in phase 1.
+// after it): 200 tasks in phase 1. An in-app render that runs out of time on the event loop (a
+// process kept from the CPU) goes to a task of its own instead, so a loaded machine may add some.
 const PHASE1 = 200;
 const PHASE2 = 150;
 const TASKS_PER_TRIGGER = 1;
 const SENDERS = 16;
 const SUBSCRIBERS = 20;
 
-/** How many engine tasks a worker process completed, by its log. */
-function completed(worker: Running): number {
+/** The ids of the engine tasks a worker process completed, by its log. */
+function completedIds(worker: Running): string[] {
   return worker
     .stdout()
     .split("\n")
     .filter((line) => line.includes("graphile-worker: Completed task") && line.includes("engine.run-job"))
-    .length;
+    .map((line) => /Completed task (\d+) /.exec(line)?.[1] ?? "?");
+}
+
+/** How many engine tasks a worker process completed, by its log. */
+function completed(worker: Running): number {
+  return completedIds(worker).length;
 }
 
 /**
@@ -149,10 +155,12 @@ forEachProcessBackend(
         ([byA, byB]) => byA + byB >= PHASE1 * TASKS_PER_TRIGGER,
         { what: `the logs to tell of ${PHASE1 * TASKS_PER_TRIGGER} tasks done`, limitMs: 5_000, everyMs: 50 },
       );
-      assert.equal(
-        split[0] + split[1],
-        PHASE1 * TASKS_PER_TRIGGER,
-        `every task ran once, on one of the two workers: ${split}`,
+      const ids = [...completedIds(a), ...completedIds(b)];
+      const twice = [...tally(ids)].filter(([, n]) => n > 1);
+      assert.deepEqual(twice, [], `every task ran once, on one of the two workers: ${split}`);
+      assert.ok(
+        ids.length >= PHASE1 * TASKS_PER_TRIGGER && ids.length <= PHASE1 * (TASKS_PER_TRIGGER + 1),
+        `a task per trigger, and one more for an in-app step that could not render at once: ${split}`,
       );
       assert.ok(split[0] > 0 && split[1] > 0, `both workers took tasks: ${split.join(" / ")}`);
       console.log(
