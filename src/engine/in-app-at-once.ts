@@ -1,5 +1,5 @@
 import { pipelined } from "../store/pipeline.ts";
-import type { Subscriber } from "../subscribers/domain.ts";
+import type { Subscriber, SubscriberPreferences } from "../subscribers/domain.ts";
 import { loadSubscriberPreferences } from "../subscribers/service.ts";
 import { subscriptionPreferenceForStep } from "../topics/service.ts";
 import type { Job, Notification } from "./domain.ts";
@@ -40,11 +40,14 @@ export async function runQueuedInAppAtOnce(
   subscriber: Subscriber,
   now: string,
   onMessage: MessageListener | undefined,
+  /** The subscriber's preferences for the job's workflow, when this transaction has read them. */
+  read?: SubscriberPreferences,
 ): Promise<{ outcome: StepOutcome; afterCommit?: () => void } | undefined> {
   if (!runsAtOnce(job) || notification.channels.slice(0, job.stepIndex).includes("digest")) return undefined;
   const tenant = tenantOf(job);
   const [preferences, subscription] = await pipelined(deps.db, [
-    (db) =>
+    async (db) =>
+      read ??
       loadSubscriberPreferences(engineOnConnection(deps, db), tenant, job.subscriberRef, job.workflowId),
     async (db) =>
       notification.topicId === ""

@@ -1,6 +1,6 @@
 import { isoNow } from "../clock.ts";
 import { pipelined } from "../store/pipeline.ts";
-import type { Subscriber } from "../subscribers/domain.ts";
+import type { Subscriber, SubscriberPreferences } from "../subscribers/domain.ts";
 import { getSubscriberByRef, loadSubscriberPreferences } from "../subscribers/service.ts";
 import type { Job, JobStatus, Notification } from "./domain.ts";
 import { type EngineDeps, engineOnConnection, runJobTask } from "./engine-deps.ts";
@@ -200,9 +200,17 @@ async function finish(
         armed = { dueAt: outcome.dueAt, task };
         return;
       }
+      const stops =
+        outcome.status === "canceled" ||
+        (outcome.status === "failed" && (job.step.shouldStopOnFail || outcome.stopsRun));
+      // The run's last step has no next job to look for.
+      const goesOn =
+        outcome.status !== "merged" && !stops && job.stepIndex + 1 < notification.channels.length;
       // The detail goes out with the settle, without waiting for its answer (one round trip on
-      // PostgreSQL): a job that was not ours to settle rolls both back.
-      const [moved] = await pipelined(trx, [
+      // PostgreSQL), and so does the next job's queueing when the run goes on, with its
+      // subscriber's preferences when it is an in-app step that may run here: a job that was not
+      // ours to settle rolls them all back.
+      const [moved, , queuedNext, preferences] = await pipelined(trx, [
         (db) =>
           engine.settleJob(db, job.id, claim.from, outcome.status, now, {
             ...changes,
@@ -212,22 +220,34 @@ async function finish(
           engine.insertDetails(db, [
             newDetail(job, outcome.executionStatus, outcome.detail, now, { raw: outcome.raw ?? "" }),
           ]),
+        async (db) =>
+          goesOn ? engine.queueJobAt(db, job.notificationId, job.stepIndex + 1, now) : undefined,
+        async (db) =>
+          goesOn && following.subscriber && notification.channels[job.stepIndex + 1] === "in_app"
+            ? loadSubscriberPreferences(
+                engineOnConnection(deps, db),
+                tenantOf(job),
+                job.subscriberRef,
+                job.workflowId,
+              )
+            : undefined,
       ]);
       if (!moved) throw new Superseded();
       if (outcome.status === "merged") {
         await mergeFollowingSteps(trxDeps, job, now);
         return;
       }
-      if (
-        outcome.status === "canceled" ||
-        (outcome.status === "failed" && (job.step.shouldStopOnFail || outcome.stopsRun))
-      ) {
+      if (stops) {
         await engine.cancelJobsAfter(trx, job.notificationId, job.stepIndex, now);
         return;
       }
-      // The run's last step has no next job to look for.
-      if (job.stepIndex + 1 < notification.channels.length)
-        queued = await queueNext(trxDeps, job, now, { notification, ...following, afterCommit });
+      if (goesOn)
+        queued = await queueNext(trxDeps, job, now, {
+          notification,
+          ...following,
+          afterCommit,
+          first: { queued: queuedNext, ...(preferences ? { preferences } : {}) },
+        });
     });
   } catch (error) {
     if (error instanceof Superseded) return undefined;
@@ -272,10 +292,13 @@ async function queueNext(
     subscriber: Subscriber | undefined;
     onMessage: MessageListener | undefined;
     afterCommit: (() => void)[];
+    /** The next job as the caller queued it (undefined: it was not pending), and what it read for it. */
+    first?: { queued: Job | undefined; preferences?: SubscriberPreferences };
   },
 ): Promise<Job | undefined> {
   for (let index = job.stepIndex + 1; ; index++) {
-    const queued = await engine.queueJobAt(deps.db, job.notificationId, index, now);
+    const first = index === job.stepIndex + 1 ? atOnce?.first : undefined;
+    const queued = first ? first.queued : await engine.queueJobAt(deps.db, job.notificationId, index, now);
     if (!queued) return undefined;
     const ran =
       atOnce?.subscriber &&
@@ -286,6 +309,7 @@ async function queueNext(
         atOnce.subscriber,
         now,
         atOnce.onMessage,
+        first?.preferences,
       ));
     if (!ran) {
       await deps.queue.add(deps.db, [runJobTask(queued.id)]);
