@@ -262,8 +262,8 @@ export async function keyIdOf(db: BenchDatabase, environmentId: string): Promise
 
 /**
  * A topic holding every subscriber of the environment, inserted in SQL (the topic row, then its
- * memberships in one statement), as the API's bulk membership calls would leave it. Returns the
- * seconds it took.
+ * memberships in one statement, each with its id and Novu's default identifier), as the API's bulk
+ * membership calls would leave it. Returns the seconds it took.
  */
 export async function seedTopic(db: BenchDatabase, environmentId: string, key: string): Promise<number> {
   const started = performance.now();
@@ -285,10 +285,12 @@ export async function seedTopic(db: BenchDatabase, environmentId: string, key: s
           .run({ id, key, now, env: environmentId });
         raw
           .prepare(
-            `insert into topic_subscribers (topic_id, subscriber_ref, environment_id, subscriber_id, created_at)
-             select @id, s.id, s.environment_id, s.subscriber_id, @now from subscribers s where s.environment_id = @env`,
+            `insert into topic_subscribers (topic_id, subscriber_ref, environment_id, subscriber_id, created_at, id, identifier)
+             select @id, s.id, s.environment_id, s.subscriber_id, @now, lower(hex(randomblob(12))),
+               'tk_' || @key || ':si_' || s.subscriber_id
+             from subscribers s where s.environment_id = @env`,
           )
-          .run({ id, now, env: environmentId });
+          .run({ id, key, now, env: environmentId });
       })();
       raw.pragma("wal_checkpoint(TRUNCATE)");
     } finally {
@@ -305,10 +307,11 @@ export async function seedTopic(db: BenchDatabase, environmentId: string, key: s
           [id, key, now, environmentId],
         );
         await trx.unsafe(
-          `insert into topic_subscribers (topic_id, subscriber_ref, environment_id, subscriber_id, created_at)
-           select $1, s.id, s.environment_id, s.subscriber_id, $2::timestamptz from subscribers s
-           where s.environment_id = $3`,
-          [id, now, environmentId],
+          `insert into topic_subscribers (topic_id, subscriber_ref, environment_id, subscriber_id, created_at, id, identifier)
+           select $1, s.id, s.environment_id, s.subscriber_id, $2::timestamptz,
+             substr(md5(random()::text || s.id), 1, 24), 'tk_' || $4 || ':si_' || s.subscriber_id
+           from subscribers s where s.environment_id = $3`,
+          [id, now, environmentId, key],
         );
       });
       await sql`analyze topic_subscribers`;
