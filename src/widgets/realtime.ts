@@ -37,6 +37,13 @@ interface SocketData {
 
 /** The inter-process event that carries an InboxChange. */
 const CHANGED = "tidings:inbox-changed";
+/** Several changes in one message to the other processes (what one event-loop turn published). */
+const CHANGES = "tidings:inbox-changes";
+/**
+ * Changes a message at most: a list of ids stays under the PostgreSQL adapter's 8,000-byte NOTIFY
+ * payload (beyond it, the adapter writes the payload to a table and notifies its id).
+ */
+const CHANGES_A_MESSAGE = 40;
 
 const roomOf = (environmentId: string, subscriberRef: string) => `inbox:${environmentId}:${subscriberRef}`;
 
@@ -64,6 +71,8 @@ export class InboxRealtime {
   /** Rooms whose counts are being read now; `again` when another change came meanwhile. */
   readonly #refreshing = new Map<string, { again: boolean }>();
   readonly #closers: (() => Promise<void>)[] = [];
+  /** Changes to tell the other processes of, at the end of this event-loop turn. */
+  #outbox: Omit<InboxChange, "written">[] = [];
   #clustered = false;
 
   constructor(options: RealtimeOptions) {
@@ -85,6 +94,9 @@ export class InboxRealtime {
     });
     this.io.on("connection", (socket) => this.#connected(socket));
     this.io.on(CHANGED, (change: InboxChange) => this.#deliver(change));
+    this.io.on(CHANGES, (changes: InboxChange[]) => {
+      if (Array.isArray(changes)) for (const change of changes) this.#deliver(change);
+    });
   }
 
   /** Joins the cluster of processes (before any socket connects); a no-op for one process. */
@@ -149,10 +161,22 @@ export class InboxRealtime {
     if (!this.#clustered) return;
     // Ids only: the others read what they show (the message and its subscriber stay here).
     const { written: _written, ...told } = change;
-    try {
-      this.io.serverSideEmit(CHANGED, told);
-    } catch (err) {
-      this.#logger.warn({ err }, "inbox sockets: could not tell the other processes of a change");
+    // Sent together at the end of this turn of the event loop: a fan-out batch's hundreds of
+    // messages are a few NOTIFYs, not one each queued behind the adapter's one connection.
+    this.#outbox.push(told);
+    if (this.#outbox.length === 1) setImmediate(() => this.#flush());
+  }
+
+  #flush(): void {
+    const changes = this.#outbox.splice(0);
+    for (let i = 0; i < changes.length; i += CHANGES_A_MESSAGE) {
+      const chunk = changes.slice(i, i + CHANGES_A_MESSAGE);
+      try {
+        if (chunk.length === 1) this.io.serverSideEmit(CHANGED, chunk[0]);
+        else this.io.serverSideEmit(CHANGES, chunk);
+      } catch (err) {
+        this.#logger.warn({ err }, "inbox sockets: could not tell the other processes of a change");
+      }
     }
   }
 
