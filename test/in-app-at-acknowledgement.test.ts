@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { ManualClock } from "../src/clock.ts";
+import { fanOut } from "../src/engine/fan-out.ts";
 import { runJob } from "../src/engine/run-job.ts";
 import { workflowInNewTenant } from "./factories.ts";
 import { type Client, forEachBackend, testConfig } from "./harness.ts";
@@ -272,6 +273,60 @@ forEachBackend<ManualClock>(
       );
       assert.match(jobs[1]?.executionDetails.at(-1)?.detail ?? "", /^Skipped: /);
       assert.deepEqual(await feed(api, subscriberId), []);
+    });
+
+    test("a topic's fan-out delivers each member's leading in-app steps in its batch: preferences asked, no task of theirs, the inbox told", async () => {
+      const { api, name, workflowId } = await workflowInNewTenant(ctx, "Fan-out at once", [
+        { template: { type: "in_app", content: "for {{subscriber.firstName}}" } },
+        { template: { type: "sms", content: "no provider" } },
+      ]);
+      const [ada, muted] = [hexId(), hexId()];
+      for (const [subscriberId, firstName] of [
+        [ada, "Ada"],
+        [muted, "Mo"],
+      ])
+        assert.equal((await api.post("/v1/subscribers", { subscriberId, firstName })).statusCode, 201);
+      const off = await api.patch(`/v1/subscribers/${muted}/preferences/${workflowId}`, {
+        channel: { type: "in_app", enabled: false },
+      });
+      assert.equal(off.statusCode, 200, off.body);
+      const topicKey = `t-${hexId()}`;
+      assert.equal((await api.post("/v1/topics", { key: topicKey, name: "T" })).statusCode, 201);
+      const added = await api.post(`/v1/topics/${topicKey}/subscribers`, { subscribers: [ada, muted] });
+      assert.equal(added.statusCode, 200, added.body);
+      const transactionId = hexId();
+      const res = await api.post("/v1/events/trigger", {
+        name,
+        to: { type: "Topic", topicKey },
+        transactionId,
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      const trigger = await ctx.store.db
+        .selectFrom("triggers")
+        .select("id")
+        .where("transaction_id", "=", transactionId)
+        .executeTakeFirstOrThrow();
+      const runJobTasks = () => countTasks(ctx.store, "engine.run-job");
+      const before = await runJobTasks();
+      const told: string[] = [];
+      const deps = { db: ctx.store.db, clock: ctx.clock, queue: ctx.app.queue };
+      await fanOut(deps, trigger.id, (event) => told.push(event.written?.subscriber.subscriberId ?? "?"));
+
+      const res2 = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+      const runs = res2.json().data as { subscriber: { subscriberId: string }; jobs: JobView[] }[];
+      const statuses = new Map(
+        runs.map((run) => [run.subscriber.subscriberId, run.jobs.map((j) => j.status)]),
+      );
+      assert.deepEqual(statuses.get(ada), ["completed", "queued"]);
+      assert.deepEqual(statuses.get(muted), ["skipped", "queued"]);
+      assert.deepEqual(
+        (await feed(api, ada)).map((m) => m.content),
+        ["for Ada"],
+      );
+      assert.deepEqual(await feed(api, muted), []);
+      // The sms steps' tasks, one a member; none for the in-app steps.
+      assert.equal(await runJobTasks(), before + 2);
+      assert.deepEqual(told, [ada], "the inbox is told of the one message, once committed");
     });
 
     test("a delay that falls due delivers the in-app step after it in its own task", async () => {

@@ -34,7 +34,7 @@ import type {
 } from "./domain.ts";
 import { type EngineDeps, engineOnConnection, runJobTask, TASKS } from "./engine-deps.ts";
 import { fanOutStart } from "./fan-out-cursor.ts";
-import { insertMessage } from "./message-repository.ts";
+import { insertNewMessages } from "./message-repository.ts";
 import { declaredVariables, requireVariables, withDefaults } from "./payload-variables.ts";
 import type { NewTask } from "./queue/port.ts";
 import {
@@ -483,7 +483,10 @@ async function accept(
  * for each first job: in the caller's transaction. Subscribers the trigger already notified are
  * left alone (a fan-out batch run twice notifies nobody twice). A trigger created in this
  * transaction (`newTrigger`) has notified nobody yet: its notifications, jobs and tasks are then
- * written at once (one round trip on PostgreSQL), not each after the previous one's answer.
+ * written at once (one round trip on PostgreSQL), not each after the previous one's answer; for an
+ * earlier trigger (a fan-out batch) the notifications go first, and what belongs to those created
+ * goes out together after them. With `atOnce`, the runs' leading in-app steps are delivered here
+ * (at-acknowledgement.ts) and only the first other step of each run gets a task.
  */
 export async function createRuns(
   deps: EngineDeps,
@@ -498,8 +501,8 @@ export async function createRuns(
     notes?: RecipientNotes;
     topicId?: string;
     /**
-     * With a new trigger: its runs' leading in-app steps are delivered in this transaction
-     * (at-acknowledgement.ts), for these subscribers (by _id); what was delivered goes to `delivered`.
+     * The runs' leading in-app steps are delivered in this transaction (at-acknowledgement.ts), for
+     * these subscribers (by _id, held by this transaction); what was delivered goes to `delivered`.
      */
     atOnce?: { subscribers: ReadonlyMap<string, Subscriber>; delivered: DeliveredAtOnce["delivered"] };
     /** With a new trigger: more work of the transaction, sent with the runs' writes, after them. */
@@ -576,9 +579,12 @@ export async function createRuns(
     let { tasks, details } = runs;
     let messages: Message[] = [];
     if (options.atOnce && !plan.inactive) {
-      const byRun = new Map(notifications.map((n) => [n.id, { notification: n, jobs: [] as Job[] }]));
-      for (const job of jobs) byRun.get(job.notificationId)?.jobs.push(job);
-      const done = await deliverLeadingInApp(deps, [...byRun.values()], options.atOnce.subscribers, now);
+      const done = await deliverLeadingInApp(
+        deps,
+        runsByNotification(notifications, jobs),
+        options.atOnce.subscribers,
+        now,
+      );
       if (done.messages.length > 0 || done.details.length > 0) {
         messages = done.messages;
         details = [...details, ...done.details];
@@ -592,9 +598,7 @@ export async function createRuns(
       (db) => engine.insertJobs(db, jobs),
       (db) => deps.queue.add(db, tasks),
       (db) => engine.insertDetails(db, details),
-      async (db) => {
-        for (const message of messages) await insertMessage(db, message);
-      },
+      (db) => insertNewMessages(db, messages),
       async (db) => options.alongside?.(db),
     ]);
     // Nothing can have been there before a trigger of this transaction; were it otherwise, its
@@ -606,11 +610,39 @@ export async function createRuns(
     return created.length;
   }
   const created = await engine.insertNotifications(deps.db, notifications);
-  const { jobs, tasks, details } = runsOf(created);
-  await engine.insertJobs(deps.db, jobs);
-  await deps.queue.add(deps.db, tasks);
-  await engine.insertDetails(deps.db, details);
+  const runs = runsOf(created);
+  const { jobs } = runs;
+  let { tasks, details } = runs;
+  let messages: Message[] = [];
+  if (options.atOnce && !plan.inactive && created.length > 0) {
+    const done = await deliverLeadingInApp(
+      deps,
+      runsByNotification(created, jobs),
+      options.atOnce.subscribers,
+      now,
+    );
+    if (done.details.length > 0) {
+      messages = done.messages;
+      details = [...details, ...done.details];
+      options.atOnce.delivered.push(...done.delivered);
+      tasks = jobs.filter((job) => job.status === "queued").map((job) => runJobTask(job.id));
+    }
+  }
+  // Side by side (one round trip on PostgreSQL); the jobs before what refers to them.
+  await pipelined(deps.db, [
+    (db) => engine.insertJobs(db, jobs),
+    (db) => deps.queue.add(db, tasks),
+    (db) => engine.insertDetails(db, details),
+    (db) => insertNewMessages(db, messages),
+  ]);
   return created.length;
+}
+
+/** Each notification with its jobs, in the notifications' order. */
+function runsByNotification(notifications: readonly Notification[], jobs: readonly Job[]) {
+  const byRun = new Map(notifications.map((n) => [n.id, { notification: n, jobs: [] as Job[] }]));
+  for (const job of jobs) byRun.get(job.notificationId)?.jobs.push(job);
+  return [...byRun.values()];
 }
 
 /** What became of one event of a bulk call: its acknowledgement, or why it was refused. */

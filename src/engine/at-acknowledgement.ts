@@ -1,7 +1,11 @@
-import type { Subscriber } from "../subscribers/domain.ts";
-import { loadSubscriberPreferences } from "../subscribers/service.ts";
+import type { Kysely } from "kysely";
+import { pipelined } from "../store/pipeline.ts";
+import type { Database } from "../store/schema.ts";
+import type { Subscriber, SubscriberPreferences } from "../subscribers/domain.ts";
+import { loadPreferencesOfMany } from "../subscribers/service.ts";
+import { subscriptionPreferencesForSteps } from "../topics/service.ts";
 import type { ExecutionDetail, Job, Message, Notification } from "./domain.ts";
-import type { EngineDeps } from "./engine-deps.ts";
+import { type EngineDeps, engineOnConnection } from "./engine-deps.ts";
 import { runsAtOnce } from "./in-app-at-once.ts";
 import { newDetail } from "./records.ts";
 import { tenantOf } from "./steps/handler.ts";
@@ -43,21 +47,62 @@ export async function deliverLeadingInApp(
   now: string,
 ): Promise<DeliveredAtOnce> {
   const out: DeliveredAtOnce = { messages: [], details: [], delivered: [] };
-  for (const { notification, jobs } of runs) {
+  const eligible = runs.flatMap(({ notification, jobs }) => {
     const first = jobs[0];
     const subscriber = subscribers.get(notification.subscriberRef);
-    if (!first || !subscriber || !runsAtOnce(first)) continue;
-    const tenant = tenantOf(notification);
-    const preferences = await loadSubscriberPreferences(
-      deps,
-      tenant,
-      notification.subscriberRef,
-      notification.workflowId,
-    );
+    return first && subscriber && runsAtOnce(first) ? [{ notification, jobs, subscriber }] : [];
+  });
+  if (eligible.length === 0) return out;
+  // The runs' preferences (and, through a topic, their subscriptions'): one read of each for the
+  // runs of one trigger and topic, side by side (one round trip on PostgreSQL).
+  const groups = new Map<string, typeof eligible>();
+  for (const run of eligible) {
+    const { triggerId, workflowId, topicId } = run.notification;
+    const key = `${triggerId}\u0000${workflowId}\u0000${topicId}`;
+    const group = groups.get(key);
+    if (group) group.push(run);
+    else groups.set(key, [run]);
+  }
+  const reads = await pipelined(
+    deps.db,
+    [...groups.values()].flatMap((group) => {
+      const { notification } = group[0] as (typeof eligible)[number];
+      const refs = group.map((run) => run.notification.subscriberRef);
+      return [
+        (db: Kysely<Database>) =>
+          loadPreferencesOfMany(
+            engineOnConnection(deps, db),
+            tenantOf(notification),
+            refs,
+            notification.workflowId,
+          ),
+        async (db: Kysely<Database>) =>
+          notification.topicId === ""
+            ? undefined
+            : subscriptionPreferencesForSteps(
+                engineOnConnection(deps, db),
+                notification.topicId,
+                refs,
+                notification.workflowId,
+                notification.payload,
+              ),
+      ];
+    }),
+  );
+  const decided = [...groups.values()].flatMap((group, g) =>
+    group.map((run) => ({
+      ...run,
+      preferences: (reads[2 * g] as Map<string, SubscriberPreferences>).get(run.notification.subscriberRef),
+      subscription: (
+        reads[2 * g + 1] as Awaited<ReturnType<typeof subscriptionPreferencesForSteps>> | undefined
+      )?.get(run.notification.subscriberRef),
+    })),
+  );
+  for (const { notification, jobs, subscriber, preferences, subscription } of decided) {
     let next = 0;
     for (const job of jobs) {
       if (!runsAtOnce(job)) break;
-      const refused = gate(deps, job, notification, subscriber, preferences);
+      const refused = gate(deps, job, notification, subscriber, preferences, subscription);
       if (refused) {
         job.status = "skipped";
         out.details.push(newDetail(job, refused.executionStatus, refused.detail, now));

@@ -1,5 +1,5 @@
 import type { CreateSubscriberInput } from "../subscribers/service.ts";
-import { pageSubscriberRefs } from "../subscribers/service.ts";
+import { getSubscribersByRefs, pageSubscriberRefs } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { findTopic, membersHeldBack, pageTopicSubscribers } from "../topics/service.ts";
 import {
@@ -12,6 +12,8 @@ import {
   resolveRecipients,
   type TopicRecipient,
 } from "./accept.ts";
+import type { DeliveredAtOnce } from "./at-acknowledgement.ts";
+import type { MessageListener } from "./engine-deps.ts";
 import { type FanOutCursor as Cursor, readFanOutCursor as readCursor } from "./fan-out-cursor.ts";
 import { releaseFanOutJobs } from "./quotas.ts";
 import { openRecipients } from "./recipient-secrets.ts";
@@ -32,7 +34,11 @@ interface StoredRequest {
  * after the last batch written and nobody is notified twice (one notification per trigger and
  * subscriber, by a unique index).
  */
-export async function fanOut(deps: EngineDeps, triggerId: string): Promise<void> {
+export async function fanOut(
+  deps: EngineDeps,
+  triggerId: string,
+  onMessage?: MessageListener,
+): Promise<void> {
   const trigger = await engine.findTrigger(deps.db, triggerId);
   if (!trigger || trigger.fanoutDone) return;
   const request = trigger.request as unknown as StoredRequest;
@@ -49,13 +55,26 @@ export async function fanOut(deps: EngineDeps, triggerId: string): Promise<void>
   const topics = request.recipients.filter(isTopic);
   let cursor = readCursor(trigger.fanoutCursor);
 
+  // A run whose first step is an in-app one may have it delivered in its batch's transaction, as the
+  // acknowledgement does for a trigger to a few (at-acknowledgement.ts): no task a subscriber.
+  const first = request.plan.steps[0];
+  const mayRunAtOnce = !request.plan.inactive && first?.template.type === "in_app";
   for (;;) {
+    let delivered: DeliveredAtOnce["delivered"] = [];
     const done = await deps.db.transaction().execute(async (trx) => {
+      delivered = [];
       const trxDeps = engineOnConnection(deps, trx);
       const batch = await nextBatch(trxDeps, tenant, request, direct, topics, cursor);
+      // Read and held (PostgreSQL: FOR KEY SHARE) until the commit: a delete of one waits for its
+      // message, and one deleted already gets none here (its job's task skips it).
+      const subscribers =
+        mayRunAtOnce && batch.refs.length > 0
+          ? await getSubscribersByRefs(trxDeps, tenant, batch.refs, { hold: true })
+          : undefined;
       await createRuns(trxDeps, trigger, request.plan, batch.refs, {
         ...(batch.notes ? { notes: batch.notes } : {}),
         ...(batch.topicId !== undefined ? { topicId: batch.topicId } : {}),
+        ...(subscribers ? { atOnce: { subscribers, delivered } } : {}),
       });
       // The jobs just written are counted by the triggers on `jobs`: as many leave the reservation,
       // and the last batch releases what is left of it.
@@ -69,6 +88,13 @@ export async function fanOut(deps: EngineDeps, triggerId: string): Promise<void>
       return batch.finished;
     });
     deps.queue.wake();
+    for (const { message, subscriber } of delivered)
+      onMessage?.({
+        environmentId: message.environmentId,
+        subscriberRef: message.subscriberRef,
+        messageId: message.id,
+        written: { message, subscriber },
+      });
     if (done) return;
   }
 }

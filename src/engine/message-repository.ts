@@ -63,57 +63,86 @@ export async function insertMessage(
   return { message: messageFromRow(existing), created: false };
 }
 
+function rowOf(message: Message, tags: string, tagSet: string) {
+  return {
+    id: message.id,
+    organization_id: message.organizationId,
+    environment_id: message.environmentId,
+    notification_id: message.notificationId,
+    job_id: message.jobId,
+    workflow_id: message.workflowId,
+    template_identifier: message.templateIdentifier,
+    subscriber_ref: message.subscriberRef,
+    subscriber_id: message.subscriberId,
+    transaction_id: message.transactionId,
+    channel: message.channel,
+    content: message.content,
+    subject: message.subject,
+    cta: writeJson(message.cta),
+    payload: writeJson(message.payload),
+    provider_id: message.providerId,
+    provider_message_id: message.providerMessageId,
+    status: message.status,
+    seen: message.seen,
+    read: message.read,
+    last_seen_at: message.lastSeenDate,
+    last_read_at: message.lastReadDate,
+    first_seen_at: message.firstSeenDate,
+    archived: message.archived,
+    archived_at: message.archivedAt,
+    snoozed_until: message.snoozedUntil,
+    delivered_at: writeJson(message.deliveredAt),
+    tags,
+    tag_set: tagSet,
+    severity: message.severity,
+    data: writeJson(message.data),
+    avatar: message.avatar,
+    feed_id: message.feedId,
+    created_at: message.createdAt,
+    updated_at: message.updatedAt,
+  };
+}
+
 async function insertMessageRow(db: Db, message: Message, tags: string, tagSet: string) {
-  const [row] = await runPreparedRows(
-    db,
-    "insert message",
-    [
-      {
-        id: message.id,
-        organization_id: message.organizationId,
-        environment_id: message.environmentId,
-        notification_id: message.notificationId,
-        job_id: message.jobId,
-        workflow_id: message.workflowId,
-        template_identifier: message.templateIdentifier,
-        subscriber_ref: message.subscriberRef,
-        subscriber_id: message.subscriberId,
-        transaction_id: message.transactionId,
-        channel: message.channel,
-        content: message.content,
-        subject: message.subject,
-        cta: writeJson(message.cta),
-        payload: writeJson(message.payload),
-        provider_id: message.providerId,
-        provider_message_id: message.providerMessageId,
-        status: message.status,
-        seen: message.seen,
-        read: message.read,
-        last_seen_at: message.lastSeenDate,
-        last_read_at: message.lastReadDate,
-        first_seen_at: message.firstSeenDate,
-        archived: message.archived,
-        archived_at: message.archivedAt,
-        snoozed_until: message.snoozedUntil,
-        delivered_at: writeJson(message.deliveredAt),
-        tags,
-        tag_set: tagSet,
-        severity: message.severity,
-        data: writeJson(message.data),
-        avatar: message.avatar,
-        feed_id: message.feedId,
-        created_at: message.createdAt,
-        updated_at: message.updatedAt,
-      },
-    ],
-    (placeholders) =>
-      db
-        .insertInto("messages")
-        .values(placeholders)
-        .onConflict((conflict) => conflict.columns(["job_id", "provider_id"]).doNothing())
-        .returningAll(),
+  const [row] = await runPreparedRows(db, "insert message", [rowOf(message, tags, tagSet)], (placeholders) =>
+    db
+      .insertInto("messages")
+      .values(placeholders)
+      .onConflict((conflict) => conflict.columns(["job_id", "provider_id"]).doNothing())
+      .returningAll(),
   );
   return row;
+}
+
+// SQLite binds at most 32,766 parameters a statement; a message row has 35.
+const MESSAGES_A_STATEMENT = 500;
+
+/**
+ * Writes the messages of jobs this transaction created (a trigger's, a fan-out batch's): none can
+ * have been written before, so they go in as many rows a statement, without reading anything back.
+ * Their lists of tags are kept first, each once.
+ */
+export async function insertNewMessages(db: Db, messages: readonly Message[]): Promise<void> {
+  if (messages.length === 0) return;
+  const rows = messages.map((message) => {
+    const tags = writeJson(message.tags);
+    return { message, tags, tagSet: tagSetId(tags) };
+  });
+  const tagSets = new Map<string, { environmentId: string; tags: string }>();
+  for (const { message, tags, tagSet } of rows)
+    if (tagSet !== "")
+      tagSets.set(`${message.environmentId}\u0000${tagSet}`, { environmentId: message.environmentId, tags });
+  for (const [key, { environmentId, tags }] of tagSets)
+    await keepTagSet(db, environmentId, key.slice(key.indexOf("\u0000") + 1), tags);
+  for (let i = 0; i < rows.length; i += MESSAGES_A_STATEMENT)
+    await runPreparedRows(
+      db,
+      "insert new messages",
+      rows
+        .slice(i, i + MESSAGES_A_STATEMENT)
+        .map(({ message, tags, tagSet }) => rowOf(message, tags, tagSet)),
+      (placeholders) => db.insertInto("messages").values(placeholders),
+    );
 }
 
 /** Deletes one message (one its job has just written, and takes back). */

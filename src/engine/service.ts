@@ -42,7 +42,7 @@ export function engineTasks(deps: EngineDeps, onMessage?: MessageListener) {
         maxAttempts: context.maxAttempts,
         ...(onMessage ? { onMessage } : {}),
       }),
-    [TASKS.fanOut]: (payload) => fanOut(deps, String(payload.triggerId)),
+    [TASKS.fanOut]: (payload) => fanOut(deps, String(payload.triggerId), onMessage),
     [TASKS.closeDigest]: (payload) => closeDigestWindow(deps, String(payload.windowId)),
   };
   return {

@@ -275,18 +275,26 @@ export async function findSubscriberById(db: Db, environmentId: string, id: stri
   return row ? toSubscriber(row) : undefined;
 }
 
-/** The environment's subscribers among our ids `ids` (those that exist), by id. */
-export async function findSubscribersByIds(db: Db, environmentId: string, ids: readonly string[]) {
+/**
+ * The environment's subscribers among our ids `ids` (those that exist), by id. With `hold`, on
+ * PostgreSQL the rows are held FOR KEY SHARE until the transaction ends (see holdSubscriberRow).
+ */
+export async function findSubscribersByIds(
+  db: Db,
+  environmentId: string,
+  ids: readonly string[],
+  options: { hold?: boolean } = {},
+) {
   const found = new Map<string, Subscriber>();
   const CHUNK = 500;
   const unique = [...new Set(ids)];
   for (let i = 0; i < unique.length; i += CHUNK) {
-    const rows = await db
+    const query = db
       .selectFrom("subscribers")
       .selectAll()
       .where("environment_id", "=", environmentId)
-      .where("id", "in", unique.slice(i, i + CHUNK))
-      .execute();
+      .where("id", "in", unique.slice(i, i + CHUNK));
+    const rows = await (options.hold && dialectOf(db) === "postgres" ? query.forKeyShare() : query).execute();
     for (const row of rows) found.set(row.id, toSubscriber(row));
   }
   return found;
@@ -604,6 +612,33 @@ export async function findPreferences(
     { environmentId, subscriberRef, ...workflowList.values },
   );
   return new Map(rows.map((row) => [row.workflow_id, toPreference(row)]));
+}
+
+/** findPreferences for many subscribers at once, by subscriber (those with none are left out). */
+export async function findPreferencesOfMany(
+  db: Db,
+  environmentId: string,
+  subscriberRefs: readonly string[],
+  workflowIds: readonly string[],
+) {
+  const found = new Map<string, Map<string, Preference>>();
+  const CHUNK = 500;
+  const unique = [...new Set(subscriberRefs)];
+  for (let i = 0; i < unique.length; i += CHUNK) {
+    const rows = await db
+      .selectFrom("subscriber_preferences")
+      .selectAll()
+      .where("environment_id", "=", environmentId)
+      .where("subscriber_ref", "in", unique.slice(i, i + CHUNK))
+      .where("workflow_id", "in", workflowIds)
+      .execute();
+    for (const row of rows) {
+      const own = found.get(row.subscriber_ref) ?? new Map<string, Preference>();
+      own.set(row.workflow_id, toPreference(row));
+      found.set(row.subscriber_ref, own);
+    }
+  }
+  return found;
 }
 
 /** Writes the subscriber's preference for `workflowId` ("" for the global one), creating it if needed. */

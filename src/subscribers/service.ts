@@ -616,6 +616,25 @@ export async function loadSubscriberPreferences(
   return { global: found.get(""), workflow: found.get(workflowId) };
 }
 
+/** loadSubscriberPreferences for many subscribers and one workflow, in one read: by subscriber. */
+export async function loadPreferencesOfMany(
+  deps: Deps,
+  tenant: Tenant,
+  subscriberRefs: readonly string[],
+  workflowId: string,
+): Promise<Map<string, SubscriberPreferences>> {
+  const found = await subscribers.findPreferencesOfMany(deps.db, tenant.environmentId, subscriberRefs, [
+    "",
+    workflowId,
+  ]);
+  return new Map(
+    subscriberRefs.map((ref) => {
+      const own = found.get(ref);
+      return [ref, { global: own?.get(""), workflow: own?.get(workflowId) }];
+    }),
+  );
+}
+
 // ---------------------------------------------------------------- preferences: reads and writes
 
 function presentWorkflowPreference(
@@ -1013,13 +1032,17 @@ export function getSubscriberByRef(
   return subscribers.findSubscriberById(deps.db, tenant.environmentId, subscriberRef);
 }
 
-/** The subscribers with our ids `subscriberRefs` (those that still exist), by id: one read for a page of them. */
+/**
+ * The subscribers with our ids `subscriberRefs` (those that still exist), by id: one read for a page
+ * of them. With `hold`, a delete of one waits for the caller's transaction (PostgreSQL).
+ */
 export function getSubscribersByRefs(
   deps: Deps,
   tenant: Tenant,
   subscriberRefs: readonly string[],
+  options: { hold?: boolean } = {},
 ): Promise<Map<string, Subscriber>> {
-  return subscribers.findSubscribersByIds(deps.db, tenant.environmentId, subscriberRefs);
+  return subscribers.findSubscribersByIds(deps.db, tenant.environmentId, subscriberRefs, options);
 }
 
 /**

@@ -793,6 +793,23 @@ export async function subscriptionPreferenceForStep(
   return { enabled: subscriptionLetsThrough(found, payload), channels: found.channels };
 }
 
+/** subscriptionPreferenceForStep for many members of one topic at once (a fan-out page), by member. */
+export async function subscriptionPreferencesForSteps(
+  deps: Deps,
+  topicId: string,
+  subscriberRefs: readonly string[],
+  workflowId: string,
+  payload: Record<string, unknown>,
+): Promise<Map<string, { enabled: boolean; channels: Partial<Record<Channel, boolean>> }>> {
+  const found = await topics.findMembersPreferences(deps.db, topicId, workflowId, subscriberRefs);
+  return new Map(
+    [...found].map(([ref, preference]) => [
+      ref,
+      { enabled: subscriptionLetsThrough(preference, payload), channels: preference.channels },
+    ]),
+  );
+}
+
 // ---------------------------------------------------------------- Novu's /v2 (@novu/api 3, with the API key)
 
 export interface TopicUpsert {
