@@ -114,6 +114,21 @@ export class EngineProbe {
     }
   }
 
+  /** How many messages the database holds. */
+  async messageCount(): Promise<number> {
+    if (this.#pg) {
+      const [row] = await this.#pg<{ n: number }[]>`select count(*)::int as n from messages`;
+      return row?.n ?? 0;
+    }
+    const raw = new SqliteDatabase(this.#db.location, { readonly: true, fileMustExist: true });
+    try {
+      raw.pragma("busy_timeout = 5000");
+      return (raw.prepare("select count(*) as n from messages").get() as { n: number }).n;
+    } finally {
+      raw.close();
+    }
+  }
+
   /** The jobs in one status, with their attempts (ids of jobs, not tasks). */
   async jobsIn(status: string): Promise<{ id: string; status: string; attempts: number }[]> {
     if (this.#pg) {
