@@ -624,14 +624,22 @@ export async function findPreferencesOfMany(
   const found = new Map<string, Map<string, Preference>>();
   const CHUNK = 500;
   const unique = [...new Set(subscriberRefs)];
+  const workflowList = listSlots("workflow", workflowIds);
   for (let i = 0; i < unique.length; i += CHUNK) {
-    const rows = await db
-      .selectFrom("subscriber_preferences")
-      .selectAll()
-      .where("environment_id", "=", environmentId)
-      .where("subscriber_ref", "in", unique.slice(i, i + CHUNK))
-      .where("workflow_id", "in", workflowIds)
-      .execute();
+    // Prepared, as findPreferences is: a trigger's acknowledgement asks this for its few recipients.
+    const refList = listSlots("ref", unique.slice(i, i + CHUNK));
+    const rows = await runPrepared<Selectable<Database["subscriber_preferences"]>>(
+      db,
+      `find preferences of ${refList.placeholders.length} for ${workflowIds.length}`,
+      () =>
+        db
+          .selectFrom("subscriber_preferences")
+          .selectAll()
+          .where("environment_id", "=", slot("environmentId"))
+          .where("subscriber_ref", "in", refList.placeholders)
+          .where("workflow_id", "in", workflowList.placeholders),
+      { environmentId, ...refList.values, ...workflowList.values },
+    );
     for (const row of rows) {
       const own = found.get(row.subscriber_ref) ?? new Map<string, Preference>();
       own.set(row.workflow_id, toPreference(row));
