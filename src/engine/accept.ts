@@ -573,26 +573,35 @@ export async function createRuns(
     }
     return { jobs, tasks, details };
   };
-  if (options.newTrigger) {
-    const runs = runsOf(notifications);
+  /**
+   * What the runs write besides their notifications: with `atOnce`, their leading in-app steps
+   * delivered (at-acknowledgement.ts), and then each run's first job not run here is the one its
+   * task runs.
+   */
+  const writesOf = async (created: readonly Notification[]) => {
+    const runs = runsOf(created);
     const { jobs } = runs;
     let { tasks, details } = runs;
     let messages: Message[] = [];
     if (options.atOnce && !plan.inactive) {
       const done = await deliverLeadingInApp(
         deps,
-        runsByNotification(notifications, jobs),
+        runsByNotification(created, jobs),
         options.atOnce.subscribers,
         now,
       );
-      if (done.messages.length > 0 || done.details.length > 0) {
+      // Every step run here has its detail (a message, or why there is none).
+      if (done.details.length > 0) {
         messages = done.messages;
         details = [...details, ...done.details];
         options.atOnce.delivered.push(...done.delivered);
-        // Each run's first job not run here is the one its task runs.
         tasks = jobs.filter((job) => job.status === "queued").map((job) => runJobTask(job.id));
       }
     }
+    return { jobs, tasks, details, messages };
+  };
+  if (options.newTrigger) {
+    const { jobs, tasks, details, messages } = await writesOf(notifications);
     const [created] = await pipelined(deps.db, [
       (db) => engine.insertNotifications(db, notifications),
       (db) => engine.insertJobs(db, jobs),
@@ -610,24 +619,7 @@ export async function createRuns(
     return created.length;
   }
   const created = await engine.insertNotifications(deps.db, notifications);
-  const runs = runsOf(created);
-  const { jobs } = runs;
-  let { tasks, details } = runs;
-  let messages: Message[] = [];
-  if (options.atOnce && !plan.inactive && created.length > 0) {
-    const done = await deliverLeadingInApp(
-      deps,
-      runsByNotification(created, jobs),
-      options.atOnce.subscribers,
-      now,
-    );
-    if (done.details.length > 0) {
-      messages = done.messages;
-      details = [...details, ...done.details];
-      options.atOnce.delivered.push(...done.delivered);
-      tasks = jobs.filter((job) => job.status === "queued").map((job) => runJobTask(job.id));
-    }
-  }
+  const { jobs, tasks, details, messages } = await writesOf(created);
   // Side by side (one round trip on PostgreSQL); the jobs before what refers to them.
   await pipelined(deps.db, [
     (db) => engine.insertJobs(db, jobs),
