@@ -128,12 +128,16 @@ export async function insertNewMessages(db: Db, messages: readonly Message[]): P
     const tags = writeJson(message.tags);
     return { message, tags, tagSet: tagSetId(tags) };
   });
-  const tagSets = new Map<string, { environmentId: string; tags: string }>();
+  const tagSets = new Map<string, { environmentId: string; tagSet: string; tags: string }>();
   for (const { message, tags, tagSet } of rows)
     if (tagSet !== "")
-      tagSets.set(`${message.environmentId}\u0000${tagSet}`, { environmentId: message.environmentId, tags });
-  for (const [key, { environmentId, tags }] of tagSets)
-    await keepTagSet(db, environmentId, key.slice(key.indexOf("\u0000") + 1), tags);
+      tagSets.set(`${message.environmentId}\u0000${tagSet}`, {
+        environmentId: message.environmentId,
+        tagSet,
+        tags,
+      });
+  for (const { environmentId, tagSet, tags } of tagSets.values())
+    await keepTagSet(db, environmentId, tagSet, tags);
   for (let i = 0; i < rows.length; i += MESSAGES_A_STATEMENT)
     await runPreparedRows(
       db,
