@@ -613,8 +613,14 @@ export async function loadSubscriberPreferences(
     "",
     workflowId,
   ]);
-  return { global: found.get(""), workflow: found.get(workflowId) };
+  return bearingOn(found, workflowId);
 }
+
+/** Of a subscriber's preferences by workflow ("" the global one), those that bear on `workflowId`. */
+const bearingOn = (
+  found: ReadonlyMap<string, Preference> | undefined,
+  workflowId: string,
+): SubscriberPreferences => ({ global: found?.get(""), workflow: found?.get(workflowId) });
 
 /** loadSubscriberPreferences for many subscribers and one workflow, in one read: by subscriber. */
 export async function loadPreferencesOfMany(
@@ -627,12 +633,7 @@ export async function loadPreferencesOfMany(
     "",
     workflowId,
   ]);
-  return new Map(
-    subscriberRefs.map((ref) => {
-      const own = found.get(ref);
-      return [ref, { global: own?.get(""), workflow: own?.get(workflowId) }];
-    }),
-  );
+  return new Map(subscriberRefs.map((ref) => [ref, bearingOn(found.get(ref), workflowId)]));
 }
 
 // ---------------------------------------------------------------- preferences: reads and writes

@@ -789,9 +789,14 @@ export async function subscriptionPreferenceForStep(
   const found = (await topics.findSubscriptionPreferences(deps.db, topicId, subscriberRef, [workflowId])).get(
     workflowId,
   );
-  if (!found) return undefined;
-  return { enabled: subscriptionLetsThrough(found, payload), channels: found.channels };
+  return found && forStep(found, payload);
 }
+
+/** A subscription's preference as a step decision takes it: let through or not, and its channels. */
+const forStep = (preference: SubscriptionPreference, payload: Record<string, unknown>) => ({
+  enabled: subscriptionLetsThrough(preference, payload),
+  channels: preference.channels,
+});
 
 /** subscriptionPreferenceForStep for many members of one topic at once (a fan-out page), by member. */
 export async function subscriptionPreferencesForSteps(
@@ -802,12 +807,7 @@ export async function subscriptionPreferencesForSteps(
   payload: Record<string, unknown>,
 ): Promise<Map<string, { enabled: boolean; channels: Partial<Record<Channel, boolean>> }>> {
   const found = await topics.findMembersPreferences(deps.db, topicId, workflowId, subscriberRefs);
-  return new Map(
-    [...found].map(([ref, preference]) => [
-      ref,
-      { enabled: subscriptionLetsThrough(preference, payload), channels: preference.channels },
-    ]),
-  );
+  return new Map([...found].map(([ref, preference]) => [ref, forStep(preference, payload)]));
 }
 
 // ---------------------------------------------------------------- Novu's /v2 (@novu/api 3, with the API key)
