@@ -1,5 +1,4 @@
 import type { MessageButton, MessageCta } from "./domain.ts";
-import { escapeModeFor, renderTemplate } from "./render.ts";
 
 /** What an in-app step's template renders to: the message's own fields, and what went wrong. */
 export interface RenderedInApp {
@@ -19,26 +18,12 @@ const MAX_DATA_DEPTH = 16;
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
-/**
- * Renders an in-app step's template as Novu's in-app step does (docs/engine.md, "The inbox"):
- * `content` (as HTML), `subject` and `avatar`, where the message leads (`cta.data.url`, with its
- * `target`), its action buttons (`cta.action.buttons`: a primary and a secondary, each with its
- * `content` and `url` rendered), and `data`, an object whose every string is a template. A value
- * of the wrong type renders as nothing; the problems of every field are collected.
- */
-export function renderInAppTemplate(
-  template: Record<string, unknown>,
-  values: Record<string, unknown>,
-): RenderedInApp {
-  const problems: string[] = [];
-  const built = buildInApp(template, (field, value) => {
-    if (typeof value !== "string") return "";
-    const result = renderTemplate(value, values, { escape: escapeModeFor("in_app", field) });
-    problems.push(...result.problems);
-    return result.text;
-  });
-  return { ...built, problems };
-}
+// An in-app step's template as Novu's in-app step reads it (docs/engine.md, "The inbox"): `content`
+// (as HTML), `subject` and `avatar`, where the message leads (`cta.data.url`, with its `target`), its
+// action buttons (`cta.action.buttons`: a primary and a secondary, each with its `content` and `url`
+// rendered), and `data`, an object whose every string is a template. A value of the wrong type
+// renders as nothing; the problems of every field are collected. The fields are rendered by the
+// renderer, within its limits (renderer.ts), and put together here.
 
 /**
  * The template's text fields by the name each renders under (`content`, `cta.data.url`,
