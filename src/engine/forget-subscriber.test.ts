@@ -16,7 +16,7 @@ import {
 import type { Tenant } from "../tenancy/tenant.ts";
 import { insertMessage } from "./message-repository.ts";
 import { newMessage } from "./records.ts";
-import { findJob, findNotification } from "./repository.ts";
+import { findJobWithNotification } from "./repository.ts";
 import { runJob } from "./run-job.ts";
 import { engineSubscriberErasure } from "./service.ts";
 
@@ -137,9 +137,9 @@ forEachBackend<ManualClock>(
     test("the worker first: the delete waits for its message, then removes it", { skip }, async () => {
       const { api, tenant, transactionId, jobId } = await setup();
       const subscriber = (await api.get("/v1/subscribers/racer")).json().data;
-      const job = await findJob(ctx.store.db, jobId);
-      const notification = job && (await findNotification(ctx.store.db, job.notificationId));
-      assert.ok(job && notification);
+      const found = await findJobWithNotification(ctx.store.db, jobId);
+      assert.ok(found);
+      const { job, notification } = found;
       // What the in-app step does: hold the subscriber's row, write the message, commit.
       const writing = held(async (deps) => {
         assert.equal(await holdSubscriber(deps, tenant, subscriber._id), true);

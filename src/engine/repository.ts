@@ -161,16 +161,6 @@ export async function insertNotifications(db: Db, notifications: Notification[])
   return notifications.filter((n) => inserted.has(n.id));
 }
 
-export async function findNotification(db: Db, id: string) {
-  const [row] = await runPrepared<NotificationRow>(
-    db,
-    "find notification",
-    () => db.selectFrom("notifications").selectAll().where("id", "=", slot("id")),
-    { id },
-  );
-  return row ? notificationFromRow(row) : undefined;
-}
-
 // ---------------------------------------------------------------- jobs
 
 type JobRow = Selectable<JobsTable>;
@@ -226,9 +216,51 @@ export async function insertJobs(db: Db, jobs: Job[]): Promise<void> {
   }
 }
 
-export async function findJob(db: Db, id: string) {
-  const row = await db.selectFrom("jobs").selectAll().where("id", "=", id).executeTakeFirst();
-  return row ? toJob(row) : undefined;
+// A notification's columns as read beside its job's, each under `n_<column>`.
+const NOTIFICATION_COLUMNS = [
+  "id",
+  "organization_id",
+  "environment_id",
+  "trigger_id",
+  "transaction_id",
+  "workflow_id",
+  "workflow",
+  "subscriber_ref",
+  "payload",
+  "overrides",
+  "actor",
+  "tenant",
+  "to",
+  "channels",
+  "created_at",
+  "updated_at",
+  "topic_id",
+] as const satisfies readonly (keyof NotificationsTable)[];
+
+type PrefixedNotification = { [K in (typeof NOTIFICATION_COLUMNS)[number] as `n_${K}`]: NotificationRow[K] };
+
+/**
+ * A job with its notification, in one statement: what a job's task reads before it runs the step.
+ * A notification is never changed once written, so reading it here is no earlier than needed.
+ */
+export async function findJobWithNotification(db: Db, id: string) {
+  const [row] = await runPrepared<JobRow & PrefixedNotification>(
+    db,
+    "find job with notification",
+    () =>
+      db
+        .selectFrom("jobs")
+        .innerJoin("notifications", "notifications.id", "jobs.notification_id")
+        .selectAll("jobs")
+        .select(NOTIFICATION_COLUMNS.map((column) => `notifications.${column} as n_${column}` as const))
+        .where("jobs.id", "=", slot("id")),
+    { id },
+  );
+  if (!row) return undefined;
+  const notification = Object.fromEntries(
+    NOTIFICATION_COLUMNS.map((column) => [column, row[`n_${column}`]]),
+  ) as unknown as NotificationRow;
+  return { job: toJob(row), notification: notificationFromRow(notification) };
 }
 
 type JobMove = { runAt?: string | null; countAttempt?: boolean; digest?: Record<string, unknown> };

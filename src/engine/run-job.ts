@@ -37,10 +37,10 @@ export async function runJob(
   jobId: string,
   context: { attempt: number; maxAttempts?: number; onMessage?: MessageListener },
 ): Promise<void> {
-  const seen = await engine.findJob(deps.db, jobId);
+  const found = await engine.findJobWithNotification(deps.db, jobId);
   // Canceled, finished, or never existed: nothing to do.
-  if (!seen || !(RUNNABLE as readonly string[]).includes(seen.status)) return;
-  await runFrom(deps, seen, undefined, context);
+  if (!found || !(RUNNABLE as readonly string[]).includes(found.job.status)) return;
+  await runFrom(deps, found.job, { notification: found.notification }, context);
 }
 
 /** What the step before a job read that the job would read again: its notification and subscriber. */
@@ -54,7 +54,7 @@ interface Known {
 async function runFrom(
   deps: EngineDeps,
   seen: Job,
-  known: Known | undefined,
+  known: Known,
   context: {
     attempt: number;
     maxAttempts?: number;
@@ -96,8 +96,7 @@ async function runFrom(
   ]);
   // Awaited in decide(), whose failures are recorded; not at all when the notification is gone.
   loading.catch(() => {});
-  const notification = known?.notification ?? (await engine.findNotification(deps.db, job.notificationId));
-  if (!notification) return;
+  const { notification } = known;
 
   let next: Job | undefined;
   // A failure deciding the step or recording its outcome (an in-app message is written there) is
