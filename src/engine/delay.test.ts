@@ -142,6 +142,56 @@ forEachBackend(
       );
     });
 
+    test("a due delay's detail is written once, whether the in-app step after it runs in its commit or in a task of its own", async () => {
+      const tenant = await ctx.tenant();
+      const api = ctx.client(tenant.dev.apiKey);
+      // A template that loops needs a render thread: that in-app step cannot run in the delay's
+      // commit and gets a task of its own; the plain one runs in the delay's commit.
+      const contents = { inCommit: "Delivered {{n}}", ownTask: "{{#each items}}{{this}}{{/each}} {{n}}" };
+      const runs = [];
+      for (const [which, content] of Object.entries(contents)) {
+        const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+          name: uniqueName(`Delay then in-app, ${which}`),
+          active: true,
+          steps: [
+            { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
+            { template: { type: "in_app", content } },
+          ],
+        });
+        const tx = await fire(api, workflow.triggers[0].identifier as string, {
+          n: which,
+          items: ["a", "b"],
+        });
+        runs.push({ which, tx });
+      }
+      for (const { which, tx } of runs)
+        await poll(() => jobsOf(api, tx), settled, { what: `the delay (${which})` });
+      ctx.clock.advance(5 * 60_000);
+      for (const { which, tx } of runs) {
+        await poll(
+          () => messagesOf(api, tx),
+          (m) => m.length === 1,
+          { what: `the message after the delay (${which})` },
+        );
+        const [delay, inApp] = await poll(
+          () => jobsOf(api, tx),
+          (jobs) => jobs.every((j) => j.status === "completed"),
+          { what: `both jobs completed (${which})` },
+        );
+        const details = (job: JobView | undefined) => job?.executionDetails.map((d) => d.detail) ?? [];
+        assert.deepEqual(
+          details(delay).filter((d) => d === "The delay is over"),
+          ["The delay is over"],
+          `${which}: ${JSON.stringify(details(delay))}`,
+        );
+        assert.deepEqual(
+          details(inApp).filter((d) => d === "In-app message created"),
+          ["In-app message created"],
+          `${which}: ${JSON.stringify(details(inApp))}`,
+        );
+      }
+    });
+
     test("overrides.delay replaces the step's delay for one trigger", async () => {
       const { api, name } = await setup({ type: "scheduled", delayPath: "sendAt" });
       const tx = await fire(api, name, { n: 2 }, { overrides: { delay: { amount: 3, unit: "days" } } });

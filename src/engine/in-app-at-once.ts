@@ -2,7 +2,7 @@ import { pipelined } from "../store/pipeline.ts";
 import type { Subscriber, SubscriberPreferences } from "../subscribers/domain.ts";
 import { loadSubscriberPreferences } from "../subscribers/service.ts";
 import { subscriptionPreferenceForStep } from "../topics/service.ts";
-import type { Job, Notification } from "./domain.ts";
+import type { ExecutionDetail, Job, Notification } from "./domain.ts";
 import { type EngineDeps, engineOnConnection } from "./engine-deps.ts";
 import { newDetail } from "./records.ts";
 import * as engine from "./repository.ts";
@@ -42,6 +42,8 @@ export async function runQueuedInAppAtOnce(
   onMessage: MessageListener | undefined,
   /** The subscriber's preferences for the job's workflow, when this transaction has read them. */
   read?: SubscriberPreferences,
+  /** Details this transaction has yet to write (the step before's): taken from the list and written with this job's. */
+  pending?: ExecutionDetail[],
 ): Promise<{ outcome: StepOutcome; afterCommit?: () => void } | undefined> {
   if (!runsAtOnce(job) || notification.channels.slice(0, job.stepIndex).includes("digest")) return undefined;
   const tenant = tenantOf(job);
@@ -78,6 +80,7 @@ export async function runQueuedInAppAtOnce(
     (db) => engine.settleJob(db, job.id, ["queued"], outcome.status, now, { countAttempt: true }),
     (db) =>
       engine.insertDetails(db, [
+        ...(pending?.splice(0) ?? []),
         newDetail(job, outcome.executionStatus, outcome.detail, now, { raw: outcome.raw ?? "" }),
       ]),
   ]);

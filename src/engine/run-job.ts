@@ -2,7 +2,7 @@ import { isoNow } from "../clock.ts";
 import { pipelined } from "../store/pipeline.ts";
 import type { Subscriber, SubscriberPreferences } from "../subscribers/domain.ts";
 import { getSubscriberByRef, loadSubscriberPreferences } from "../subscribers/service.ts";
-import type { Job, JobStatus, Notification } from "./domain.ts";
+import type { ExecutionDetail, Job, JobStatus, Notification } from "./domain.ts";
 import { type EngineDeps, engineOnConnection, runJobTask } from "./engine-deps.ts";
 import { runQueuedInAppAtOnce } from "./in-app-at-once.ts";
 import type { FailedTask, NewTask } from "./queue/port.ts";
@@ -205,6 +205,12 @@ async function finish(
       // The run's last step has no next job to look for.
       const goesOn =
         outcome.status !== "merged" && !stops && job.stepIndex + 1 < notification.channels.length;
+      const detail = newDetail(job, outcome.executionStatus, outcome.detail, now, { raw: outcome.raw ?? "" });
+      // A next in-app step may run here (queueNext): its detail and this one then go out in one
+      // insert, and this one is held until then.
+      const nextInApp =
+        goesOn && following.subscriber !== undefined && notification.channels[job.stepIndex + 1] === "in_app";
+      const pending = nextInApp ? [detail] : [];
       // The detail goes out with the settle, without waiting for its answer (one round trip on
       // PostgreSQL), and so does the next job's queueing when the run goes on, with its
       // subscriber's preferences when it is an in-app step that may run here: a job that was not
@@ -215,14 +221,11 @@ async function finish(
             ...changes,
             countAttempt: claim.countAttempt,
           }),
-        (db) =>
-          engine.insertDetails(db, [
-            newDetail(job, outcome.executionStatus, outcome.detail, now, { raw: outcome.raw ?? "" }),
-          ]),
+        async (db) => (nextInApp ? undefined : engine.insertDetails(db, [detail])),
         async (db) =>
           goesOn ? engine.queueJobAt(db, job.notificationId, job.stepIndex + 1, now) : undefined,
         async (db) =>
-          goesOn && following.subscriber && notification.channels[job.stepIndex + 1] === "in_app"
+          nextInApp
             ? loadSubscriberPreferences(
                 engineOnConnection(deps, db),
                 tenantOf(job),
@@ -246,6 +249,7 @@ async function finish(
           ...following,
           afterCommit,
           first: { queued: queuedNext, ...(preferences ? { preferences } : {}) },
+          pending,
         });
     });
   } catch (error) {
@@ -293,7 +297,21 @@ async function queueNext(
     afterCommit: (() => void)[];
     /** The next job as the caller queued it (undefined: it was not pending), and what it read for it. */
     first?: { queued: Job | undefined; preferences?: SubscriberPreferences };
+    /** Details the caller has yet to write: with the first step run here, else once the run is queued. */
+    pending?: ExecutionDetail[];
   },
+): Promise<Job | undefined> {
+  const queued = await queueFollowing(deps, job, now, atOnce);
+  const pending = atOnce?.pending ?? [];
+  if (pending.length > 0) await engine.insertDetails(deps.db, pending.splice(0));
+  return queued;
+}
+
+async function queueFollowing(
+  deps: EngineDeps,
+  job: Job,
+  now: string,
+  atOnce: Parameters<typeof queueNext>[3],
 ): Promise<Job | undefined> {
   for (let index = job.stepIndex + 1; ; index++) {
     const first = index === job.stepIndex + 1 ? atOnce?.first : undefined;
@@ -309,6 +327,7 @@ async function queueNext(
         now,
         atOnce.onMessage,
         first?.preferences,
+        atOnce.pending,
       ));
     if (!ran) {
       await deps.queue.add(deps.db, [runJobTask(queued.id)]);
