@@ -38,7 +38,7 @@ export async function runJob(
   context: { attempt: number; maxAttempts?: number; onMessage?: MessageListener },
 ): Promise<void> {
   const found = await engine.findJobWithNotification(deps.db, jobId);
-  // Canceled, finished, or never existed: nothing to do.
+  // Canceled, finished, or never existed (nor its notification): nothing to do.
   if (!found || !(RUNNABLE as readonly string[]).includes(found.job.status)) return;
   await runFrom(deps, found.job, { notification: found.notification }, context);
 }
@@ -87,14 +87,15 @@ async function runFrom(
   const loading: Loading = Promise.all([
     !job.step.active
       ? undefined
-      : known?.subscriber
+      : known.subscriber
         ? known.subscriber.read
         : getSubscriberByRef(deps, tenant, job.subscriberRef),
     readsPreferences(job)
       ? loadSubscriberPreferences(deps, tenant, job.subscriberRef, job.workflowId)
       : undefined,
   ]);
-  // Awaited in decide(), whose failures are recorded; not at all when the notification is gone.
+  // Awaited by the step (runStep below), whose failures are recorded; a step that reads neither
+  // leaves it unawaited, and its failure is no one's then.
   loading.catch(() => {});
   const { notification } = known;
 
@@ -211,8 +212,8 @@ async function finish(
       const nextInApp =
         goesOn && following.subscriber !== undefined && notification.channels[job.stepIndex + 1] === "in_app";
       const pending = nextInApp ? [detail] : [];
-      // The detail goes out with the settle, without waiting for its answer (one round trip on
-      // PostgreSQL), and so does the next job's queueing when the run goes on, with its
+      // The detail (unless held) goes out with the settle, without waiting for its answer (one round
+      // trip on PostgreSQL), and so does the next job's queueing when the run goes on, with its
       // subscriber's preferences when it is an in-app step that may run here: a job that was not
       // ours to settle rolls them all back.
       const [moved, , queuedNext, preferences] = await pipelined(trx, [
