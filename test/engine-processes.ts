@@ -114,16 +114,16 @@ export class EngineProbe {
     }
   }
 
-  /** How many messages the database holds. */
-  async messageCount(): Promise<number> {
+  /** How many rows one of the engine's tables holds: its messages, or its runs (notifications). */
+  async count(table: "messages" | "notifications"): Promise<number> {
     if (this.#pg) {
-      const [row] = await this.#pg<{ n: number }[]>`select count(*)::int as n from messages`;
+      const [row] = await this.#pg<{ n: number }[]>`select count(*)::int as n from ${this.#pg(table)}`;
       return row?.n ?? 0;
     }
     const raw = new SqliteDatabase(this.#db.location, { readonly: true, fileMustExist: true });
     try {
       raw.pragma("busy_timeout = 5000");
-      return (raw.prepare("select count(*) as n from messages").get() as { n: number }).n;
+      return (raw.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
     } finally {
       raw.close();
     }

@@ -55,17 +55,21 @@ forEachProcessBackend("fan-out: SIGKILL between a topic's batches", (suite) => {
     assert.equal(res.status, 201, res.text);
     // Killed as soon as a batch is in (the bound is a safety net for a hung run, not a timing claim).
     const before = await poll(
-      () => probe.messageCount(),
+      () => probe.count("messages"),
       (n) => n > 0,
       { what: "the fan-out's first batch of messages", limitMs: 30_000, everyMs: 2 },
     );
     server.child.kill("SIGKILL");
     const exit = await server.exited;
     assert.equal(exit.signal, "SIGKILL");
-    const atKill = await probe.messageCount();
-    assert.ok(atKill < MEMBERS, `the kill came after the last batch (${atKill} messages): it proves nothing`);
-    assert.equal(atKill % 500, 0, `whole batches only at the kill: ${atKill}`);
-
+    // The runs are written a whole batch at a time. Most of a batch's members have their message in
+    // that same transaction; one whose render ran out of the inline budget (a loaded machine) has its
+    // step queued as a task instead, so the messages at the kill need not be whole batches.
+    const atKill = await probe.count("notifications");
+    const messagesAtKill = await probe.count("messages");
+    assert.ok(atKill < MEMBERS, `the kill came after the last batch (${atKill} runs): it proves nothing`);
+    assert.equal(atKill % 500, 0, `whole batches only at the kill: ${atKill} runs`);
+    assert.ok(messagesAtKill <= atKill, `${messagesAtKill} messages for ${atKill} runs`);
     server = await suite.start(env);
     await probe.drained(60_000);
     const messages = await allMessages(server, key);
@@ -85,7 +89,8 @@ forEachProcessBackend("fan-out: SIGKILL between a topic's batches", (suite) => {
     const stopped = await stopServer(server);
     assert.equal(stopped.code, 0);
     console.log(
-      `[${backend}] fan-out crash: SIGKILL with ${atKill} of ${MEMBERS} messages in (${before} when seen); ` +
+      `[${backend}] fan-out crash: SIGKILL with ${atKill} of ${MEMBERS} runs and ${messagesAtKill} messages in ` +
+        `(${before} messages when seen); ` +
         `after the restart ${messages.length}, one a member`,
     );
   });
