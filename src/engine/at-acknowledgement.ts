@@ -54,11 +54,16 @@ export async function deliverLeadingInApp(
   });
   if (eligible.length === 0) return out;
   // The runs' preferences (and, through a topic, their subscriptions'): one read of each for the
-  // runs of one trigger and topic, side by side (one round trip on PostgreSQL).
+  // runs of one environment and workflow (through a topic, of one trigger and topic: a
+  // subscription's condition reads the trigger's payload), side by side (one round trip on
+  // PostgreSQL).
   const groups = new Map<string, typeof eligible>();
   for (const run of eligible) {
-    const { triggerId, workflowId, topicId } = run.notification;
-    const key = `${triggerId}\u0000${workflowId}\u0000${topicId}`;
+    const { environmentId, triggerId, workflowId, topicId } = run.notification;
+    const key =
+      topicId === ""
+        ? `${environmentId}\u0000${workflowId}`
+        : `${environmentId}\u0000${workflowId}\u0000${triggerId}\u0000${topicId}`;
     const group = groups.get(key);
     if (group) group.push(run);
     else groups.set(key, [run]);

@@ -192,6 +192,93 @@ forEachBackend(
       }
     });
 
+    test("forty delays due at one moment (run together): each run's in-app steps once, with their details; a canceled run and a deleted subscriber's get nothing", async () => {
+      const tenant = await ctx.tenant();
+      const api = ctx.client(tenant.dev.apiKey);
+      const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+        name: uniqueName("Delays due together"),
+        active: true,
+        steps: [
+          { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
+          { template: { type: "in_app", content: "first {{n}}" } },
+          {
+            template: { type: "in_app", content: "second {{n}}" },
+            filters: [
+              {
+                isNegated: false,
+                type: "GROUP",
+                value: "AND",
+                children: [{ on: "payload", field: "kind", operator: "EQUAL", value: "both" }],
+              },
+            ],
+          },
+        ],
+      });
+      const name = workflow.triggers[0].identifier as string;
+      const runs = await Promise.all(
+        Array.from({ length: 40 }, async (_, n) => {
+          const subscriberId = hexId();
+          const kind = n % 2 === 0 ? "both" : "one";
+          const transactionId = hexId();
+          const res = await api.post("/v1/events/trigger", {
+            name,
+            to: subscriberId,
+            payload: { n, kind },
+            transactionId,
+          });
+          assert.equal(res.statusCode, 201, res.body);
+          return { n, kind, subscriberId, transactionId };
+        }),
+      );
+      for (const run of runs)
+        await poll(() => jobsOf(api, run.transactionId), settled, { what: `run ${run.n}'s delay` });
+      const [gone, canceled] = runs as [(typeof runs)[number], (typeof runs)[number]];
+      assert.equal((await api.delete(`/v1/subscribers/${gone.subscriberId}`)).statusCode, 200);
+      assert.equal((await api.delete(`/v1/events/trigger/${canceled.transactionId}`)).statusCode, 200);
+      ctx.clock.advance(5 * 60_000);
+      await poll(
+        async () => (await Promise.all(runs.map((run) => jobsOf(api, run.transactionId)))).flat(),
+        (jobs) => jobs.every((j) => !["pending", "queued", "running", "delayed"].includes(j.status)),
+        { what: "every run to settle" },
+      );
+      await drain(ctx);
+      for (const run of runs) {
+        const jobs = await jobsOf(api, run.transactionId);
+        const contents = (await messagesOf(api, run.transactionId)).map((m) => m.content).sort();
+        const details = jobs.map((j) => j.executionDetails.map((d) => d.detail));
+        if (run === gone || run === canceled) {
+          assert.deepEqual(contents, [], `run ${run.n}`);
+          assert.ok(
+            jobs.slice(1).every((j) => j.status === "canceled"),
+            `run ${run.n}: ${JSON.stringify(jobs.map((j) => j.status))}`,
+          );
+          continue;
+        }
+        const both = run.kind === "both";
+        assert.deepEqual(
+          jobs.map((j) => j.status),
+          ["completed", "completed", both ? "completed" : "skipped"],
+          `run ${run.n}`,
+        );
+        assert.deepEqual(contents, both ? [`first ${run.n}`, `second ${run.n}`] : [`first ${run.n}`]);
+        assert.deepEqual(
+          details[0]?.filter((d) => d === "The delay is over"),
+          ["The delay is over"],
+          `run ${run.n}: ${JSON.stringify(details)}`,
+        );
+        assert.deepEqual(
+          details[1]?.filter((d) => d === "In-app message created"),
+          ["In-app message created"],
+          `run ${run.n}: ${JSON.stringify(details)}`,
+        );
+        assert.deepEqual(
+          details[2]?.filter((d) => d === "In-app message created" || d === "filtered"),
+          [both ? "In-app message created" : "filtered"],
+          `run ${run.n}: ${JSON.stringify(details)}`,
+        );
+      }
+    });
+
     test("overrides.delay replaces the step's delay for one trigger", async () => {
       const { api, name } = await setup({ type: "scheduled", delayPath: "sendAt" });
       const tx = await fire(api, name, { n: 2 }, { overrides: { delay: { amount: 3, unit: "days" } } });

@@ -457,3 +457,49 @@ export async function insertDetails(db: Db, details: ExecutionDetail[]): Promise
     );
   }
 }
+
+/**
+ * settleJob for many jobs at once, in one statement: those of `ids` in one of `from` move to `to`;
+ * the ids of those that moved. A list that varies in length is not prepared (one shape per length).
+ */
+export async function settleJobs(
+  db: Db,
+  ids: readonly string[],
+  from: readonly JobStatus[],
+  to: JobStatus,
+  now: string,
+  changes: { countAttempt?: boolean } = {},
+): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .updateTable("jobs")
+    .set((eb) => ({
+      status: to,
+      updated_at: now,
+      ...(changes.countAttempt ? { attempts: eb("attempts", "+", 1) } : {}),
+    }))
+    .where("id", "in", ids)
+    .where("status", "in", from)
+    .returning("id")
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
+
+/** queueJobAt for many notifications' jobs at one step index, in one statement: the jobs as queued. */
+export async function queueJobsAt(
+  db: Db,
+  notificationIds: readonly string[],
+  stepIndex: number,
+  now: string,
+): Promise<Job[]> {
+  if (notificationIds.length === 0) return [];
+  const rows = await db
+    .updateTable("jobs")
+    .set({ status: "queued", updated_at: now })
+    .where("notification_id", "in", notificationIds)
+    .where("step_index", "=", stepIndex)
+    .where("status", "=", "pending")
+    .returningAll()
+    .execute();
+  return rows.map(toJob);
+}

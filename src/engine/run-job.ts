@@ -3,6 +3,7 @@ import { pipelined } from "../store/pipeline.ts";
 import type { Subscriber, SubscriberPreferences } from "../subscribers/domain.ts";
 import { getSubscriberByRef, loadSubscriberPreferences } from "../subscribers/service.ts";
 import type { ExecutionDetail, Job, JobStatus, Notification } from "./domain.ts";
+import { joinsDueDelays, runDueDelay } from "./due-delays.ts";
 import { type EngineDeps, engineOnConnection, runJobTask } from "./engine-deps.ts";
 import { runQueuedInAppAtOnce } from "./in-app-at-once.ts";
 import type { FailedTask, NewTask } from "./queue/port.ts";
@@ -40,6 +41,25 @@ export async function runJob(
   const found = await engine.findJobWithNotification(deps.db, jobId);
   // Canceled, finished, or never existed (nor its notification): nothing to do.
   if (!found || !(RUNNABLE as readonly string[]).includes(found.job.status)) return;
+  // A due delay with an in-app step after it joins the due delays this process runs together; one
+  // the batch could not run runs here.
+  if (joinsDueDelays(deps, found.job, found.notification)) {
+    const batch = await runDueDelay(deps, found.job, found.notification, context.onMessage);
+    if (batch.ran) {
+      // The run goes on in this task, as after a delay run here (see runFrom's end).
+      if (batch.next)
+        await runFrom(
+          deps,
+          batch.next.job,
+          {
+            notification: found.notification,
+            ...(batch.next.job.step.active ? { subscriber: { read: batch.next.subscriber } } : {}),
+          },
+          { attempt: 1, following: true, ...(context.onMessage ? { onMessage: context.onMessage } : {}) },
+        ).catch(() => {});
+      return;
+    }
+  }
   await runFrom(deps, found.job, { notification: found.notification }, context);
 }
 
