@@ -23,9 +23,9 @@ describe("configuration: SQLITE_SYNC", () => {
 });
 
 describe("configuration: WORKER_CONCURRENCY", () => {
-  test("32 on SQLite, 10 on PostgreSQL (a connection each), or what is set", () => {
+  test("32 on both backends, or what is set", () => {
     assert.equal(loadConfig({}).workerConcurrency, 32);
-    assert.equal(loadConfig({ DATABASE_URL: "postgres://127.0.0.1/x" }).workerConcurrency, 10);
+    assert.equal(loadConfig({ DATABASE_URL: "postgres://127.0.0.1/x" }).workerConcurrency, 32);
     assert.equal(loadConfig({ WORKER_CONCURRENCY: "4" }).workerConcurrency, 4);
   });
 });

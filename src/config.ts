@@ -237,9 +237,10 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteBackgroundCheckpoints: flag(env, "SQLITE_BACKGROUND_CHECKPOINTS", true),
     sqliteSync,
     role: role as Role,
-    // PostgreSQL: a connection each. SQLite: tasks cost no connection, and a run waits on a commit
-    // (its log's fdatasync) at each step, so more of them at once share each commit.
-    workerConcurrency: integer(env, "WORKER_CONCURRENCY", postgresUrl ? 10 : 32, 1, 1000),
+    // A task holds no connection while it waits (PostgreSQL: it takes one of the store's pool for
+    // each statement or transaction), and the tasks running at once share commits: SQLite's group
+    // commit, and the due delays run together (engine/due-delays.ts), so more of them share each.
+    workerConcurrency: integer(env, "WORKER_CONCURRENCY", 32, 1, 1000),
     workerHeartbeatMs,
     workerDeadAfterMs,
     secretKey: secretKey === undefined ? undefined : decodeSecretKey(secretKey),
