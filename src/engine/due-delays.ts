@@ -1,4 +1,7 @@
+import type { Kysely } from "kysely";
 import { isoNow } from "../clock.ts";
+import { pipelined } from "../store/pipeline.ts";
+import type { Database } from "../store/schema.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import { getSubscribersByRefs } from "../subscribers/service.ts";
 import { deliverLeadingInApp } from "./at-acknowledgement.ts";
@@ -87,6 +90,13 @@ class DueDelays {
       this.#scheduled = false;
       const batch = this.#waiting.splice(0, BATCH_MAX);
       if (batch.length === 0) return;
+      // A delay due alone runs on its own: its task's path sends its statements in fewer round
+      // trips, each prepared once, where a batch's are built for its size and sent one after another.
+      if (batch.length === 1) {
+        (batch[0] as Item).settle({ ran: false });
+        this.#schedule();
+        return;
+      }
       this.#inFlight++;
       runBatch(this.#deps, batch)
         .then(
@@ -229,22 +239,35 @@ async function runBatch(
           toQueue.push({ notificationId: first.notificationId, stepIndex: first.stepIndex + 1 });
       }
     }
-    for (const { ids, from, to } of settles) {
-      const settled = await engine.settleJobs(trx, ids, [from], to, now, { countAttempt: true });
-      if (settled.size !== ids.length) throw new Error("a job of the batch moved while it ran");
-    }
-    // The job after the in-app steps that ran: queued, with its task, and run on by the delay's task.
-    for (const [stepIndex, notificationIds] of groupBy(
-      toQueue,
-      (q) => q.stepIndex,
-      (q) => q.notificationId,
-    ))
-      for (const job of await engine.queueJobsAt(trx, notificationIds, stepIndex, now)) {
-        const chain = [...chains.values()].find((c) => c.run.job.notificationId === job.notificationId);
+    // Side by side (one round trip on PostgreSQL): the settles, the job after each chain that ran
+    // queued (and run on by the delay's task), the details and the messages.
+    const queueings = [
+      ...groupBy(
+        toQueue,
+        (q) => q.stepIndex,
+        (q) => q.notificationId,
+      ),
+    ];
+    const written = await pipelined(trx, [
+      ...settles.map(({ ids, from, to }) => async (db: Kysely<Database>) => {
+        const settled = await engine.settleJobs(db, ids, [from], to, now, { countAttempt: true });
+        if (settled.size !== ids.length) throw new Error("a job of the batch moved while it ran");
+        return [] as Job[];
+      }),
+      ...queueings.map(
+        ([stepIndex, notificationIds]) =>
+          (db: Kysely<Database>) =>
+            engine.queueJobsAt(db, notificationIds, stepIndex, now),
+      ),
+      (db: Kysely<Database>) => engine.insertDetails(db, details),
+      (db: Kysely<Database>) => insertNewMessages(db, messages),
+    ]);
+    const chainOf = new Map([...chains.values()].map((chain) => [chain.run.job.notificationId, chain]));
+    for (const queued of written.slice(settles.length, settles.length + queueings.length))
+      for (const job of queued as Job[]) {
+        const chain = chainOf.get(job.notificationId);
         if (chain) runOn.set(chain.run.job.id, { job, subscriber: chain.subscriber });
       }
-    await engine.insertDetails(trx, details);
-    await insertNewMessages(trx, messages);
     await deps.queue.add(
       trx,
       [...runOn.values()].map(({ job }) => runJobTask(job.id)),
