@@ -129,6 +129,23 @@ export class EngineProbe {
     }
   }
 
+  /** How many (job, detail) pairs the execution details hold more than once: a step recorded twice. */
+  async repeatedDetails(): Promise<number> {
+    const query =
+      "select count(*) as n from (select job_id, detail from execution_details group by job_id, detail having count(*) > 1) as repeated";
+    if (this.#pg) {
+      const [row] = await this.#pg.unsafe<{ n: string }[]>(query);
+      return Number(row?.n ?? 0);
+    }
+    const raw = new SqliteDatabase(this.#db.location, { readonly: true, fileMustExist: true });
+    try {
+      raw.pragma("busy_timeout = 5000");
+      return (raw.prepare(query).get() as { n: number }).n;
+    } finally {
+      raw.close();
+    }
+  }
+
   /** The jobs in one status, with their attempts (ids of jobs, not tasks). */
   async jobsIn(status: string): Promise<{ id: string; status: string; attempts: number }[]> {
     if (this.#pg) {

@@ -1,0 +1,100 @@
+// Due delays run together under SIGKILL (docs/engine.md, "Due delays together"): delays that fall due
+// at one moment are settled, and the in-app steps after them delivered, many to a transaction. A real
+// server (API and worker in one process) is killed once the first messages are in and before the
+// last; after a restart every run ends with exactly one message and each step with one record of
+// what it did: none lost, none twice. The delays are scheduled at one date in real time (a server
+// process has no clock a test can move), a few seconds ahead, as the timers' restart test does.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { test } from "node:test";
+import { allMessages, EngineProbe, tally } from "./engine-processes.ts";
+import { poll } from "./poll.ts";
+import {
+  call,
+  forEachProcessBackend,
+  type ServerProcess,
+  seedOrganization,
+  stopServer,
+} from "./processes.ts";
+
+// Enough that the kill, once the first messages are in, lands before the last on any machine this
+// runs on (one a subscriber).
+const RUNS = 1_000;
+// Ahead of the first trigger by this much: every trigger is accepted before the date, on a loaded machine too.
+const AHEAD_MS = 8_000;
+
+forEachProcessBackend("due delays together: SIGKILL while a batch of them is delivered", (suite) => {
+  const backend = suite.backend;
+  test(`${RUNS.toLocaleString("en")} delays due at one moment: every run gets one message across a SIGKILL`, async (t) => {
+    const db = await suite.database({ migrated: true });
+    const seed = await seedOrganization(db);
+    const env = { ...db.env, RATE_LIMIT_RPS: "0", WORKER_HEARTBEAT_MS: "250", WORKER_DEAD_AFTER_MS: "2000" };
+    const probe = new EngineProbe(db);
+    t.after(() => probe.close());
+    let server: ServerProcess = await suite.start(env);
+    const key = seed.apiKey;
+    const created = await call(server, "POST", "/v1/workflows", key, {
+      name: `Due together ${randomBytes(3).toString("hex")}`,
+      notificationGroupId: seed.generalGroupId,
+      active: true,
+      steps: [
+        { template: { type: "delay" }, metadata: { type: "scheduled", delayPath: "sendAt" } },
+        { template: { type: "in_app", content: "{{n}}" } },
+      ],
+    });
+    assert.equal(created.status, 201, created.text);
+    const name = created.json().data.triggers[0].identifier as string;
+    const prefix = `dd-${randomBytes(3).toString("hex")}`;
+    const sendAt = new Date(Date.now() + AHEAD_MS).toISOString();
+    for (let i = 0; i < RUNS; i += 100) {
+      const res = await call(server, "POST", "/v1/events/trigger/bulk", key, {
+        events: Array.from({ length: 100 }, (_, j) => ({
+          name,
+          to: `${prefix}-${i + j}`,
+          payload: { n: String(i + j), sendAt },
+        })),
+      });
+      assert.equal(res.status, 201, res.text);
+      assert.ok(
+        (res.json().data as { acknowledged: boolean }[]).every((r) => r.acknowledged),
+        res.text,
+      );
+    }
+    assert.ok(Date.now() < Date.parse(sendAt), "every trigger was accepted before the date");
+    // Killed as soon as messages come in (the bound is a safety net for a hung run, not a timing claim).
+    const before = await poll(
+      () => probe.count("messages"),
+      (n) => n > 0,
+      { what: "the first messages after the date", limitMs: AHEAD_MS + 30_000, everyMs: 2 },
+    );
+    server.child.kill("SIGKILL");
+    const exit = await server.exited;
+    assert.equal(exit.signal, "SIGKILL");
+    const atKill = await probe.count("messages");
+    assert.ok(atKill < RUNS, `the kill came after the last message (${atKill}): it proves nothing`);
+
+    server = await suite.start(env);
+    await probe.drained(60_000);
+    const messages = await allMessages(server, key);
+    const counts = tally(messages.map((m) => m.subscriberId));
+    assert.deepEqual(
+      [...counts].filter(([, n]) => n !== 1),
+      [],
+      "no run has two messages",
+    );
+    const members = Array.from({ length: RUNS }, (_, i) => `${prefix}-${i}`);
+    assert.deepEqual(
+      members.filter((m) => !counts.has(m)),
+      [],
+      "every run has its message",
+    );
+    assert.equal(messages.length, RUNS);
+    assert.equal(await probe.repeatedDetails(), 0, "no step recorded twice");
+    const stopped = await stopServer(server);
+    assert.equal(stopped.code, 0);
+    console.log(
+      `[${backend}] due delays crash: SIGKILL with ${atKill} of ${RUNS} messages in (${before} when seen); ` +
+        `after the restart ${messages.length}, one a run`,
+    );
+  });
+});
