@@ -206,11 +206,21 @@ forEachProcessBackend(
         const held = await poll(
           async () => {
             b.child.kill("SIGSTOP");
-            await poll(bStatementRuns, (runs) => !runs, {
+            // A statement of b's may not end while b is frozen: one waiting on a lock another of its
+            // transactions holds, or a fetch whose rows the frozen process does not read. Then b is
+            // let go on, and frozen again at the next look.
+            const ended = await poll(bStatementRuns, (runs) => !runs, {
               what: "the statements worker b sent before it was frozen to end",
-              limitMs: 10_000,
+              limitMs: 2_000,
               everyMs: 5,
-            });
+            }).then(
+              () => true,
+              () => false,
+            );
+            if (!ended) {
+              b.child.kill("SIGCONT");
+              return undefined;
+            }
             const n = await lockedByB();
             if (n > 0 || answered >= PHASE2) return n;
             b.child.kill("SIGCONT");
