@@ -136,7 +136,11 @@ export async function insertNewMessages(db: Db, messages: readonly Message[]): P
         tagSet,
         tags,
       });
-  for (const { environmentId, tagSet, tags } of tagSets.values())
+  // In one order for every writer: two transactions keeping the same new lists wait for each other
+  // in turn, never each for the other.
+  for (const [, { environmentId, tagSet, tags }] of [...tagSets].sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  ))
     await keepTagSet(db, environmentId, tagSet, tags);
   for (let i = 0; i < rows.length; i += MESSAGES_A_STATEMENT)
     await runPreparedRows(
