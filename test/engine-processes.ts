@@ -262,6 +262,32 @@ export async function feedTransactions(
 }
 
 /** Counts of each value. */
+/** Asserts that the messages are one for each of `subscribers`, and none for anyone else. */
+export function assertOneMessageEach(messages: readonly SeenMessage[], subscribers: readonly string[]): void {
+  const counts = tally(messages.map((m) => m.subscriberId));
+  assert.deepEqual(
+    [...counts].filter(([, n]) => n !== 1),
+    [],
+    "no subscriber has two messages",
+  );
+  assert.deepEqual(
+    subscribers.filter((m) => !counts.has(m)),
+    [],
+    "every subscriber has its message",
+  );
+  assert.equal(messages.length, subscribers.length);
+}
+
+/** Kills the server with SIGKILL and waits until it is gone. */
+export async function killServer(server: {
+  child: { kill(signal: NodeJS.Signals): boolean };
+  exited: Promise<{ signal: NodeJS.Signals | null }>;
+}): Promise<void> {
+  server.child.kill("SIGKILL");
+  const exit = await server.exited;
+  assert.equal(exit.signal, "SIGKILL");
+}
+
 export function tally(values: Iterable<string>): Map<string, number> {
   const counts = new Map<string, number>();
   for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
