@@ -8,15 +8,9 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
-import { allMessages, assertOneMessageEach, EngineProbe, killServer } from "./engine-processes.ts";
+import { allMessages, assertOneMessageEach, crashTestStart, killServer } from "./engine-processes.ts";
 import { poll } from "./poll.ts";
-import {
-  call,
-  forEachProcessBackend,
-  type ServerProcess,
-  seedOrganization,
-  stopServer,
-} from "./processes.ts";
+import { call, forEachProcessBackend, type ServerProcess, stopServer } from "./processes.ts";
 
 // Enough that the kill, once the first messages are in, lands before the last on any machine this
 // runs on (one a subscriber).
@@ -25,13 +19,9 @@ const RUNS = 600;
 forEachProcessBackend("due delays together: SIGKILL while a batch of them is delivered", (suite) => {
   const backend = suite.backend;
   test(`${RUNS.toLocaleString("en")} delays due at one moment: every run gets one message across a SIGKILL`, async (t) => {
-    const db = await suite.database({ migrated: true });
-    const seed = await seedOrganization(db);
-    const env = { ...db.env, RATE_LIMIT_RPS: "0", WORKER_HEARTBEAT_MS: "250", WORKER_DEAD_AFTER_MS: "2000" };
-    const probe = new EngineProbe(db);
-    t.after(() => probe.close());
-    let server: ServerProcess = await suite.start(env);
-    const key = seed.apiKey;
+    const start = await crashTestStart(suite, t);
+    const { seed, env, probe, key } = start;
+    let server: ServerProcess = start.server;
     const created = await call(server, "POST", "/v1/workflows", key, {
       name: `Due together ${randomBytes(3).toString("hex")}`,
       notificationGroupId: seed.generalGroupId,

@@ -7,7 +7,16 @@ import SqliteDatabase from "better-sqlite3";
 import postgres from "postgres";
 import { SERVICE_NODE_FLAGS } from "../scripts/service-node-flags.ts";
 import { poll } from "./poll.ts";
-import { call, type ProcessDatabase, type Running, startTs, waitFor } from "./processes.ts";
+import {
+  call,
+  type ProcessDatabase,
+  type ProcessSuite,
+  type Running,
+  type ServerProcess,
+  seedOrganization,
+  startTs,
+  waitFor,
+} from "./processes.ts";
 
 /**
  * An active workflow whose in-app message's content is the trigger's transactionId. `via`:
@@ -262,6 +271,21 @@ export async function feedTransactions(
 }
 
 /** Counts of each value. */
+/**
+ * What a crash test starts from: a migrated database with an organization, the environment of a
+ * server that presumes a dead worker dead within 2 s and counts no rate limit, a probe of the
+ * engine's tables (closed after the test), and the server started.
+ */
+export async function crashTestStart(suite: ProcessSuite, t: { after(fn: () => unknown): void }) {
+  const db = await suite.database({ migrated: true });
+  const seed = await seedOrganization(db);
+  const env = { ...db.env, RATE_LIMIT_RPS: "0", WORKER_HEARTBEAT_MS: "250", WORKER_DEAD_AFTER_MS: "2000" };
+  const probe = new EngineProbe(db);
+  t.after(() => probe.close());
+  const server: ServerProcess = await suite.start(env);
+  return { db, seed, env, probe, server, key: seed.apiKey };
+}
+
 /** Asserts that the messages are one for each of `subscribers`, and none for anyone else. */
 export function assertOneMessageEach(messages: readonly SeenMessage[], subscribers: readonly string[]): void {
   const counts = tally(messages.map((m) => m.subscriberId));

@@ -9,18 +9,12 @@ import { test } from "node:test";
 import {
   allMessages,
   assertOneMessageEach,
-  EngineProbe,
+  crashTestStart,
   inAppWorkflow,
   killServer,
 } from "./engine-processes.ts";
 import { poll } from "./poll.ts";
-import {
-  call,
-  forEachProcessBackend,
-  type ServerProcess,
-  seedOrganization,
-  stopServer,
-} from "./processes.ts";
+import { call, forEachProcessBackend, type ServerProcess, stopServer } from "./processes.ts";
 
 // Four batches: the kill, once the first is in, lands before the last on any machine this runs on.
 const MEMBERS = 2_000;
@@ -28,13 +22,9 @@ const MEMBERS = 2_000;
 forEachProcessBackend("fan-out: SIGKILL between a topic's batches", (suite) => {
   const backend = suite.backend;
   test(`a topic of ${MEMBERS.toLocaleString("en")}: every member gets one message across a SIGKILL`, async (t) => {
-    const db = await suite.database({ migrated: true });
-    const seed = await seedOrganization(db);
-    const env = { ...db.env, RATE_LIMIT_RPS: "0", WORKER_HEARTBEAT_MS: "250", WORKER_DEAD_AFTER_MS: "2000" };
-    const probe = new EngineProbe(db);
-    t.after(() => probe.close());
-    let server: ServerProcess = await suite.start(env);
-    const key = seed.apiKey;
+    const start = await crashTestStart(suite, t);
+    const { seed, env, probe, key } = start;
+    let server: ServerProcess = start.server;
     const name = await inAppWorkflow(server, key, seed.generalGroupId, "Fan-out crash");
     const prefix = `fc-${randomBytes(3).toString("hex")}`;
     const members = Array.from({ length: MEMBERS }, (_, i) => `${prefix}-${i}`);
