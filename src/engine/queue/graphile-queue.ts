@@ -860,7 +860,11 @@ function graphileLogger(logger: Logger): GraphileLogger {
         else logger.error(err ? { err } : {}, `graphile-worker: ${message}`);
         return;
       case "warning":
-        logger.warn(err ? { err } : {}, `graphile-worker: ${message}`);
+        // Its pool only fetches and completes jobs (our tasks use the store's pool), so fewer
+        // connections than tasks is this design, not a misconfiguration: not an operator's warning.
+        if (meta !== undefined && "max" in meta && "concurrency" in meta)
+          logger.debug(`graphile-worker: ${message}`);
+        else logger.warn(err ? { err } : {}, `graphile-worker: ${message}`);
         return;
       case "info":
         logger.debug(`graphile-worker: ${message}`);
