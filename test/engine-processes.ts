@@ -124,24 +124,19 @@ export class EngineProbe {
   }
 
   /** How many rows one of the engine's tables holds: its messages, or its runs (notifications). */
-  async count(table: "messages" | "notifications"): Promise<number> {
-    if (this.#pg) {
-      const [row] = await this.#pg<{ n: number }[]>`select count(*)::int as n from ${this.#pg(table)}`;
-      return row?.n ?? 0;
-    }
-    const raw = new SqliteDatabase(this.#db.location, { readonly: true, fileMustExist: true });
-    try {
-      raw.pragma("busy_timeout = 5000");
-      return (raw.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
-    } finally {
-      raw.close();
-    }
+  count(table: "messages" | "notifications"): Promise<number> {
+    return this.#number(`select count(*) as n from ${table}`);
   }
 
   /** How many (job, detail) pairs the execution details hold more than once: a step recorded twice. */
-  async repeatedDetails(): Promise<number> {
-    const query =
-      "select count(*) as n from (select job_id, detail from execution_details group by job_id, detail having count(*) > 1) as repeated";
+  repeatedDetails(): Promise<number> {
+    return this.#number(
+      "select count(*) as n from (select job_id, detail from execution_details group by job_id, detail having count(*) > 1) as repeated",
+    );
+  }
+
+  /** The number `n` a query answers, on either backend. */
+  async #number(query: string): Promise<number> {
     if (this.#pg) {
       const [row] = await this.#pg.unsafe<{ n: string }[]>(query);
       return Number(row?.n ?? 0);
@@ -149,7 +144,7 @@ export class EngineProbe {
     const raw = new SqliteDatabase(this.#db.location, { readonly: true, fileMustExist: true });
     try {
       raw.pragma("busy_timeout = 5000");
-      return (raw.prepare(query).get() as { n: number }).n;
+      return Number((raw.prepare(query).get() as { n: number }).n);
     } finally {
       raw.close();
     }

@@ -145,7 +145,7 @@ async function runBatch(
   deps: EngineDeps,
   items: readonly Item[],
 ): Promise<Map<string, { job: Job; subscriber: Subscriber | undefined }>> {
-  const told: Parameters<MessageListener>[0][] = [];
+  const told: { notificationId: string; event: Parameters<MessageListener>[0] }[] = [];
   const runOn = new Map<string, { job: Job; subscriber: Subscriber | undefined }>();
   await deps.db.transaction().execute(async (trx) => {
     told.length = 0;
@@ -168,12 +168,14 @@ async function runBatch(
     // The runs' later jobs, read where there are more steps after the in-app one: consecutive in-app
     // steps run here together, as in the acknowledgement.
     const longer = runs.filter((run) => run.notification.channels.length > run.job.stepIndex + 2);
-    const later = new Map<string, Job[]>();
-    for (const job of await engine.jobsOfNotifications(
-      trx,
-      longer.map((run) => run.job.notificationId),
-    ))
-      later.set(job.notificationId, [...(later.get(job.notificationId) ?? []), job]);
+    const later = groupBy(
+      await engine.jobsOfNotifications(
+        trx,
+        longer.map((run) => run.job.notificationId),
+      ),
+      (job) => job.notificationId,
+      (job) => job,
+    );
     // The next jobs, queued where they are pending (a canceled run has none): each one's claim.
     const next = new Map<string, Job>();
     for (const [stepIndex, notificationIds] of groupBy(
@@ -274,15 +276,19 @@ async function runBatch(
     );
     for (const { message, subscriber } of delivered)
       told.push({
-        environmentId: message.environmentId,
-        subscriberRef: message.subscriberRef,
-        messageId: message.id,
-        written: { message, subscriber },
+        notificationId: message.notificationId,
+        event: {
+          environmentId: message.environmentId,
+          subscriberRef: message.subscriberRef,
+          messageId: message.id,
+          written: { message, subscriber },
+        },
       });
   });
   deps.queue.wake();
-  const onMessage = items[0]?.onMessage;
-  for (const event of told) onMessage?.(event);
+  // Each message to the listener of the task whose run it belongs to.
+  const listenerOf = new Map(items.map((item) => [item.job.notificationId, item.onMessage]));
+  for (const { event, notificationId } of told) listenerOf.get(notificationId)?.(event);
   return runOn;
 }
 

@@ -46,17 +46,15 @@ export async function runJob(
   if (joinsDueDelays(deps, found.job, found.notification)) {
     const batch = await runDueDelay(deps, found.job, found.notification, context.onMessage);
     if (batch.ran) {
-      // The run goes on in this task, as after a delay run here (see runFrom's end).
+      // The run goes on in this task, as after a delay run here (see runFrom's end), with the
+      // subscriber the batch read.
       if (batch.next)
-        await runFrom(
+        await goOn(
           deps,
           batch.next.job,
-          {
-            notification: found.notification,
-            ...(batch.next.job.step.active ? { subscriber: { read: batch.next.subscriber } } : {}),
-          },
-          { attempt: 1, following: true, ...(context.onMessage ? { onMessage: context.onMessage } : {}) },
-        ).catch(() => {});
+          { notification: found.notification, subscriber: { read: batch.next.subscriber } },
+          context.onMessage,
+        );
       return;
     }
   }
@@ -163,16 +161,24 @@ async function runFrom(
         () => undefined,
       )
     : undefined;
-  await runFrom(
-    deps,
-    next,
-    { notification, ...(subscriber ? { subscriber } : {}) },
-    {
-      attempt: 1,
-      following: true,
-      ...(context.onMessage ? { onMessage: context.onMessage } : {}),
-    },
-  ).catch(() => {});
+  await goOn(deps, next, { notification, ...(subscriber ? { subscriber } : {}) }, context.onMessage);
+}
+
+/**
+ * Runs the run on from `next`, the job the step before queued with its task, in that step's task;
+ * a failure is recorded, and that task runs the job again.
+ */
+function goOn(
+  deps: EngineDeps,
+  next: Job,
+  known: Known,
+  onMessage: MessageListener | undefined,
+): Promise<void> {
+  return runFrom(deps, next, known, {
+    attempt: 1,
+    following: true,
+    ...(onMessage ? { onMessage } : {}),
+  }).catch(() => {});
 }
 
 /**
