@@ -11,6 +11,7 @@ import { assertErrorBody, errorBodyProblem } from "../../test/error-body.ts";
 import { createWorkflow, uniqueName } from "../../test/factories.ts";
 import { type Client, forEachBackend, type TestContext } from "../../test/harness.ts";
 import { poll } from "../../test/poll.ts";
+import { drain } from "../../test/queue-helpers.ts";
 import { ManualClock } from "../clock.ts";
 
 /** The one error body, for the path the request went to. */
@@ -570,6 +571,65 @@ forEachBackend(
         assert.deepEqual(b.events, [], "Bob's socket heard nothing of Alice's inbox");
       } finally {
         for (const s of [a1, a2, b]) s.socket.close();
+      }
+    });
+
+    test("sockets: delays falling due together (run in one transaction) tell each subscriber's sockets of its own message only", async () => {
+      const { tenant, api, session } = await setup();
+      const workflow = await createWorkflow(ctx, tenant.dev.apiKey, tenant.dev.generalGroupId, {
+        name: uniqueName("Delayed widget workflow"),
+        active: true,
+        steps: [
+          { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
+          { template: { type: "in_app", content: "Later for {{n}}" } },
+        ],
+      });
+      const base = await urlOf(ctx);
+      const people = await Promise.all(
+        ["alice", "bob", "carol"].map(async (n) => ({ n, ...(await session()) })),
+      );
+      const sockets = await Promise.all(people.map((p) => openSocket(base, { auth: { token: p.token } })));
+      try {
+        const transactions = [];
+        for (const p of people) {
+          const res = await api.post("/v1/events/trigger", {
+            name: workflow.triggers[0].identifier,
+            to: p.subscriberId,
+            payload: { n: p.n },
+          });
+          assert.equal(res.statusCode, 201, res.body);
+          transactions.push(res.json().data.transactionId as string);
+        }
+        for (const tx of transactions)
+          await poll(
+            async () =>
+              (await api.get(`/v1/notifications?transactionId=${tx}`)).json().data[0]?.jobs?.[0]?.status,
+            (status) => status === "delayed",
+            { what: "the delay set" },
+          );
+        ctx.clock.advance(5 * 60_000);
+        for (const [i, p] of people.entries()) {
+          const received = await poll(
+            () => sockets[i]?.events.filter((e) => e.name === "notification_received") ?? [],
+            (events) => events.length > 0,
+            { what: `${p.n}'s notification_received` },
+          );
+          assert.deepEqual(
+            received.map((e) => (e.data.message as Message).content),
+            [`Later for ${p.n}`],
+          );
+        }
+        await drain(ctx);
+        for (const [i, p] of people.entries())
+          assert.deepEqual(
+            sockets[i]?.events
+              .filter((e) => e.name === "notification_received")
+              .map((e) => (e.data.message as Message).subscriberId),
+            [p.subscriberId],
+            `${p.n}'s sockets heard of its own message only, once`,
+          );
+      } finally {
+        for (const s of sockets) s.socket.close();
       }
     });
 
