@@ -7,6 +7,7 @@ import { getSubscribersByRefs } from "../subscribers/service.ts";
 import { deliverLeadingInApp } from "./at-acknowledgement.ts";
 import type { ExecutionDetail, Job, Message, Notification } from "./domain.ts";
 import { type EngineDeps, engineOnConnection, type MessageListener, runJobTask } from "./engine-deps.ts";
+import { Gatherer } from "./gather.ts";
 import { insertNewMessages } from "./message-repository.ts";
 import { newDetail } from "./records.ts";
 import * as engine from "./repository.ts";
@@ -65,61 +66,7 @@ export function joinsDueDelays(deps: EngineDeps, job: Job, notification: Notific
   );
 }
 
-class DueDelays {
-  readonly #deps: EngineDeps;
-  #waiting: Item[] = [];
-  #inFlight = 0;
-  #scheduled = false;
-
-  constructor(deps: EngineDeps) {
-    this.#deps = deps;
-  }
-
-  join(job: Job, notification: Notification, onMessage: MessageListener | undefined): Promise<DueDelayRun> {
-    return new Promise((settle) => {
-      this.#waiting.push({ job, notification, onMessage, settle });
-      this.#schedule();
-    });
-  }
-
-  #schedule(): void {
-    if (this.#scheduled || this.#inFlight >= IN_FLIGHT_MAX || this.#waiting.length === 0) return;
-    this.#scheduled = true;
-    // After this turn of the event loop, so that the tasks whose reads answered together join one batch.
-    setImmediate(() => {
-      this.#scheduled = false;
-      const batch = this.#waiting.splice(0, BATCH_MAX);
-      if (batch.length === 0) return;
-      // A delay due alone runs on its own: its task's path sends its statements in fewer round
-      // trips, each prepared once, where a batch's are built for its size and sent one after another.
-      if (batch.length === 1) {
-        (batch[0] as Item).settle({ ran: false });
-        this.#schedule();
-        return;
-      }
-      this.#inFlight++;
-      runBatch(this.#deps, batch)
-        .then(
-          (next) => {
-            for (const item of batch) {
-              const after = next.get(item.job.id);
-              item.settle(after ? { ran: true, next: after } : { ran: true });
-            }
-          },
-          () => {
-            // Nothing of the batch was committed: each job runs on its own, as it would have.
-            for (const item of batch) item.settle({ ran: false });
-          },
-        )
-        .finally(() => {
-          this.#inFlight--;
-          this.#schedule();
-        });
-    });
-  }
-}
-
-const batchers = new WeakMap<object, DueDelays>();
+const batchers = new WeakMap<object, Gatherer<Item>>();
 
 /**
  * Hands a due delay (joinsDueDelays) to this process's batch; true once a batch has run it or found
@@ -134,10 +81,25 @@ export function runDueDelay(
   // One batch per queue, that is per engine: every task of a worker shares its queue.
   let batcher = batchers.get(deps.queue);
   if (!batcher) {
-    batcher = new DueDelays(deps);
+    batcher = new Gatherer<Item>({
+      max: BATCH_MAX,
+      inFlight: IN_FLIGHT_MAX,
+      alone: (item) => item.settle({ ran: false }),
+      run: async (batch) => {
+        const next = await runBatch(deps, batch);
+        for (const item of batch) {
+          const after = next.get(item.job.id);
+          item.settle(after ? { ran: true, next: after } : { ran: true });
+        }
+      },
+      failed: (batch) => {
+        for (const item of batch) item.settle({ ran: false });
+      },
+    });
     batchers.set(deps.queue, batcher);
   }
-  return batcher.join(job, notification, onMessage);
+  const gatherer = batcher;
+  return new Promise((settle) => gatherer.add({ job, notification, onMessage, settle }));
 }
 
 /** Runs the batch in one transaction; each delay's next job left queued (for its task to run on). */
