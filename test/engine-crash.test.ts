@@ -5,7 +5,10 @@
 // subscriber's feed, no transactionId has two, and no message exists that nobody triggered (a trigger cut off
 // before its answer may have committed, or not: 0 or 1 message). Half the triggers run a lone in-app step,
 // which the trigger's own transaction delivers (a kill before the commit leaves no message, after it the
-// message is there once); half run it behind a throttle, through the queue and the worker.
+// message is there once); half run it behind a throttle, through the queue and the worker. The
+// senders' triggers arrive at once, so the process acknowledges many of them together, in one
+// transaction (trigger-batch.ts): a kill cuts such a batch too, and each of its triggers is then
+// there once or not at all.
 //
 // On PostgreSQL the killed process's graphile-worker jobs stay locked (graphile-worker's lock lasts
 // 4 hours); the restarted worker finds the dead workers by their stale heartbeats and unlocks their

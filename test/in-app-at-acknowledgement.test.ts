@@ -21,7 +21,7 @@ interface JobView {
 }
 
 async function feed(api: Client, subscriberId: string) {
-  const res = await api.get(`/v1/subscribers/${subscriberId}/notifications/feed`);
+  const res = await api.get(`/v1/subscribers/${subscriberId}/notifications/feed?limit=100`);
   assert.equal(res.statusCode, 200, res.body);
   return res.json().data as { content: string; transactionId: string }[];
 }
@@ -167,6 +167,133 @@ forEachBackend(
       assert.equal(added.statusCode, 200, added.body);
       await trigger(api, { name, to: { type: "Topic", topicKey } });
       assert.deepEqual(await feed(api, member), [], "the fan-out job has not run");
+    });
+
+    test("triggers that arrive together (acknowledged together): each run once, its own messages and notes; a repeated transactionId answered with the first acknowledgement", async () => {
+      const { api, name, workflowId } = await setup([
+        inApp("{{greeting}} {{subscriber.firstName}} #{{n}}"),
+        inApp("news #{{n}}", {
+          filters: [
+            {
+              isNegated: false,
+              type: "GROUP",
+              value: "AND",
+              children: [{ on: "payload", field: "kind", operator: "EQUAL", value: "news" }],
+            },
+          ],
+        }),
+        { template: { type: "email", subject: "s", content: "c" } },
+      ]);
+      // One subscriber who exists, with in-app turned off for the workflow; one named by several
+      // triggers before it exists; the rest new, by id or with a first name.
+      const muted = hexId();
+      assert.equal((await api.post("/v1/subscribers", { subscriberId: muted })).statusCode, 201);
+      const off = await api.patch(`/v1/subscribers/${muted}/preferences/${workflowId}`, {
+        channel: { type: "in_app", enabled: false },
+      });
+      assert.equal(off.statusCode, 200, off.body);
+      const shared = hexId();
+      const repeated = hexId();
+      const tasksBefore = await countTasks(ctx.store);
+      const events = Array.from({ length: 36 }, (_, n) => {
+        const fresh = hexId();
+        const to =
+          n % 6 === 0
+            ? shared
+            : n % 6 === 1
+              ? { subscriberId: fresh, firstName: `F${n}` }
+              : n % 6 === 2
+                ? [fresh, muted]
+                : fresh;
+        return {
+          n,
+          fresh,
+          to,
+          kind: n % 2 === 0 ? "news" : "other",
+          transactionId: n % 12 === 5 ? repeated : hexId(),
+        };
+      });
+      const send = (wave: typeof events) =>
+        Promise.all(
+          wave.map(async (e) => {
+            const res = await api.post("/v1/events/trigger", {
+              name,
+              to: e.to,
+              payload: { n: e.n, kind: e.kind, greeting: "Hi" },
+              transactionId: e.transactionId,
+            });
+            assert.equal(res.statusCode, 201, res.body);
+            return res.json().data as { acknowledged: boolean; status: string; transactionId: string };
+          }),
+        );
+      // Two waves: the triggers with a transactionId of their own, then the repeats with a few of those.
+      const answers = [
+        ...(await send(events.filter((e) => e.transactionId !== repeated))),
+        ...(await send(events.filter((e) => e.transactionId === repeated))),
+      ];
+      events.sort((a, b) => Number(a.transactionId === repeated) - Number(b.transactionId === repeated));
+      for (const [i, answer] of answers.entries())
+        assert.deepEqual(answer, {
+          acknowledged: true,
+          status: "processed",
+          transactionId: events[i]?.transactionId,
+        });
+      // The repeated transactionId ran once, for whichever of its triggers came first.
+      const notificationsOf = async (transactionId: string) =>
+        (await api.get(`/v1/notifications?transactionId=${transactionId}`)).json().data as {
+          subscriber?: { subscriberId: string };
+          payload: { n: number };
+          jobs: JobView[];
+        }[];
+      const repeats = await notificationsOf(repeated);
+      assert.equal(repeats.length, 1, JSON.stringify(repeats.map((r) => r.payload)));
+      const ran = new Set(events.filter((e) => e.transactionId !== repeated).map((e) => e.n));
+      ran.add((repeats[0] as { payload: { n: number } }).payload.n);
+
+      let createdNotes = 0;
+      const sharedFeed: string[] = [];
+      for (const e of events) {
+        if (!ran.has(e.n)) continue;
+        const runs = await notificationsOf(e.transactionId);
+        const recipients = Array.isArray(e.to) ? e.to : [e.to];
+        assert.equal(runs.length, recipients.length, `trigger ${e.n}`);
+        for (const run of runs) {
+          const isMuted = run.subscriber?.subscriberId === muted;
+          assert.deepEqual(
+            run.jobs.map((j) => j.status),
+            [
+              isMuted ? "skipped" : "completed",
+              isMuted || e.kind !== "news" ? "skipped" : "completed",
+              "queued",
+            ],
+            `trigger ${e.n}, ${run.subscriber?.subscriberId}`,
+          );
+          createdNotes +=
+            run.jobs[0]?.executionDetails.filter((d) => / did not exist /.test(d.detail)).length ?? 0;
+        }
+        if (e.to === shared) continue;
+        const first = typeof e.to === "object" && !Array.isArray(e.to) ? `F${e.n}` : "";
+        assert.deepEqual(
+          (await feed(api, e.fresh)).map((m) => m.content).sort(),
+          [...(e.kind === "news" ? [`news #${e.n}`] : []), `Hi ${first} #${e.n}`].sort(),
+          `trigger ${e.n}`,
+        );
+      }
+      for (const m of await feed(api, shared)) sharedFeed.push(m.content);
+      const sharedRuns = events.filter((e) => e.to === shared && ran.has(e.n));
+      assert.deepEqual(
+        sharedFeed.sort(),
+        sharedRuns.flatMap((e) => [`Hi  #${e.n}`, ...(e.kind === "news" ? [`news #${e.n}`] : [])]).sort(),
+      );
+      assert.deepEqual(await feed(api, muted), []);
+      // A note for each subscriber a trigger created, once: the shared one by the first to name it.
+      const freshSubscribers = events.filter((e) => ran.has(e.n) && e.to !== shared).length;
+      assert.equal(createdNotes, freshSubscribers + 1);
+      // One task for each run's email step, and none for the steps delivered here.
+      const runsInAll = events
+        .filter((e) => ran.has(e.n))
+        .reduce((sum, e) => sum + (Array.isArray(e.to) ? e.to.length : 1), 0);
+      assert.equal(await countTasks(ctx.store), tasksBefore + runsInAll);
     });
   },
   // A render deadline no loaded machine reaches: a template that runs out of time is left to the
@@ -364,5 +491,10 @@ forEachBackend<ManualClock>(
       );
     });
   },
-  { clock: () => new ManualClock(Date.UTC(2026, 5, 1, 12)), app: () => ({ runWorker: false }) },
+  // The same render deadline as above: on a loaded machine a member's render past the default 50 ms
+  // is left to a task of its own, and these tests are about what runs without one.
+  {
+    clock: () => new ManualClock(Date.UTC(2026, 5, 1, 12)),
+    app: () => ({ runWorker: false, config: testConfig({ RENDER_TIMEOUT_MS: "10000" }) }),
+  },
 );

@@ -9,34 +9,29 @@ import { requirePayloadSchema } from "../json-schema.ts";
 import { pipelined } from "../store/pipeline.ts";
 import type { Database } from "../store/schema.ts";
 import { type Subscriber, subscriberForTemplates } from "../subscribers/domain.ts";
-import {
-  type CreateSubscriberInput,
-  countSubscribers,
-  subscriberLabel,
-  upsertRecipient,
-} from "../subscribers/service.ts";
+import { type CreateSubscriberInput, countSubscribers, upsertRecipient } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { type TenantInput, tenantForTemplates, tenantOfTrigger } from "../tenants/service.ts";
 import type { Topic } from "../topics/domain.ts";
 import { countTopicSubscribers, findTopic } from "../topics/service.ts";
 import { workflowForTenant } from "../workflow-overrides/service.ts";
-import type { RunnableWorkflow, Step } from "../workflows/domain.ts";
+import type { RunnableWorkflow } from "../workflows/domain.ts";
 import { getRunnableWorkflow } from "../workflows/service.ts";
 import { type DeliveredAtOnce, deliverLeadingInApp } from "./at-acknowledgement.ts";
-import type {
-  ExecutionDetail,
-  ExecutionStatus,
-  Job,
-  Message,
-  Notification,
-  TriggerStatus,
-  WorkflowSnapshot,
-} from "./domain.ts";
+import type { Message, Notification, TriggerStatus, WorkflowSnapshot } from "./domain.ts";
 import { type EngineDeps, engineOnConnection, runJobTask, TASKS } from "./engine-deps.ts";
 import { fanOutStart } from "./fan-out-cursor.ts";
 import { insertNewMessages } from "./message-repository.ts";
+import {
+  createdSubscriberNote,
+  jobsOf,
+  notificationsOf,
+  type RecipientNote,
+  type RecipientNotes,
+  type RunPlan,
+  runsByNotification,
+} from "./new-runs.ts";
 import { declaredVariables, requireVariables, withDefaults } from "./payload-variables.ts";
-import type { NewTask } from "./queue/port.ts";
 import {
   checkTriggerJobs,
   checkTriggerSize,
@@ -49,9 +44,10 @@ import {
   type TriggerLoad,
 } from "./quotas.ts";
 import { sealRecipients, withMaskedChannels } from "./recipient-secrets.ts";
-import { newDetail } from "./records.ts";
 import * as engine from "./repository.ts";
+import { acknowledgeTogether, RECIPIENTS_MAX } from "./trigger-batch.ts";
 
+export type { RecipientNote, RecipientNotes, RunPlan };
 export { type EngineDeps, engineOnConnection, runJobTask, TASKS };
 
 /** Thrown to roll back the work of a trigger whose transactionId the environment has seen. */
@@ -130,51 +126,6 @@ export function statusOf(workflow: Pick<RunnableWorkflow, "active" | "steps">): 
   if (workflow.steps.length === 0) return "no_workflow_steps_defined";
   if (!workflow.steps.some((step) => step.active)) return "no_workflow_active_steps_defined";
   return "processed";
-}
-
-/** What every notification of one trigger shares, stored with the trigger for its fan-out. */
-export interface RunPlan {
-  workflow: WorkflowSnapshot;
-  steps: Step[];
-  payload: Record<string, unknown>;
-  overrides: Record<string, unknown>;
-  /** The trigger's actor as templates see it (`{{actor.firstName}}`): its subscriber, upserted. */
-  actor: Record<string, unknown>;
-  /** The actor's subscriber _id: a topic's member who is the actor is not notified of its own act. */
-  actorRef?: string;
-  tenant: Record<string, unknown>;
-  to: unknown;
-  /**
-   * The workflow was inactive when triggered: its notifications are recorded, for the activity,
-   * with every job skipped and saying why, and nothing is queued. Absent from plans stored before.
-   */
-  inactive?: boolean;
-}
-
-/** What the activity tells of a recipient before its run: an execution detail on its first job. */
-export interface RecipientNote {
-  status: ExecutionStatus;
-  detail: string;
-}
-/** Notes by subscriber _id. */
-export type RecipientNotes = ReadonlyMap<string, RecipientNote>;
-
-const INACTIVE_DETAIL = "Not run: the workflow is inactive";
-
-/** The note on a subscriber a trigger created: it did not exist, and whether it can be reached. */
-export function createdSubscriberNote(subscriber: Subscriber): RecipientNote {
-  const contact = [
-    ...(subscriber.email !== "" ? ["an email address"] : []),
-    ...(subscriber.phone !== "" ? ["a phone number"] : []),
-    ...(subscriber.channels.length > 0 ? ["chat or push credentials"] : []),
-  ];
-  const who = subscriberLabel(subscriber.subscriberId);
-  if (contact.length === 0)
-    return { status: "Warning", detail: `${who} did not exist and was created without contact details` };
-  return {
-    status: "Success",
-    detail: `${who} did not exist and was created from the trigger, with ${contact.join(" and ")}`,
-  };
 }
 
 /**
@@ -263,6 +214,30 @@ export async function acceptTrigger(
 }
 
 /**
+ * Whether a trigger may be acknowledged together with others (trigger-batch.ts): one to a few
+ * subscribers, none with channel credentials, with no actor or tenant to upsert, not an event of a
+ * bulk call (whose quotas were spent for the call).
+ */
+function joinsTogether(
+  request: TriggerRequest,
+  options: AcceptOptions & { reserved?: TriggerLoad },
+  recipients: readonly Recipient[],
+): boolean {
+  return (
+    options.reserved === undefined &&
+    options.broadcast !== true &&
+    request.actor === undefined &&
+    typeof request.tenant !== "object" &&
+    recipients.length <= RECIPIENTS_MAX &&
+    recipients.every(
+      (r) =>
+        typeof r === "string" ||
+        (!isTopic(r) && ((r as { channels?: unknown[] }).channels ?? []).length === 0),
+    )
+  );
+}
+
+/**
  * acceptTrigger. `reserved`: the trigger is one event of a bulk call whose quotas were spent for
  * all its events at once (acceptBulk): this is its load as counted then, held to the one trigger's
  * quota alone.
@@ -329,6 +304,50 @@ async function accept(
   const triggerId = newObjectId();
   // The in-app messages the transaction delivers (at-acknowledgement.ts), told once it has committed.
   const delivered: DeliveredAtOnce["delivered"] = [];
+
+  const tell = (told: DeliveredAtOnce["delivered"]) => {
+    deps.queue.wake();
+    for (const { message, subscriber } of told)
+      deps.onMessage?.({
+        environmentId: message.environmentId,
+        subscriberRef: message.subscriberRef,
+        messageId: message.id,
+        written: { message, subscriber },
+      });
+  };
+  // A trigger to a few subscribers may be written with others that arrive at the same time
+  // (trigger-batch.ts); if the batch does not take it, its own transaction below runs.
+  const together = !fanOut && status === "processed" && joinsTogether(request, options, recipients);
+  if (together) {
+    const direct = (recipients as (string | CreateSubscriberInput)[]).map((r) =>
+      typeof r === "string" ? { subscriberId: r } : r,
+    );
+    const worth = recipientsWorthCounting(deps.quotas, plan.steps.length);
+    // As countRecipients counts direct recipients: each subscriberId once.
+    const count = new Set(direct.map((r) => r.subscriberId)).size;
+    const load = worth === undefined ? undefined : { recipients: count, jobs: count * plan.steps.length };
+    if (!load || fitsOneTrigger(deps.quotas, load)) {
+      const outcome = await acknowledgeTogether(deps, {
+        tenant,
+        trigger: {
+          id: triggerId,
+          organizationId: tenant.organizationId,
+          environmentId: tenant.environmentId,
+          transactionId,
+          workflowId: workflow.id,
+          status,
+          request: retryCheck,
+        },
+        plan,
+        recipients: direct,
+        load,
+      });
+      if (outcome.written) {
+        tell(outcome.delivered);
+        return { ack: { acknowledged: true, status, transactionId }, repeat: false };
+      }
+    }
+  }
 
   const ack = await deps.db
     .transaction()
@@ -450,16 +469,7 @@ async function accept(
       const first = await engine.findTriggerByTransaction(deps.db, tenant.environmentId, transactionId);
       return first ? repeatOf(first) : { acknowledged: true as const, status, transactionId, repeat: true };
     });
-  if (!ack.repeat) {
-    deps.queue.wake();
-    for (const { message, subscriber } of delivered)
-      deps.onMessage?.({
-        environmentId: message.environmentId,
-        subscriberRef: message.subscriberRef,
-        messageId: message.id,
-        written: { message, subscriber },
-      });
-  }
+  if (!ack.repeat) tell(delivered);
   return {
     ack: { acknowledged: true, status: ack.status, transactionId: ack.transactionId },
     repeat: ack.repeat,
@@ -510,69 +520,8 @@ export async function createRuns(
   } = {},
 ): Promise<number> {
   const now = isoNow(deps.clock);
-  const notes = options.notes;
-  const unique = [...new Set(subscriberRefs)];
-  const channels = plan.steps.map((step) => step.template.type);
-  const notifications = unique.map(
-    (subscriberRef): Notification => ({
-      id: newObjectId(),
-      organizationId: trigger.organizationId,
-      environmentId: trigger.environmentId,
-      triggerId: trigger.id,
-      transactionId: trigger.transactionId,
-      workflowId: trigger.workflowId,
-      workflow: plan.workflow,
-      subscriberRef,
-      payload: plan.payload,
-      overrides: plan.overrides,
-      actor: plan.actor,
-      tenant: plan.tenant,
-      to: plan.to,
-      channels,
-      topicId: options.topicId ?? "",
-      createdAt: now,
-      updatedAt: now,
-    }),
-  );
-  const runsOf = (created: readonly Notification[]) => {
-    const jobs: Job[] = [];
-    const tasks: NewTask[] = [];
-    const details: ExecutionDetail[] = [];
-    // Details sort by time, then id, and ids (made by the system clock, as every detail's) by their
-    // second, then at random: a note on the subscriber takes its id from a second before, so that it
-    // comes first among the details of its moment (the inactive workflow's, or, on a quick worker or
-    // under a test's clock, those of the first run).
-    const detail = (job: Job, note: RecipientNote, first = false): ExecutionDetail =>
-      newDetail(job, note.status, note.detail, now, first ? { id: newObjectId(Date.now() - 1000) } : {});
-    for (const notification of created) {
-      const note = notes?.get(notification.subscriberRef);
-      plan.steps.forEach((step, stepIndex) => {
-        const job: Job = {
-          id: newObjectId(),
-          organizationId: notification.organizationId,
-          environmentId: notification.environmentId,
-          notificationId: notification.id,
-          transactionId: notification.transactionId,
-          workflowId: notification.workflowId,
-          subscriberRef: notification.subscriberRef,
-          stepIndex,
-          step,
-          type: step.template.type,
-          status: plan.inactive ? "skipped" : stepIndex === 0 ? "queued" : "pending",
-          runAt: null,
-          attempts: 0,
-          digest: {},
-          createdAt: now,
-          updatedAt: now,
-        };
-        jobs.push(job);
-        if (note && stepIndex === 0) details.push(detail(job, note, true));
-        if (plan.inactive) details.push(detail(job, { status: "Warning", detail: INACTIVE_DETAIL }));
-        else if (stepIndex === 0) tasks.push(runJobTask(job.id));
-      });
-    }
-    return { jobs, tasks, details };
-  };
+  const notifications = notificationsOf(trigger, plan, subscriberRefs, now, options.topicId ?? "");
+  const runsOf = (created: readonly Notification[]) => jobsOf(created, plan, options.notes, now);
   /**
    * What the runs write besides their notifications: with `atOnce`, their leading in-app steps
    * delivered (at-acknowledgement.ts), and then each run's first job not run here is the one its
@@ -628,13 +577,6 @@ export async function createRuns(
     (db) => insertNewMessages(db, messages),
   ]);
   return created.length;
-}
-
-/** Each notification with its jobs, in the notifications' order. */
-function runsByNotification(notifications: readonly Notification[], jobs: readonly Job[]) {
-  const byRun = new Map(notifications.map((n) => [n.id, { notification: n, jobs: [] as Job[] }]));
-  for (const job of jobs) byRun.get(job.notificationId)?.jobs.push(job);
-  return [...byRun.values()];
 }
 
 /** What became of one event of a bulk call: its acknowledgement, or why it was refused. */

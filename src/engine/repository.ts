@@ -53,25 +53,35 @@ export async function insertTrigger(
   db: Db,
   trigger: Omit<TriggerRecord, "fanoutCursor" | "fanoutDone">,
 ): Promise<TriggerRecord | undefined> {
-  // Only the id comes back: the rest is what was written (reading the request back meant parsing
+  const inserted = await insertTriggers(db, [trigger]);
+  return inserted.has(trigger.id) ? { ...trigger, fanoutCursor: "", fanoutDone: false } : undefined;
+}
+
+/**
+ * Inserts triggers in one statement; the ids of those inserted (one whose transactionId the
+ * environment has seen is left out).
+ */
+export async function insertTriggers(
+  db: Db,
+  triggers: readonly Omit<TriggerRecord, "fanoutCursor" | "fanoutDone">[],
+): Promise<Set<string>> {
+  // Only the ids come back: the rest is what was written (reading the request back meant parsing
   // the whole run plan again on every trigger).
-  const [row] = await runPreparedRows(
+  const rows = await runPreparedRows(
     db,
     "insert trigger",
-    [
-      {
-        id: trigger.id,
-        organization_id: trigger.organizationId,
-        environment_id: trigger.environmentId,
-        transaction_id: trigger.transactionId,
-        workflow_id: trigger.workflowId,
-        status: trigger.status,
-        request: writeJson(trigger.request),
-        fanout_cursor: "",
-        fanout_done: false,
-        created_at: trigger.createdAt,
-      },
-    ],
+    triggers.map((trigger) => ({
+      id: trigger.id,
+      organization_id: trigger.organizationId,
+      environment_id: trigger.environmentId,
+      transaction_id: trigger.transactionId,
+      workflow_id: trigger.workflowId,
+      status: trigger.status,
+      request: writeJson(trigger.request),
+      fanout_cursor: "",
+      fanout_done: false,
+      created_at: trigger.createdAt,
+    })),
     (placeholders) =>
       db
         .insertInto("triggers")
@@ -79,7 +89,7 @@ export async function insertTrigger(
         .onConflict((conflict) => conflict.doNothing())
         .returning("id"),
   );
-  return row ? { ...trigger, fanoutCursor: "", fanoutDone: false } : undefined;
+  return new Set(rows.map((row) => row.id));
 }
 
 export async function findTriggerByTransaction(db: Db, environmentId: string, transactionId: string) {

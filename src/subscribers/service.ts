@@ -149,6 +149,69 @@ export async function upsertRecipient(
   return entry.channels.length > 0 ? inTransaction(deps, write) : write(deps);
 }
 
+/**
+ * upsertRecipient for the recipients of many triggers of one environment at once, in the caller's
+ * transaction (engine/trigger-batch.ts): one statement for each set of fields the recipients set,
+ * their rows in subscriberId order (two such batches lock shared rows in the same order). The
+ * outcome of each input, in order; a subscriberId named twice is upserted once, and only its first
+ * naming can say it was created. Refused (an error; the triggers then run one by one): a recipient
+ * with channel credentials (written one by one), or a subscriberId named twice where a naming sets
+ * a field (the later trigger's fields would reach the earlier's run).
+ */
+export async function upsertRecipients(
+  deps: Deps,
+  tenant: Tenant,
+  inputs: readonly CreateSubscriberInput[],
+): Promise<{ subscriber: Subscriber; created: boolean }[]> {
+  const entries = inputs.map((input) => {
+    const errors: FieldError[] = [];
+    const entry = readEntry(input, "", errors);
+    throwIfAny(errors);
+    if (entry.channels.length > 0) throw new Error("a recipient with channel credentials is upserted alone");
+    return entry;
+  });
+  const bySubscriberId = new Map<string, Entry>();
+  for (const entry of entries) {
+    const seen = bySubscriberId.get(entry.subscriberId);
+    if (!seen) bySubscriberId.set(entry.subscriberId, entry);
+    else if (fieldsOf(seen.profile).length > 0 || fieldsOf(entry.profile).length > 0)
+      throw new Error("a recipient named twice with fields is upserted one trigger at a time");
+  }
+  const byFields = new Map<string, Entry[]>();
+  for (const entry of [...bySubscriberId.values()].sort((a, b) =>
+    a.subscriberId < b.subscriberId ? -1 : a.subscriberId > b.subscriberId ? 1 : 0,
+  )) {
+    const key = fieldsOf(entry.profile).join(",");
+    const group = byFields.get(key);
+    if (group) group.push(entry);
+    else byFields.set(key, [entry]);
+  }
+  const now = isoNow(deps.clock);
+  const upserted = new Map<string, { subscriber: Subscriber; created: boolean }>();
+  for (const group of byFields.values()) {
+    const rows = await subscribers.upsertSubscribers(
+      deps.db,
+      tenant,
+      group.map((entry) => ({
+        id: newObjectId(deps.clock.now()),
+        subscriberId: entry.subscriberId,
+        profile: entry.profile,
+      })),
+      fieldsOf((group[0] as Entry).profile),
+      now,
+    );
+    for (const row of rows) upserted.set(row.subscriber.subscriberId, row);
+  }
+  const told = new Set<string>();
+  return entries.map((entry) => {
+    const row = upserted.get(entry.subscriberId);
+    if (!row) throw new Error("the upsert returned no row");
+    const first = !told.has(entry.subscriberId);
+    told.add(entry.subscriberId);
+    return { subscriber: row.subscriber, created: row.created && first };
+  });
+}
+
 export interface BulkOutcome {
   created: { subscriberId: string }[];
   updated: { subscriberId: string }[];
