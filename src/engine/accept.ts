@@ -305,8 +305,9 @@ async function accept(
   // The in-app messages the transaction delivers (at-acknowledgement.ts), told once it has committed.
   const delivered: DeliveredAtOnce["delivered"] = [];
 
-  const tell = (told: DeliveredAtOnce["delivered"]) => {
-    deps.queue.wake();
+  /** Tells the inbox of the messages written (and the worker of new tasks, `wake`). */
+  const tell = (told: DeliveredAtOnce["delivered"], wake: boolean) => {
+    if (wake) deps.queue.wake();
     for (const { message, subscriber } of told)
       deps.onMessage?.({
         environmentId: message.environmentId,
@@ -343,7 +344,8 @@ async function accept(
         load,
       });
       if (outcome.written) {
-        tell(outcome.delivered);
+        // The batch woke the worker if it queued tasks.
+        tell(outcome.delivered, false);
         return { ack: { acknowledged: true, status, transactionId }, repeat: false };
       }
     }
@@ -469,7 +471,7 @@ async function accept(
       const first = await engine.findTriggerByTransaction(deps.db, tenant.environmentId, transactionId);
       return first ? repeatOf(first) : { acknowledged: true as const, status, transactionId, repeat: true };
     });
-  if (!ack.repeat) tell(delivered);
+  if (!ack.repeat) tell(delivered, true);
   return {
     ack: { acknowledged: true, status: ack.status, transactionId: ack.transactionId },
     repeat: ack.repeat,

@@ -57,7 +57,7 @@ interface Item extends BatchedTrigger {
 const BATCH_MAX = 64;
 /** The most recipients of a trigger that joins a batch: a batch writes at most 512 runs. */
 export const RECIPIENTS_MAX = 8;
-/** Batches of one process in flight at once. */
+/** Batches of one process in flight at once: while one commits, the next gathers. */
 const IN_FLIGHT_MAX = 2;
 
 const batchers = new WeakMap<object, Gatherer<Item>>();
@@ -115,6 +115,7 @@ async function runBatch(deps: EngineDeps, items: readonly Item[]): Promise<Deliv
   const byEnv = [...envs.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, env]) => env);
   const notifications: Notification[] = [];
   let delivered: DeliveredAtOnce["delivered"] = [];
+  let queued = false;
 
   await deps.db.transaction().execute(async (trx) => {
     // The triggers, their subscribers and the environments' open jobs at once (one round trip on
@@ -187,6 +188,7 @@ async function runBatch(deps: EngineDeps, items: readonly Item[]): Promise<Deliv
       tasks = jobs.filter((job) => job.status === "queued").map((job) => runJobTask(job.id));
       delivered = done.delivered;
     }
+    queued = tasks.length > 0;
     const [created] = await pipelined(trx, [
       (db) => engine.insertNotifications(db, notifications),
       (db) => engine.insertJobs(db, jobs),
@@ -205,7 +207,8 @@ async function runBatch(deps: EngineDeps, items: readonly Item[]): Promise<Deliv
         `new triggers found ${notifications.length - created.length} of their notifications written`,
       );
   });
-  deps.queue.wake();
+  // The worker looks for tasks only when there are some to find.
+  if (queued) deps.queue.wake();
   // Each trigger's messages, by its notifications.
   const triggerOf = new Map(notifications.map((n) => [n.id, n.triggerId]));
   const byTrigger = new Map<string, DeliveredAtOnce["delivered"]>();
