@@ -1,6 +1,7 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
 import { type KeyClaim, keyIsLive, whileKeyIsLive } from "../auth/key-guard.ts";
 import { runPrepared, slot } from "../store/prepared.ts";
+import { readTogether } from "../store/read-together.ts";
 import type { Database, WorkflowsTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import {
@@ -251,19 +252,26 @@ async function selectRunnableWorkflow(
 ): Promise<RunnableWorkflow | undefined> {
   const byId = "id" in ref;
   const keyGuarded = liveKeyId !== undefined;
-  const [row] = await runPrepared<Pick<Selectable<WorkflowsTable>, (typeof RUNNABLE_COLUMNS)[number]>>(
+  const value = byId ? ref.id : ref.identifier;
+  // Each caller reads the row's JSON into objects of its own (a run may build on them).
+  const [row] = await readTogether(
     db,
-    `find runnable workflow ${byId} ${keyGuarded}`,
-    () => {
-      const query = db
-        .selectFrom("workflows")
-        .select(RUNNABLE_COLUMNS)
-        .where("workflows.environment_id", "=", slot("environmentId"))
-        .where(live)
-        .where(byRef(byId ? { id: slot("ref") } : { identifier: slot("ref") }));
-      return keyGuarded ? query.where(keyIsLive(slot("keyId"))) : query;
-    },
-    { environmentId, ref: byId ? ref.id : ref.identifier, keyId: liveKeyId },
+    `runnable workflow ${byId} ${environmentId} ${liveKeyId} ${value}`,
+    () =>
+      runPrepared<Pick<Selectable<WorkflowsTable>, (typeof RUNNABLE_COLUMNS)[number]>>(
+        db,
+        `find runnable workflow ${byId} ${keyGuarded}`,
+        () => {
+          const query = db
+            .selectFrom("workflows")
+            .select(RUNNABLE_COLUMNS)
+            .where("workflows.environment_id", "=", slot("environmentId"))
+            .where(live)
+            .where(byRef(byId ? { id: slot("ref") } : { identifier: slot("ref") }));
+          return keyGuarded ? query.where(keyIsLive(slot("keyId"))) : query;
+        },
+        { environmentId, ref: value, keyId: liveKeyId },
+      ),
   );
   if (!row) return undefined;
   return {
