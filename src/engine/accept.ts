@@ -302,6 +302,15 @@ async function accept(
   const fanOut =
     options.broadcast || recipients.length > INLINE_RECIPIENTS || recipients.some((r) => isTopic(r));
   const triggerId = newObjectId();
+  /** The trigger's record, but for what its request keeps. */
+  const record = {
+    id: triggerId,
+    organizationId: tenant.organizationId,
+    environmentId: tenant.environmentId,
+    transactionId,
+    workflowId: workflow.id,
+    status,
+  };
   // The in-app messages the transaction delivers (at-acknowledgement.ts), told once it has committed.
   const delivered: DeliveredAtOnce["delivered"] = [];
 
@@ -330,15 +339,7 @@ async function accept(
     if (!load || fitsOneTrigger(deps.quotas, load)) {
       const outcome = await acknowledgeTogether(deps, {
         tenant,
-        trigger: {
-          id: triggerId,
-          organizationId: tenant.organizationId,
-          environmentId: tenant.environmentId,
-          transactionId,
-          workflowId: workflow.id,
-          status,
-          request: retryCheck,
-        },
+        trigger: { ...record, request: retryCheck },
         plan,
         recipients: direct,
         load,
@@ -408,12 +409,7 @@ async function accept(
       const [trigger, resolved] = await pipelined(trx, [
         (db) =>
           engine.insertTrigger(db, {
-            id: triggerId,
-            organizationId: tenant.organizationId,
-            environmentId: tenant.environmentId,
-            transactionId,
-            workflowId: workflow.id,
-            status,
+            ...record,
             // What a fan-out job reads to create the runs later; a trigger whose runs are created
             // here has them (its notifications hold the plan) and keeps nothing twice.
             request: fanOut

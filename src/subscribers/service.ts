@@ -149,6 +149,14 @@ export async function upsertRecipient(
   return entry.channels.length > 0 ? inTransaction(deps, write) : write(deps);
 }
 
+/** Entries as rows to upsert, each with the id it gets if it is created. */
+const proposedRows = (deps: Deps, entries: readonly Entry[]) =>
+  entries.map((entry) => ({
+    id: newObjectId(deps.clock.now()),
+    subscriberId: entry.subscriberId,
+    profile: entry.profile,
+  }));
+
 /**
  * upsertRecipient for the recipients of many triggers of one environment at once, in the caller's
  * transaction (engine/trigger-batch.ts): one statement for each set of fields the recipients set,
@@ -192,11 +200,7 @@ export async function upsertRecipients(
     const rows = await subscribers.upsertSubscribers(
       deps.db,
       tenant,
-      group.map((entry) => ({
-        id: newObjectId(deps.clock.now()),
-        subscriberId: entry.subscriberId,
-        profile: entry.profile,
-      })),
+      proposedRows(deps, group),
       fieldsOf((group[0] as Entry).profile),
       now,
     );
@@ -270,11 +274,7 @@ export async function bulkUpsertSubscribers(
         const results = await subscribers.upsertSubscribers(
           d.db,
           tenant,
-          chunk.map((e) => ({
-            id: newObjectId(d.clock.now()),
-            subscriberId: e.subscriberId,
-            profile: e.profile,
-          })),
+          proposedRows(d, chunk),
           fields,
           now,
         );
