@@ -295,6 +295,39 @@ forEachBackend(
         .reduce((sum, e) => sum + (Array.isArray(e.to) ? e.to.length : 1), 0);
       assert.equal(await countTasks(ctx.store), tasksBefore + runsInAll);
     });
+
+    test("a bulk call's events, acknowledged together where they may be: each its own outcome, in order; a subscriber named twice sees each event's fields in turn", async () => {
+      const { api, name } = await setup([inApp("{{subscriber.firstName}} #{{n}}")]);
+      const twice = hexId();
+      const fresh = Array.from({ length: 40 }, () => hexId());
+      const events: Record<string, unknown>[] = fresh.map((subscriberId, n) => ({
+        name,
+        to: subscriberId,
+        payload: { n },
+      }));
+      // A subscriber named by two events, each with its own first name; an event refused in its place.
+      events.splice(10, 0, { name, to: { subscriberId: twice, firstName: "Ada" }, payload: { n: 100 } });
+      events.splice(20, 0, { name: `missing-${hexId()}`, to: hexId() });
+      events.splice(30, 0, { name, to: { subscriberId: twice, firstName: "Grace" }, payload: { n: 101 } });
+      const res = await api.post("/v1/events/trigger/bulk", { events });
+      assert.equal(res.statusCode, 201, res.body);
+      const results = res.json().data as { acknowledged: boolean; status: string }[];
+      assert.equal(results.length, events.length);
+      for (const [i, result] of results.entries())
+        assert.deepEqual(
+          [result.acknowledged, result.status],
+          i === 20 ? [false, "error"] : [true, "processed"],
+          `event ${i}`,
+        );
+      for (const [n, subscriberId] of fresh.entries())
+        assert.deepEqual(
+          (await feed(api, subscriberId)).map((m) => m.content),
+          [` #${n}`],
+        );
+      assert.deepEqual((await feed(api, twice)).map((m) => m.content).sort(), ["Ada #100", "Grace #101"]);
+      const stored = await api.get(`/v1/subscribers/${twice}`);
+      assert.equal(stored.json().data.firstName, "Grace");
+    });
   },
   // A render deadline no loaded machine reaches: a template that runs out of time is left to the
   // worker, which this app does not run, and these tests are about what the acknowledgement writes.

@@ -215,16 +215,16 @@ export async function acceptTrigger(
 
 /**
  * Whether a trigger may be acknowledged together with others (trigger-batch.ts): one to a few
- * subscribers, none with channel credentials, with no actor or tenant to upsert, not an event of a
- * bulk call (whose quotas were spent for the call).
+ * subscribers, none with channel credentials, with no actor or tenant to upsert; an event of a bulk
+ * call (`reserved`: its quotas were spent for the call) when it is no larger than one trigger may be.
  */
 function joinsTogether(
   request: TriggerRequest,
-  options: AcceptOptions & { reserved?: TriggerLoad },
+  options: AcceptOptions & { reserved?: TriggerLoad; quotas: EngineDeps["quotas"] },
   recipients: readonly Recipient[],
 ): boolean {
   return (
-    options.reserved === undefined &&
+    (options.reserved === undefined || fitsOneTrigger(options.quotas, options.reserved)) &&
     options.broadcast !== true &&
     request.actor === undefined &&
     typeof request.tenant !== "object" &&
@@ -327,12 +327,16 @@ async function accept(
   };
   // A trigger to a few subscribers may be written with others that arrive at the same time
   // (trigger-batch.ts); if the batch does not take it, its own transaction below runs.
-  const together = !fanOut && status === "processed" && joinsTogether(request, options, recipients);
+  const together =
+    !fanOut &&
+    status === "processed" &&
+    joinsTogether(request, { ...options, quotas: deps.quotas }, recipients);
   if (together) {
     const direct = (recipients as (string | CreateSubscriberInput)[]).map((r) =>
       typeof r === "string" ? { subscriberId: r } : r,
     );
-    const worth = recipientsWorthCounting(deps.quotas, plan.steps.length);
+    // An event of a bulk call was counted with the call (acceptBulk): nothing to count here.
+    const worth = options.reserved ? undefined : recipientsWorthCounting(deps.quotas, plan.steps.length);
     // As countRecipients counts direct recipients: each subscriberId once.
     const count = new Set(direct.map((r) => r.subscriberId)).size;
     const load = worth === undefined ? undefined : { recipients: count, jobs: count * plan.steps.length };
@@ -661,16 +665,58 @@ export async function acceptBulk(
     );
   await spendBulk(deps, tenant, quotas, total, requests.length);
   const outcomes: BulkOutcome[] = [];
-  for (const [i, request] of requests.entries()) {
-    try {
-      const reserved = loads[i] ?? NO_LOAD;
-      outcomes.push({ accepted: await accept(deps, tenant, request, { ...options, reserved }) });
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
-      // The Idempotency-Key names another request: the request is refused whole, whatever it holds.
-      if (error.errors?.some((e) => e.field === "idempotency-key")) throw error;
-      outcomes.push({ refused: error });
-    }
+  const outcomeOf = (error: unknown): BulkOutcome => {
+    if (!(error instanceof ApiError) || error.statusCode >= 500) throw error;
+    // The Idempotency-Key names another request: the request is refused whole, whatever it holds.
+    if (error.errors?.some((e) => e.field === "idempotency-key")) throw error;
+    return { refused: error };
+  };
+  // In order; a run of events that may be acknowledged together (trigger-batch.ts) is accepted
+  // side by side, so that they join one batch, where each would otherwise take a transaction of
+  // its own. What could make their order matter keeps them apart: a run never holds two events
+  // naming the same subscriber or transactionId, and the events of a retried request (an
+  // Idempotency-Key) go one by one, as does every event that cannot join.
+  for (const run of runsTogether(requests, options.idempotencyHash !== undefined)) {
+    const settled = await Promise.allSettled(
+      run.map((i) =>
+        accept(deps, tenant, requests[i] as TriggerRequest, { ...options, reserved: loads[i] ?? NO_LOAD }),
+      ),
+    );
+    for (const result of settled)
+      outcomes.push(result.status === "fulfilled" ? { accepted: result.value } : outcomeOf(result.reason));
   }
   return outcomes;
 }
+
+/**
+ * The bulk call's events by index, in order, in runs: consecutive events that may join a batch go
+ * in one run (at most BATCH_RUN) while none names a subscriber or a transactionId already named in
+ * it; any other event is a run of its own. `oneByOne`: every event alone.
+ */
+export function runsTogether(requests: readonly TriggerRequest[], oneByOne: boolean): number[][] {
+  const runs: number[][] = [];
+  let run: number[] = [];
+  let named = new Set<string>();
+  const close = () => {
+    if (run.length > 0) runs.push(run);
+    run = [];
+    named = new Set();
+  };
+  requests.forEach((request, i) => {
+    const recipients = [request.to ?? []].flat();
+    const names = [
+      ...recipients.map((r) => `s:${typeof r === "string" ? r : isTopic(r) ? r.topicKey : r.subscriberId}`),
+      ...(request.transactionId === undefined ? [] : [`t:${request.transactionId}`]),
+    ];
+    const joins = !oneByOne && joinsTogether(request, { quotas: undefined }, recipients);
+    if (!joins || run.length >= BATCH_RUN || names.some((n) => named.has(n))) close();
+    run.push(i);
+    for (const n of names) named.add(n);
+    if (!joins) close();
+  });
+  close();
+  return runs;
+}
+
+/** The most events of a bulk call accepted side by side (a batch takes 64). */
+const BATCH_RUN = 64;
