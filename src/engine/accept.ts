@@ -17,7 +17,7 @@ import { countTopicSubscribers, findTopic } from "../topics/service.ts";
 import { workflowForTenant } from "../workflow-overrides/service.ts";
 import type { RunnableWorkflow } from "../workflows/domain.ts";
 import { getRunnableWorkflow } from "../workflows/service.ts";
-import { type DeliveredAtOnce, deliverLeadingInApp } from "./at-acknowledgement.ts";
+import { type DeliveredAtOnce, newRunsDelivered } from "./at-acknowledgement.ts";
 import type { Message, Notification, TriggerStatus, WorkflowSnapshot } from "./domain.ts";
 import { type EngineDeps, engineOnConnection, runJobTask, TASKS } from "./engine-deps.ts";
 import { fanOutStart } from "./fan-out-cursor.ts";
@@ -29,7 +29,6 @@ import {
   type RecipientNote,
   type RecipientNotes,
   type RunPlan,
-  runsByNotification,
 } from "./new-runs.ts";
 import { declaredVariables, requireVariables, withDefaults } from "./payload-variables.ts";
 import {
@@ -45,7 +44,7 @@ import {
 } from "./quotas.ts";
 import { sealRecipients, withMaskedChannels } from "./recipient-secrets.ts";
 import * as engine from "./repository.ts";
-import { acknowledgeTogether, RECIPIENTS_MAX } from "./trigger-batch.ts";
+import { acknowledgeTogether, BATCH_MAX, RECIPIENTS_MAX } from "./trigger-batch.ts";
 
 export type { RecipientNote, RecipientNotes, RunPlan };
 export { type EngineDeps, engineOnConnection, runJobTask, TASKS };
@@ -531,25 +530,10 @@ export async function createRuns(
    */
   const writesOf = async (created: readonly Notification[]) => {
     const runs = runsOf(created);
-    const { jobs } = runs;
-    let { tasks, details } = runs;
-    let messages: Message[] = [];
-    if (options.atOnce && !plan.inactive) {
-      const done = await deliverLeadingInApp(
-        deps,
-        runsByNotification(created, jobs),
-        options.atOnce.subscribers,
-        now,
-      );
-      // Every step run here has its detail (a message, or why there is none).
-      if (done.details.length > 0) {
-        messages = done.messages;
-        details = [...details, ...done.details];
-        options.atOnce.delivered.push(...done.delivered);
-        tasks = jobs.filter((job) => job.status === "queued").map((job) => runJobTask(job.id));
-      }
-    }
-    return { jobs, tasks, details, messages };
+    if (!options.atOnce || plan.inactive) return { ...runs, messages: [] as Message[] };
+    const done = await newRunsDelivered(deps, created, runs, options.atOnce.subscribers, now);
+    options.atOnce.delivered.push(...done.delivered);
+    return { ...done, jobs: runs.jobs };
   };
   if (options.newTrigger) {
     const { jobs, tasks, details, messages } = await writesOf(notifications);
@@ -690,7 +674,7 @@ export async function acceptBulk(
 
 /**
  * The bulk call's events by index, in order, in runs: consecutive events that may join a batch go
- * in one run (at most BATCH_RUN) while none names a subscriber or a transactionId already named in
+ * in one run (at most a batch's BATCH_MAX) while none names a subscriber or a transactionId already named in
  * it; any other event is a run of its own. `oneByOne`: every event alone.
  */
 export function runsTogether(requests: readonly TriggerRequest[], oneByOne: boolean): number[][] {
@@ -709,7 +693,7 @@ export function runsTogether(requests: readonly TriggerRequest[], oneByOne: bool
       ...(request.transactionId === undefined ? [] : [`t:${request.transactionId}`]),
     ];
     const joins = !oneByOne && joinsTogether(request, { quotas: undefined }, recipients);
-    if (!joins || run.length >= BATCH_RUN || names.some((n) => named.has(n))) close();
+    if (!joins || run.length >= BATCH_MAX || names.some((n) => named.has(n))) close();
     run.push(i);
     for (const n of names) named.add(n);
     if (!joins) close();
@@ -717,6 +701,3 @@ export function runsTogether(requests: readonly TriggerRequest[], oneByOne: bool
   close();
   return runs;
 }
-
-/** The most events of a bulk call accepted side by side (a batch takes 64). */
-const BATCH_RUN = 64;

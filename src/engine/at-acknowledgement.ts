@@ -5,8 +5,11 @@ import type { Subscriber, SubscriberPreferences } from "../subscribers/domain.ts
 import { loadPreferencesOfMany } from "../subscribers/service.ts";
 import { subscriptionPreferencesForSteps } from "../topics/service.ts";
 import type { ExecutionDetail, Job, Message, Notification } from "./domain.ts";
-import { type EngineDeps, engineOnConnection } from "./engine-deps.ts";
+import { type EngineDeps, engineOnConnection, runJobTask } from "./engine-deps.ts";
+import { groupBy } from "./group-by.ts";
 import { runsAtOnce } from "./in-app-at-once.ts";
+import { runsByNotification } from "./new-runs.ts";
+import type { NewTask } from "./queue/port.ts";
 import { newDetail } from "./records.ts";
 import { tenantOf } from "./steps/handler.ts";
 import { inAppAtOnce } from "./steps/in-app.ts";
@@ -29,6 +32,32 @@ export interface DeliveredAtOnce {
   details: ExecutionDetail[];
   /** Each message with its subscriber, to tell the inbox once the transaction has committed. */
   delivered: { message: Message; subscriber: Subscriber }[];
+}
+
+/**
+ * New runs' records (new-runs.ts) with their leading in-app steps run here (deliverLeadingInApp):
+ * the messages and their details added, and the tasks then those of the first job of each run not
+ * run here (`queued`).
+ */
+export async function newRunsDelivered(
+  deps: EngineDeps,
+  notifications: readonly Notification[],
+  built: { jobs: Job[]; tasks: NewTask[]; details: ExecutionDetail[] },
+  subscribers: ReadonlyMap<string, Subscriber>,
+  now: string,
+): Promise<
+  { tasks: NewTask[]; details: ExecutionDetail[]; messages: Message[] } & Pick<DeliveredAtOnce, "delivered">
+> {
+  const { jobs, tasks, details } = built;
+  const done = await deliverLeadingInApp(deps, runsByNotification(notifications, jobs), subscribers, now);
+  // Every step run here has its detail (a message, or why there is none).
+  if (done.details.length === 0) return { tasks, details, messages: [], delivered: [] };
+  return {
+    tasks: jobs.filter((job) => job.status === "queued").map((job) => runJobTask(job.id)),
+    details: [...details, ...done.details],
+    messages: done.messages,
+    delivered: done.delivered,
+  };
 }
 
 /**
@@ -57,17 +86,11 @@ export async function deliverLeadingInApp(
   // runs of one environment and workflow (through a topic, of one trigger and topic: a
   // subscription's condition reads the trigger's payload), side by side (one round trip on
   // PostgreSQL).
-  const groups = new Map<string, typeof eligible>();
-  for (const run of eligible) {
-    const { environmentId, triggerId, workflowId, topicId } = run.notification;
-    const key =
-      topicId === ""
-        ? `${environmentId}\u0000${workflowId}`
-        : `${environmentId}\u0000${workflowId}\u0000${triggerId}\u0000${topicId}`;
-    const group = groups.get(key);
-    if (group) group.push(run);
-    else groups.set(key, [run]);
-  }
+  const groups = groupBy(eligible, ({ notification: { environmentId, triggerId, workflowId, topicId } }) =>
+    topicId === ""
+      ? `${environmentId}\u0000${workflowId}`
+      : `${environmentId}\u0000${workflowId}\u0000${triggerId}\u0000${topicId}`,
+  );
   const reads = await pipelined(
     deps.db,
     [...groups.values()].flatMap((group) => {

@@ -8,6 +8,7 @@ import { deliverLeadingInApp } from "./at-acknowledgement.ts";
 import type { ExecutionDetail, Job, Message, Notification } from "./domain.ts";
 import { type EngineDeps, engineOnConnection, type MessageListener, runJobTask } from "./engine-deps.ts";
 import { Gatherer } from "./gather.ts";
+import { groupBy } from "./group-by.ts";
 import { insertNewMessages } from "./message-repository.ts";
 import { newDetail } from "./records.ts";
 import * as engine from "./repository.ts";
@@ -41,7 +42,6 @@ interface Item {
   job: Job;
   notification: Notification;
   onMessage: MessageListener | undefined;
-  settle: (run: DueDelayRun) => void;
 }
 
 /** The most jobs a batch takes; the tasks of one process rarely run more at once. */
@@ -66,7 +66,7 @@ export function joinsDueDelays(deps: EngineDeps, job: Job, notification: Notific
   );
 }
 
-const batchers = new WeakMap<object, Gatherer<Item>>();
+const batchers = new WeakMap<object, Gatherer<Item, DueDelayRun>>();
 
 /**
  * Hands a due delay (joinsDueDelays) to this process's batch; true once a batch has run it or found
@@ -81,25 +81,21 @@ export function runDueDelay(
   // One batch per queue, that is per engine: every task of a worker shares its queue.
   let batcher = batchers.get(deps.queue);
   if (!batcher) {
-    batcher = new Gatherer<Item>({
+    batcher = new Gatherer<Item, DueDelayRun>({
       max: BATCH_MAX,
       inFlight: IN_FLIGHT_MAX,
-      alone: (item) => item.settle({ ran: false }),
       run: async (batch) => {
         const next = await runBatch(deps, batch);
-        for (const item of batch) {
+        return batch.map((item) => {
           const after = next.get(item.job.id);
-          item.settle(after ? { ran: true, next: after } : { ran: true });
-        }
+          return after ? { ran: true, next: after } : { ran: true };
+        });
       },
-      failed: (batch) => {
-        for (const item of batch) item.settle({ ran: false });
-      },
+      onItsOwn: { ran: false },
     });
     batchers.set(deps.queue, batcher);
   }
-  const gatherer = batcher;
-  return new Promise((settle) => gatherer.add({ job, notification, onMessage, settle }));
+  return batcher.add({ job, notification, onMessage });
 }
 
 /** Runs the batch in one transaction; each delay's next job left queued (for its task to run on). */
@@ -252,16 +248,4 @@ async function runBatch(
   const listenerOf = new Map(items.map((item) => [item.job.notificationId, item.onMessage]));
   for (const { event, notificationId } of told) listenerOf.get(notificationId)?.(event);
   return runOn;
-}
-
-/** `items` grouped by `key`, each group holding `value` of its items, in the items' order. */
-function groupBy<T, K, V>(items: readonly T[], key: (item: T) => K, value: (item: T) => V): Map<K, V[]> {
-  const groups = new Map<K, V[]>();
-  for (const item of items) {
-    const k = key(item);
-    const group = groups.get(k);
-    if (group) group.push(value(item));
-    else groups.set(k, [value(item)]);
-  }
-  return groups;
 }

@@ -5,32 +5,36 @@
  * prepared once and sent in fewer round trips, where a batch's are built for its size. Used by the
  * due delays (due-delays.ts) and the triggers' acknowledgements (trigger-batch.ts).
  */
-export interface GatherOptions<Item> {
+export interface GatherOptions<Item, Outcome> {
   /** The most items a batch takes. */
   max: number;
   /** Batches in flight at once: while one commits, the next gathers. */
   inFlight: number;
-  /** An item that came alone: it runs on its own path. */
-  alone: (item: Item) => void;
-  /** Runs a batch and settles its items; a rejection hands them to `failed`. */
-  run: (batch: Item[]) => Promise<void>;
-  /** Nothing of the batch was committed: each item runs on its own path, as it would have. */
-  failed: (batch: Item[], error: unknown) => void;
+  /** Runs a batch: each item's outcome, in the batch's order. */
+  run: (batch: Item[]) => Promise<Outcome[]>;
+  /**
+   * The outcome of an item that came alone, or whose batch failed (nothing of it was committed):
+   * it runs on its own path, as it would have.
+   */
+  onItsOwn: Outcome;
 }
 
-export class Gatherer<Item> {
-  readonly #options: GatherOptions<Item>;
-  #waiting: Item[] = [];
+export class Gatherer<Item, Outcome> {
+  readonly #options: GatherOptions<Item, Outcome>;
+  #waiting: { item: Item; settle: (outcome: Outcome) => void }[] = [];
   #inFlight = 0;
   #scheduled = false;
 
-  constructor(options: GatherOptions<Item>) {
+  constructor(options: GatherOptions<Item, Outcome>) {
     this.#options = options;
   }
 
-  add(item: Item): void {
-    this.#waiting.push(item);
-    this.#schedule();
+  /** The item's outcome, once its batch has run (or it is left to its own path). */
+  add(item: Item): Promise<Outcome> {
+    return new Promise((settle) => {
+      this.#waiting.push({ item, settle });
+      this.#schedule();
+    });
   }
 
   #schedule(): void {
@@ -41,17 +45,24 @@ export class Gatherer<Item> {
     setImmediate(() => {
       this.#scheduled = false;
       const batch = this.#waiting.splice(0, options.max);
-      const [first] = batch;
-      if (first === undefined) return;
+      if (batch.length === 0) return;
+      const onItsOwn = () => {
+        for (const { settle } of batch) settle(options.onItsOwn);
+      };
       if (batch.length === 1) {
-        options.alone(first);
+        onItsOwn();
         this.#schedule();
         return;
       }
       this.#inFlight++;
       options
-        .run(batch)
-        .catch((error: unknown) => options.failed(batch, error))
+        .run(batch.map(({ item }) => item))
+        .then((outcomes) => {
+          // One outcome an item, in order (the batch's own runs map the batch).
+          batch.forEach(({ settle }, i) => {
+            settle(outcomes[i] as Outcome);
+          });
+        }, onItsOwn)
         .finally(() => {
           this.#inFlight--;
           this.#schedule();

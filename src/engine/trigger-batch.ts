@@ -5,10 +5,11 @@ import type { Database } from "../store/schema.ts";
 import type { Subscriber } from "../subscribers/domain.ts";
 import { type CreateSubscriberInput, upsertRecipients } from "../subscribers/service.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import { type DeliveredAtOnce, deliverLeadingInApp } from "./at-acknowledgement.ts";
-import type { ExecutionDetail, Job, Message, Notification } from "./domain.ts";
-import { type EngineDeps, engineOnConnection, runJobTask } from "./engine-deps.ts";
+import { type DeliveredAtOnce, newRunsDelivered } from "./at-acknowledgement.ts";
+import type { ExecutionDetail, Job, Notification } from "./domain.ts";
+import { type EngineDeps, engineOnConnection } from "./engine-deps.ts";
 import { Gatherer } from "./gather.ts";
+import { groupBy } from "./group-by.ts";
 import { insertNewMessages } from "./message-repository.ts";
 import {
   createdSubscriberNote,
@@ -16,7 +17,6 @@ import {
   notificationsOf,
   type RecipientNote,
   type RunPlan,
-  runsByNotification,
 } from "./new-runs.ts";
 import type { NewTask } from "./queue/port.ts";
 import { checkTriggerJobs, spendRecipients, type TriggerLoad } from "./quotas.ts";
@@ -49,12 +49,8 @@ export interface BatchedTrigger {
 /** What the batch did with a trigger: written, with the messages to tell; or left to its own transaction. */
 export type BatchOutcome = { written: true; delivered: DeliveredAtOnce["delivered"] } | { written: false };
 
-interface Item extends BatchedTrigger {
-  settle: (outcome: BatchOutcome) => void;
-}
-
 /** The most triggers a batch takes (each to at most RECIPIENTS_MAX subscribers). */
-const BATCH_MAX = 64;
+export const BATCH_MAX = 64;
 /** The most recipients of a trigger that joins a batch: a batch writes at most 512 runs. */
 export const RECIPIENTS_MAX = 8;
 /**
@@ -64,7 +60,7 @@ export const RECIPIENTS_MAX = 8;
  */
 const IN_FLIGHT_MAX = 1;
 
-const batchers = new WeakMap<object, Gatherer<Item>>();
+const batchers = new WeakMap<object, Gatherer<BatchedTrigger, BatchOutcome>>();
 
 /**
  * Hands a trigger to this process's batch. `written: false` (it came alone, or the batch could not
@@ -74,32 +70,29 @@ export function acknowledgeTogether(deps: EngineDeps, trigger: BatchedTrigger): 
   // One batch per store: every request of a process shares it.
   let batcher = batchers.get(deps.db);
   if (!batcher) {
-    batcher = new Gatherer<Item>({
+    batcher = new Gatherer<BatchedTrigger, BatchOutcome>({
       max: BATCH_MAX,
       inFlight: IN_FLIGHT_MAX,
-      alone: (item) => item.settle({ written: false }),
-      run: async (batch) => {
-        const delivered = await runBatch(deps, batch);
-        batch.forEach((item, i) => {
-          item.settle({ written: true, delivered: delivered[i] ?? [] });
-        });
-      },
-      failed: (batch) => {
-        for (const item of batch) item.settle({ written: false });
-      },
+      run: async (batch) => (await runBatch(deps, batch)).map((delivered) => ({ written: true, delivered })),
+      onItsOwn: { written: false },
     });
     batchers.set(deps.db, batcher);
   }
-  const gatherer = batcher;
-  return new Promise((settle) => gatherer.add({ ...trigger, settle }));
+  return batcher.add(trigger);
 }
 
 /** Writes the batch in one transaction; the messages delivered, by item. */
-async function runBatch(deps: EngineDeps, items: readonly Item[]): Promise<DeliveredAtOnce["delivered"][]> {
+async function runBatch(
+  deps: EngineDeps,
+  items: readonly BatchedTrigger[],
+): Promise<DeliveredAtOnce["delivered"][]> {
   const now = isoNow(deps.clock);
   // The environments, each with its triggers' items and the load they add together, in id order
   // (two batches count the same environments' rows in the same order).
-  const envs = new Map<string, { tenant: Tenant; items: Item[]; load: TriggerLoad; counted: boolean }>();
+  const envs = new Map<
+    string,
+    { tenant: Tenant; items: BatchedTrigger[]; load: TriggerLoad; counted: boolean }
+  >();
   for (const item of items) {
     const id = item.tenant.environmentId;
     let env = envs.get(id);
@@ -178,20 +171,15 @@ async function runBatch(deps: EngineDeps, items: readonly Item[]): Promise<Deliv
       }
     });
     // The runs' leading in-app steps, as each trigger's own transaction delivers them.
-    const trxDeps = engineOnConnection(deps, trx);
-    const done = await deliverLeadingInApp(
-      trxDeps,
-      runsByNotification(notifications, jobs),
+    const written = await newRunsDelivered(
+      engineOnConnection(deps, trx),
+      notifications,
+      { jobs, tasks, details },
       subscribers,
       now,
     );
-    let messages: Message[] = [];
-    if (done.details.length > 0) {
-      messages = done.messages;
-      details = details.concat(done.details);
-      tasks = jobs.filter((job) => job.status === "queued").map((job) => runJobTask(job.id));
-      delivered = done.delivered;
-    }
+    const { messages } = written;
+    ({ tasks, details, delivered } = written);
     queued = tasks.length > 0;
     const [created] = await pipelined(trx, [
       (db) => engine.insertNotifications(db, notifications),
@@ -215,13 +203,6 @@ async function runBatch(deps: EngineDeps, items: readonly Item[]): Promise<Deliv
   if (queued) deps.queue.wake();
   // Each trigger's messages, by its notifications.
   const triggerOf = new Map(notifications.map((n) => [n.id, n.triggerId]));
-  const byTrigger = new Map<string, DeliveredAtOnce["delivered"]>();
-  for (const told of delivered) {
-    const triggerId = triggerOf.get(told.message.notificationId);
-    if (triggerId === undefined) continue;
-    const list = byTrigger.get(triggerId);
-    if (list) list.push(told);
-    else byTrigger.set(triggerId, [told]);
-  }
+  const byTrigger = groupBy(delivered, (told) => triggerOf.get(told.message.notificationId));
   return items.map((item) => byTrigger.get(item.trigger.id) ?? []);
 }
