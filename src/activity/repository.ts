@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql } from "kysely";
 import { type ExecutionDetail, type ExecutionStatus, notificationFromRow } from "../engine/domain.ts";
+import { triggersOfTransactions } from "../engine/transaction-rows.ts";
 import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database, NotificationsTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp } from "../store/values.ts";
@@ -34,17 +35,18 @@ export interface NotificationFilter {
   statuses?: NotificationStatus[];
 }
 
-/** A page of the environment's notifications, newest first, and how many match in all. */
-export async function listNotifications(
-  db: Db,
-  environmentId: string,
-  filter: NotificationFilter,
-  page: { offset: number; limit: number },
-) {
-  let base = db.selectFrom("notifications").where("environment_id", "=", environmentId);
+/** The environment's notifications matching `filter`, unordered (listNotifications pages them). */
+export function notificationsMatching(db: Db, environmentId: string, filter: NotificationFilter) {
+  // A transaction's notifications are found through its trigger (engine/transaction-rows.ts).
+  let base =
+    filter.transactionId === undefined
+      ? db.selectFrom("notifications").where("environment_id", "=", environmentId)
+      : db
+          .selectFrom("notifications")
+          .where("trigger_id", "in", triggersOfTransactions(db, environmentId, [filter.transactionId]))
+          .where("transaction_id", "=", filter.transactionId);
   if (filter.workflowIds?.length) base = base.where("workflow_id", "in", filter.workflowIds);
   if (filter.subscriberRefs?.length) base = base.where("subscriber_ref", "in", filter.subscriberRefs);
-  if (filter.transactionId !== undefined) base = base.where("transaction_id", "=", filter.transactionId);
   if (filter.channels?.length) {
     const channels = filter.channels;
     base = base.where((eb) =>
@@ -70,6 +72,17 @@ export async function listNotifications(
       );
     });
   }
+  return base;
+}
+
+/** A page of the environment's notifications, newest first, and how many match in all. */
+export async function listNotifications(
+  db: Db,
+  environmentId: string,
+  filter: NotificationFilter,
+  page: { offset: number; limit: number },
+) {
+  const base = notificationsMatching(db, environmentId, filter);
   const [rows, total] = await Promise.all([
     base
       .selectAll()

@@ -2,6 +2,7 @@ import { type Kysely, type Selectable, sql } from "kysely";
 import type { Database, DigestWindowsTable } from "../store/schema.ts";
 import { dialectOf, readJson, readTimestamp } from "../store/values.ts";
 import type { JobStatus } from "./domain.ts";
+import { notificationsOfTransactions, triggersOfTransactions } from "./transaction-rows.ts";
 
 /**
  * The SQL of digest windows (src/engine/steps/digest.ts says what they mean). Every function takes the
@@ -302,6 +303,7 @@ export async function liveDigestJobsOfTransaction(db: Db, environmentId: string,
     .innerJoin("notifications as n", "n.id", "j.notification_id")
     .select(["j.id", "j.environment_id", "j.workflow_id", "j.subscriber_ref", "j.step", "n.payload"])
     .where("j.environment_id", "=", environmentId)
+    .where("n.trigger_id", "in", triggersOfTransactions(db, environmentId, [transactionId]))
     .where("j.transaction_id", "=", transactionId)
     .where("j.type", "=", "digest")
     .where("j.status", "in", ["pending", "queued", "running", "delayed", "merged"])
@@ -330,6 +332,7 @@ export async function cancelOpenMembers(
     .updateTable("jobs")
     .set({ status: "canceled", updated_at: now })
     .where("environment_id", "=", environmentId)
+    .where("notification_id", "in", notificationsOfTransactions(db, environmentId, [transactionId]))
     .where("transaction_id", "=", transactionId)
     .where("status", "=", "merged")
     .where((eb) =>
@@ -360,6 +363,7 @@ export async function carryingOthers(
     .innerJoin("digest_windows as w", "w.carrier_job_id", "c.id")
     .select("c.notification_id")
     .where("c.environment_id", "=", environmentId)
+    .where("c.notification_id", "in", notificationsOfTransactions(db, environmentId, [transactionId]))
     .where("c.transaction_id", "=", transactionId)
     .where("c.type", "=", "digest")
     .where("w.total_count", ">", 1)

@@ -11,6 +11,7 @@ import {
   notificationFromRow,
   type TriggerStatus,
 } from "./domain.ts";
+import { notificationsOfTransactions } from "./transaction-rows.ts";
 
 type Db = Kysely<Database>;
 
@@ -406,6 +407,7 @@ export async function cancelTransactionJobs(
     .updateTable("jobs")
     .set({ status: "canceled", updated_at: now })
     .where("environment_id", "=", environmentId)
+    .where("notification_id", "in", notificationsOfTransactions(db, environmentId, [transactionId]))
     .where("transaction_id", "=", transactionId)
     .where("status", "in", ["pending", "queued", "delayed"]);
   if (keep.length > 0) query = query.where("notification_id", "not in", [...keep]);

@@ -7,6 +7,7 @@ import {
   sql,
 } from "kysely";
 import { type Message, type MessageCta, messageFromRow } from "../engine/domain.ts";
+import { notificationsOfTransactions } from "../engine/transaction-rows.ts";
 import type { Database } from "../store/schema.ts";
 import { countRows, dialectOf, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { Channel } from "../workflows/domain.ts";
@@ -206,16 +207,29 @@ export interface MessageFilter {
   transactionIds?: string[];
 }
 
+/** The environment's messages matching `filter`, unordered (listMessages pages them). */
+export function messagesMatching(db: Db, environmentId: string, filter: MessageFilter) {
+  // A transaction's messages are found through its trigger (engine/transaction-rows.ts).
+  const transactionIds = filter.transactionIds?.length ? filter.transactionIds : undefined;
+  let base =
+    transactionIds === undefined
+      ? db.selectFrom("messages").where("environment_id", "=", environmentId)
+      : db
+          .selectFrom("messages")
+          .where("notification_id", "in", notificationsOfTransactions(db, environmentId, transactionIds))
+          .where("transaction_id", "in", transactionIds);
+  if (filter.channel !== undefined) base = base.where("channel", "=", filter.channel);
+  if (filter.subscriberRef !== undefined) base = base.where("subscriber_ref", "=", filter.subscriberRef);
+  return base;
+}
+
 export async function listMessages(
   db: Db,
   environmentId: string,
   filter: MessageFilter,
   page: { offset: number; limit: number },
 ) {
-  let base = db.selectFrom("messages").where("environment_id", "=", environmentId);
-  if (filter.channel !== undefined) base = base.where("channel", "=", filter.channel);
-  if (filter.subscriberRef !== undefined) base = base.where("subscriber_ref", "=", filter.subscriberRef);
-  if (filter.transactionIds?.length) base = base.where("transaction_id", "in", filter.transactionIds);
+  const base = messagesMatching(db, environmentId, filter);
   const [rows, total] = await Promise.all([
     base
       .selectAll()
@@ -229,26 +243,45 @@ export async function listMessages(
   return { totalCount: total, messages: rows.map(messageFromRow) };
 }
 
-/** Deletes the environment's messages matching; returns those deleted (for the events they raise). */
-export async function deleteMessages(
-  db: Db,
-  environmentId: string,
-  where: {
-    id?: string;
-    ids?: string[];
-    transactionId?: string;
-    subscriberRef?: string;
-    channel?: Channel;
-    feedId?: string;
-  },
-): Promise<Message[]> {
-  let query = db.deleteFrom("messages").where("environment_id", "=", environmentId);
+/** Which messages a deletion takes: all conditions given must hold. */
+interface MessageDeletion {
+  id?: string;
+  ids?: string[];
+  transactionId?: string;
+  subscriberRef?: string;
+  channel?: Channel;
+  feedId?: string;
+}
+
+/** The deletion of the environment's messages matching `where` (deleteMessages runs it). */
+export function messagesToDelete(db: Db, environmentId: string, where: MessageDeletion) {
+  // A transaction's messages are found through its trigger (engine/transaction-rows.ts).
+  let query =
+    where.transactionId === undefined
+      ? db.deleteFrom("messages").where("environment_id", "=", environmentId)
+      : db
+          .deleteFrom("messages")
+          .where(
+            "notification_id",
+            "in",
+            notificationsOfTransactions(db, environmentId, [where.transactionId]),
+          )
+          .where("transaction_id", "=", where.transactionId);
   if (where.feedId !== undefined) query = query.where("feed_id", "=", where.feedId);
   if (where.id !== undefined) query = query.where("id", "=", where.id);
   if (where.ids !== undefined) query = query.where("id", "in", where.ids);
   if (where.channel !== undefined) query = query.where("channel", "=", where.channel);
-  if (where.transactionId !== undefined) query = query.where("transaction_id", "=", where.transactionId);
   if (where.subscriberRef !== undefined) query = query.where("subscriber_ref", "=", where.subscriberRef);
+  return query;
+}
+
+/** Deletes the environment's messages matching; returns those deleted (for the events they raise). */
+export async function deleteMessages(
+  db: Db,
+  environmentId: string,
+  where: MessageDeletion,
+): Promise<Message[]> {
+  const query = messagesToDelete(db, environmentId, where);
   const rows = await query.returningAll().execute();
   return rows.map(messageFromRow);
 }

@@ -24,6 +24,7 @@ import * as workflowOverrides from "./0022-workflow-overrides.ts";
 import * as organizationBranding from "./0023-organization-branding.ts";
 import * as feeds from "./0024-feeds.ts";
 import * as messageFeed from "./0025-message-feed.ts";
+import * as transactionThroughTriggers from "./0026-transaction-through-triggers.ts";
 import type { ColumnTypes } from "./column-types.ts";
 import type { MigrationContext } from "./context.ts";
 
@@ -59,6 +60,7 @@ const steps: Record<string, Step> = {
   "0023-organization-branding": organizationBranding,
   "0024-feeds": feeds,
   "0025-message-feed": messageFeed,
+  "0026-transaction-through-triggers": transactionThroughTriggers,
 };
 
 export function migrationProvider(types: ColumnTypes, context: MigrationContext = {}): MigrationProvider {

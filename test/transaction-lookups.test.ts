@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { test } from "node:test";
+import { CompiledQuery, type Kysely, sql } from "kysely";
+import { notificationsMatching } from "../src/activity/repository.ts";
+import { messagesMatching, messagesToDelete } from "../src/inbox/repository.ts";
+import type { Database } from "../src/store/schema.ts";
+import { forEachBackend } from "./harness.ts";
+
+// A transaction's notifications and messages are found through its trigger, the one table that
+// indexes transaction_id (src/engine/transaction-rows.ts). These are the plans of the lookups that
+// could instead walk an environment's whole time index.
+
+const hexId = () => randomBytes(12).toString("hex");
+
+forEachBackend("a transaction's rows", (ctx) => {
+  test("the notifications and messages of a transaction are found from its trigger, not by walking the environment", async () => {
+    const env = hexId();
+    const queries = {
+      "activity by transaction": (db: Kysely<Database>) =>
+        notificationsMatching(db, env, { transactionId: "t-1" })
+          .selectAll()
+          .orderBy("created_at", "desc")
+          .orderBy("id", "desc")
+          .limit(10)
+          .compile(),
+      "activity by transaction, workflow and subscriber": (db: Kysely<Database>) =>
+        notificationsMatching(db, env, {
+          transactionId: "t-1",
+          workflowIds: [hexId()],
+          subscriberRefs: [hexId()],
+        })
+          .select((eb) => eb.fn.countAll().as("n"))
+          .compile(),
+      "messages of transactions": (db: Kysely<Database>) =>
+        messagesMatching(db, env, { transactionIds: ["t-1", "t-2"], channel: "in_app" })
+          .selectAll()
+          .orderBy("created_at", "desc")
+          .orderBy("id", "desc")
+          .limit(10)
+          .compile(),
+      "deleting a transaction's messages": (db: Kysely<Database>) =>
+        messagesToDelete(db, env, { transactionId: "t-1", subscriberRef: hexId() }).compile(),
+    };
+    for (const [name, compile] of Object.entries(queries)) {
+      const plan = await ctx.store.db.transaction().execute(async (trx) => {
+        if (ctx.backend === "postgres") {
+          // The test's tables are tiny, where a scan is cheapest: forbid it, so the plan says
+          // which index the query can use.
+          await sql`set local enable_seqscan = off`.execute(trx);
+        }
+        const query = compile(trx);
+        const explain = ctx.backend === "sqlite" ? "explain query plan " : "explain ";
+        const { rows } = await trx.executeQuery(
+          CompiledQuery.raw(explain + query.sql, [...query.parameters]),
+        );
+        return rows.map((row) => Object.values(row as object).join(" ")).join("\n");
+      });
+      // PostgreSQL plans from its statistics, and on these empty tables may as well start from a
+      // subscriber's messages (as narrow); SQLite's planner is the one that walked the environment.
+      if (ctx.backend === "sqlite") assert.match(plan, /triggers_transaction/, `${name}: ${plan}`);
+      assert.doesNotMatch(plan, /notifications_newest|messages_environment/, `${name}: ${plan}`);
+      if (ctx.backend === "sqlite")
+        assert.doesNotMatch(plan, /SCAN (notifications|messages|triggers)\b/, `${name}: ${plan}`);
+      else assert.doesNotMatch(plan, /Seq Scan/, `${name}: ${plan}`);
+    }
+  });
+});
