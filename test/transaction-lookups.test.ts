@@ -8,7 +8,7 @@ import type { Database } from "../src/store/schema.ts";
 import { forEachBackend } from "./harness.ts";
 
 // A transaction's notifications and messages are found through its trigger, the one table that
-// indexes transaction_id (src/engine/transaction-rows.ts). These are the plans of the lookups that
+// indexes transaction_id (src/engine/domain.ts). These are the plans of the lookups that
 // could instead walk an environment's whole time index.
 
 const hexId = () => randomBytes(12).toString("hex");

@@ -1,6 +1,10 @@
 import { type Kysely, type Selectable, sql } from "kysely";
-import { type ExecutionDetail, type ExecutionStatus, notificationFromRow } from "../engine/domain.ts";
-import { triggersOfTransactions } from "../engine/transaction-rows.ts";
+import {
+  type ExecutionDetail,
+  type ExecutionStatus,
+  notificationFromRow,
+  triggersOfTransactions,
+} from "../engine/domain.ts";
 import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database, NotificationsTable } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp } from "../store/values.ts";
@@ -37,7 +41,7 @@ export interface NotificationFilter {
 
 /** The environment's notifications matching `filter`, unordered (listNotifications pages them). */
 export function notificationsMatching(db: Db, environmentId: string, filter: NotificationFilter) {
-  // A transaction's notifications are found through its trigger (engine/transaction-rows.ts).
+  // A transaction's notifications are found through its trigger (engine/domain.ts).
   let base =
     filter.transactionId === undefined
       ? db.selectFrom("notifications").where("environment_id", "=", environmentId)

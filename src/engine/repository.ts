@@ -9,9 +9,9 @@ import {
   type JobStatus,
   type Notification,
   notificationFromRow,
+  notificationsOfTransactions,
   type TriggerStatus,
 } from "./domain.ts";
-import { notificationsOfTransactions } from "./transaction-rows.ts";
 
 type Db = Kysely<Database>;
 

@@ -6,8 +6,12 @@ import {
   type SqlBool,
   sql,
 } from "kysely";
-import { type Message, type MessageCta, messageFromRow } from "../engine/domain.ts";
-import { notificationsOfTransactions } from "../engine/transaction-rows.ts";
+import {
+  type Message,
+  type MessageCta,
+  messageFromRow,
+  notificationsOfTransactions,
+} from "../engine/domain.ts";
 import type { Database } from "../store/schema.ts";
 import { countRows, dialectOf, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { Channel } from "../workflows/domain.ts";
@@ -209,7 +213,7 @@ export interface MessageFilter {
 
 /** The environment's messages matching `filter`, unordered (listMessages pages them). */
 export function messagesMatching(db: Db, environmentId: string, filter: MessageFilter) {
-  // A transaction's messages are found through its trigger (engine/transaction-rows.ts).
+  // A transaction's messages are found through its trigger (engine/domain.ts).
   const transactionIds = filter.transactionIds?.length ? filter.transactionIds : undefined;
   let base =
     transactionIds === undefined
@@ -255,7 +259,7 @@ interface MessageDeletion {
 
 /** The deletion of the environment's messages matching `where` (deleteMessages runs it). */
 export function messagesToDelete(db: Db, environmentId: string, where: MessageDeletion) {
-  // A transaction's messages are found through its trigger (engine/transaction-rows.ts).
+  // A transaction's messages are found through its trigger (engine/domain.ts).
   let query =
     where.transactionId === undefined
       ? db.deleteFrom("messages").where("environment_id", "=", environmentId)
