@@ -5,7 +5,9 @@ import { CompiledQuery, type Kysely, sql } from "kysely";
 import { notificationsMatching } from "../src/activity/repository.ts";
 import { messagesMatching, messagesToDelete } from "../src/inbox/repository.ts";
 import type { Database } from "../src/store/schema.ts";
+import { createWorkflow } from "./factories.ts";
 import { forEachBackend } from "./harness.ts";
+import { drain } from "./queue-helpers.ts";
 
 // A transaction's notifications and messages are found through its trigger, the one table that
 // indexes transaction_id (src/engine/domain.ts). These are the plans of the lookups that
@@ -14,6 +16,61 @@ import { forEachBackend } from "./harness.ts";
 const hexId = () => randomBytes(12).toString("hex");
 
 forEachBackend("a transaction's rows", (ctx) => {
+  test("one transactionId in two environments: each environment's lookups, deletes and cancels reach its own rows only", async () => {
+    const tenant = await ctx.tenant();
+    const transactionId = `shared-${hexId()}`;
+    const envs = await Promise.all(
+      [tenant.dev, tenant.prod].map(async (keys) => {
+        const api = ctx.client(keys.apiKey);
+        const workflow = await createWorkflow(ctx, keys.apiKey, keys.generalGroupId, {
+          active: true,
+          steps: [
+            { template: { type: "in_app", content: "Hi" } },
+            { template: { type: "delay" }, metadata: { type: "regular", amount: 1, unit: "hours" } },
+            { template: { type: "in_app", content: "Later" } },
+          ],
+        });
+        const subscribers = [hexId(), hexId()];
+        const res = await api.post("/v1/events/trigger", {
+          name: workflow.triggers[0].identifier,
+          to: subscribers,
+          transactionId,
+        });
+        assert.equal(res.statusCode, 201, res.body);
+        return { api, subscribers };
+      }),
+    );
+    await drain(ctx);
+    const notificationsOf = async (api: (typeof envs)[number]["api"]) => {
+      const res = await api.get(`/v1/notifications?transactionId=${transactionId}`);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().data as { subscriber: { subscriberId: string }; jobs: { status: string }[] }[];
+    };
+    const messagesOf = async (api: (typeof envs)[number]["api"]) => {
+      const res = await api.get(`/v1/messages?transactionId=${transactionId}&limit=100`);
+      assert.equal(res.statusCode, 200, res.body);
+      return (res.json().data as { subscriber?: { subscriberId: string }; _subscriberId: string }[]).length;
+    };
+    for (const { api, subscribers } of envs) {
+      const found = await notificationsOf(api);
+      assert.deepEqual(found.map((n) => n.subscriber.subscriberId).sort(), [...subscribers].sort());
+      assert.equal(await messagesOf(api), 2, "each environment sees its own two first messages");
+    }
+    const [dev, prod] = envs as [(typeof envs)[number], (typeof envs)[number]];
+
+    // Canceling in one environment leaves the other's delayed steps waiting.
+    assert.equal((await dev.api.delete(`/v1/events/trigger/${transactionId}`)).statusCode, 200);
+    const jobStatuses = async (api: typeof dev.api) =>
+      (await notificationsOf(api)).flatMap((n) => n.jobs.map((j) => j.status)).sort();
+    assert.ok((await jobStatuses(dev.api)).includes("canceled"), "the dev environment's run is canceled");
+    assert.ok(!(await jobStatuses(prod.api)).includes("canceled"), "the prod environment's run is not");
+
+    // Deleting the transaction's messages in one environment leaves the other's.
+    assert.equal((await dev.api.delete(`/v1/messages/transaction/${transactionId}`)).statusCode, 204);
+    assert.equal(await messagesOf(dev.api), 0);
+    assert.equal(await messagesOf(prod.api), 2);
+  });
+
   test("the notifications and messages of a transaction are found from its trigger, not by walking the environment", async () => {
     const env = hexId();
     const queries = {
