@@ -193,6 +193,16 @@ describe("prepared statements", () => {
         { key: "d", run_at: 7, max_attempts: 8 },
       ]);
       assert.deepEqual(third, [{ key: null, run_at: 9, max_attempts: 10 }]);
+      // A batch past the prepared sizes is built from its rows: the same columns, the same defaults.
+      const many = Array.from({ length: 100 }, (_, i) =>
+        i % 3 === 0
+          ? { run_at: 100 + i, max_attempts: i }
+          : { key: `k${i}`, run_at: 100 + i, max_attempts: i },
+      );
+      assert.deepEqual(
+        await insert(many),
+        many.map((row) => ({ key: row.key ?? null, run_at: row.run_at, max_attempts: row.max_attempts })),
+      );
     } finally {
       await store.close();
     }

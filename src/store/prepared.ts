@@ -169,10 +169,11 @@ function picksOf(template: Template): RowPick[] {
 }
 
 /**
- * Runs a prepared multi-row statement over `rows` (an INSERT, usually): `build` makes it from the
- * rows' placeholders; its shape is `name` with the rows' count and columns (see `rowsShape`). The
- * rows it returns are those the statement returns. Once its template is known, each parameter is
- * read from its row and column directly: no named values are gathered for the call.
+ * Runs a prepared multi-row INSERT over `rows`: `build` makes it from the rows' placeholders; its
+ * shape is `name` with the rows' count and columns (see `rowsShape`). The rows it returns are those
+ * the statement returns. Once its template is known, each parameter is read from its row and column
+ * directly: no named values are gathered for the call. Past MAX_PREPARED_ROWS rows `build` gets
+ * the rows themselves, so it must use them as the INSERT's values and nowhere else.
  */
 export async function runPreparedRows<Values extends Record<string, unknown>, Output>(
   db: Kysely<Database>,
@@ -182,10 +183,11 @@ export async function runPreparedRows<Values extends Record<string, unknown>, Ou
 ): Promise<Output[]> {
   const shape = rowsShape(name, rows);
   if (shape === undefined) {
-    // A large batch, compiled for this call and not kept: its named values are at hand anyway, and
-    // working out where each parameter comes from would be done for one use.
-    const slots = rowSlots(rows);
-    return runPrepared<Output>(db, undefined, () => build(slots.placeholders), slots.values);
+    // A large batch, compiled for this call and not kept, so built from the rows themselves: an
+    // INSERT's values reach its parameters as they are, where placeholders would go through a table
+    // of thousands of named values (for a fan-out's pages of hundreds of rows that cost more CPU
+    // than SQLite's own work on them).
+    return (await db.executeQuery<Output>(build([...rows]).compile())).rows;
   }
   const template = templateOf(db, shape, () => {
     const slots = rowSlots(rows);
