@@ -289,13 +289,15 @@ export async function findSubscribersByIds(
   const CHUNK = 500;
   const unique = [...new Set(ids)];
   for (let i = 0; i < unique.length; i += CHUNK) {
+    // By id alone, the environment checked on each row: with `environment_id = ?` beside the list,
+    // SQLite's planner (no statistics) walked the environment's whole subscriber index on every
+    // call, 71 ms a fan-out page of 500 in a topic of 100,000.
     const query = db
       .selectFrom("subscribers")
       .selectAll()
-      .where("environment_id", "=", environmentId)
       .where("id", "in", unique.slice(i, i + CHUNK));
     const rows = await (options.hold && dialectOf(db) === "postgres" ? query.forKeyShare() : query).execute();
-    for (const row of rows) found.set(row.id, toSubscriber(row));
+    for (const row of rows) if (row.environment_id === environmentId) found.set(row.id, toSubscriber(row));
   }
   return found;
 }
