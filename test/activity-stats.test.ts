@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
-import { CompiledQuery, type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import { dailyCountsQuery, sentCountsQuery } from "../src/activity/repository.ts";
 import { ManualClock } from "../src/clock.ts";
 import type { Database } from "../src/store/schema.ts";
 import { assertErrorBody } from "./error-body.ts";
 import { createWorkflow } from "./factories.ts";
 import { forEachBackend } from "./harness.ts";
+import { planOf } from "./query-plan.ts";
 import { drain } from "./queue-helpers.ts";
 
 // The activity's numbers (Novu's `/v1/notifications/stats` and `/graph/stats`): notifications
@@ -126,19 +127,7 @@ forEachBackend<ManualClock>(
         graph: (db: Kysely<Database>) => dailyCountsQuery(db, hexId(), since).compile(),
       };
       for (const [name, compile] of Object.entries(queries)) {
-        const plan = await ctx.store.db.transaction().execute(async (trx) => {
-          if (ctx.backend === "postgres") {
-            // The test's tables are tiny, where a scan is cheapest: forbid it, so the plan says
-            // whether the index can answer the query at all.
-            await sql`set local enable_seqscan = off`.execute(trx);
-          }
-          const query = compile(trx);
-          const explain = ctx.backend === "sqlite" ? "explain query plan " : "explain ";
-          const { rows } = await trx.executeQuery(
-            CompiledQuery.raw(explain + query.sql, [...query.parameters]),
-          );
-          return rows.map((row) => Object.values(row as object).join(" ")).join("\n");
-        });
+        const plan = await planOf(ctx, compile);
         if (ctx.backend === "sqlite") {
           // SEARCH notifications USING [COVERING] INDEX notifications_newest (environment_id=? AND created_at>?)
           assert.match(

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
-import { CompiledQuery, type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import { notificationsMatching } from "../src/activity/repository.ts";
 import { messagesMatching, messagesToDelete } from "../src/inbox/repository.ts";
 import type { Database } from "../src/store/schema.ts";
 import { createWorkflow } from "./factories.ts";
 import { forEachBackend } from "./harness.ts";
+import { planOf } from "./query-plan.ts";
 import { drain } from "./queue-helpers.ts";
 
 // A transaction's notifications and messages are found through its trigger, the one table that
@@ -100,19 +101,7 @@ forEachBackend("a transaction's rows", (ctx) => {
         messagesToDelete(db, env, { transactionId: "t-1", subscriberRef: hexId() }).compile(),
     };
     for (const [name, compile] of Object.entries(queries)) {
-      const plan = await ctx.store.db.transaction().execute(async (trx) => {
-        if (ctx.backend === "postgres") {
-          // The test's tables are tiny, where a scan is cheapest: forbid it, so the plan says
-          // which index the query can use.
-          await sql`set local enable_seqscan = off`.execute(trx);
-        }
-        const query = compile(trx);
-        const explain = ctx.backend === "sqlite" ? "explain query plan " : "explain ";
-        const { rows } = await trx.executeQuery(
-          CompiledQuery.raw(explain + query.sql, [...query.parameters]),
-        );
-        return rows.map((row) => Object.values(row as object).join(" ")).join("\n");
-      });
+      const plan = await planOf(ctx, compile);
       // PostgreSQL plans from its statistics, and on these empty tables may as well start from a
       // subscriber's messages (as narrow); SQLite's planner is the one that walked the environment.
       if (ctx.backend === "sqlite") assert.match(plan, /triggers_transaction/, `${name}: ${plan}`);
