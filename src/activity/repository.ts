@@ -7,7 +7,7 @@ import {
 } from "../engine/domain.ts";
 import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database, NotificationsTable } from "../store/schema.ts";
-import { countRows, dialectOf, readBool, readJson, readTimestamp } from "../store/values.ts";
+import { dialectOf, newestFirstPage, readBool, readJson, readTimestamp } from "../store/values.ts";
 import { type NotificationStatus, statusCondition } from "./status.ts";
 
 type Db = Kysely<Database>;
@@ -86,17 +86,7 @@ export async function listNotifications(
   filter: NotificationFilter,
   page: { offset: number; limit: number },
 ) {
-  const base = notificationsMatching(db, environmentId, filter);
-  const [rows, total] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy("created_at", "desc")
-      .orderBy("id", "desc")
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    countRows(base),
-  ]);
+  const { rows, total } = await newestFirstPage(notificationsMatching(db, environmentId, filter), page);
   return { totalCount: total, notifications: rows.map(notificationFromRow) };
 }
 

@@ -13,7 +13,14 @@ import {
   notificationsOfTransactions,
 } from "../engine/domain.ts";
 import type { Database } from "../store/schema.ts";
-import { countRows, dialectOf, readJson, readTimestamp, writeJson } from "../store/values.ts";
+import {
+  countRows,
+  dialectOf,
+  newestFirstPage,
+  readJson,
+  readTimestamp,
+  writeJson,
+} from "../store/values.ts";
 import type { Channel } from "../workflows/domain.ts";
 import type { DataValue, NotificationFilter } from "./filters.ts";
 
@@ -233,17 +240,7 @@ export async function listMessages(
   filter: MessageFilter,
   page: { offset: number; limit: number },
 ) {
-  const base = messagesMatching(db, environmentId, filter);
-  const [rows, total] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy("created_at", "desc")
-      .orderBy("id", "desc")
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    countRows(base),
-  ]);
+  const { rows, total } = await newestFirstPage(messagesMatching(db, environmentId, filter), page);
   return { totalCount: total, messages: rows.map(messageFromRow) };
 }
 

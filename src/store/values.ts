@@ -1,4 +1,4 @@
-import { type Kysely, type SelectQueryBuilder, sql } from "kysely";
+import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from "kysely";
 import type { Database } from "./schema.ts";
 
 /**
@@ -58,6 +58,28 @@ export async function countRows<DB, TB extends keyof DB, O>(
     .select((eb) => eb.fn.countAll<number | string | bigint>().as("total"))
     .executeTakeFirstOrThrow()) as { total: number | string | bigint };
   return Number(row.total);
+}
+
+/**
+ * An offset page of a table's rows matching `query`, newest first (by created_at, then id), and how
+ * many match in all: the v1 lists' `page` and `totalCount`.
+ */
+export async function newestFirstPage<TB extends "notifications" | "messages">(
+  query: SelectQueryBuilder<Database, TB, object>,
+  page: { offset: number; limit: number },
+): Promise<{ rows: Selectable<Database[TB]>[]; total: number }> {
+  const [rows, total] = await Promise.all([
+    query
+      .selectAll()
+      .orderBy(sql.ref("created_at"), "desc")
+      .orderBy(sql.ref("id"), "desc")
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    countRows(query),
+  ]);
+  // Kysely cannot resolve selectAll's row type for a generic table, hence the cast.
+  return { rows: rows as unknown as Selectable<Database[TB]>[], total };
 }
 
 /**
