@@ -56,9 +56,7 @@ function compileTemplate(
   return template;
 }
 
-function templateOf(db: Kysely<Database>, shape: string | undefined, compile: () => Template): Template {
-  // No shape: a one-off (a large batch), compiled for this call and not kept.
-  if (shape === undefined) return compile();
+function templateOf(db: Kysely<Database>, shape: string, compile: () => Template): Template {
   const backend = dialectOf(db);
   let shapes = templates.get(backend);
   if (!shapes) {
@@ -79,11 +77,11 @@ function templateOf(db: Kysely<Database>, shape: string | undefined, compile: ()
  */
 export function prepared(
   db: Kysely<Database>,
-  shape: string | undefined,
+  shape: string,
   build: () => Compilable<unknown>,
   values: Record<string, unknown>,
 ): CompiledQuery {
-  const template = templateOf(db, shape, () => compileTemplate(shape ?? "(one-off)", build, values));
+  const template = templateOf(db, shape, () => compileTemplate(shape, build, values));
   const parameters = template.parameters.map((parameter) => {
     if ("constant" in parameter) return parameter.constant;
     if (!(parameter.name in values))
@@ -96,7 +94,7 @@ export function prepared(
 /** Runs a prepared statement; its rows as the backend returns them. */
 export async function runPrepared<Row>(
   db: Kysely<Database>,
-  shape: string | undefined,
+  shape: string,
   build: () => Compilable<unknown>,
   values: Record<string, unknown>,
 ): Promise<Row[]> {
@@ -136,7 +134,7 @@ export function rowSlots<Row extends Record<string, unknown>>(rows: readonly Row
 
 /**
  * The shape of an INSERT of `rows` called `name`: its row count and the columns its rows set (runs
- * of rows setting the same ones named once); undefined (compiled for its call, not kept) past
+ * of rows setting the same ones named once); undefined (built from its rows for its call, not kept) past
  * MAX_PREPARED_ROWS rows.
  */
 export function rowsShape(name: string, rows: readonly Record<string, unknown>[]): string | undefined {
