@@ -17,6 +17,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
+import { newObjectId } from "../src/ids.ts";
 import { openStore } from "../src/store/store.ts";
 
 const HISTORY = Number(process.env.LOG_PAGES_HISTORY ?? 100_000);
@@ -80,13 +81,11 @@ function measure(template: string, layout: Layout) {
       ]),
     );
     let seconds = 0x69000000;
-    let counter = randomBytes(3).readUIntBE(0, 3);
-    const processPart = randomBytes(5).toString("hex");
-    const id = () => {
-      if (layout.ids === "random") return seconds.toString(16) + randomBytes(8).toString("hex");
-      counter = (counter + 1) & 0xffffff;
-      return seconds.toString(16) + processPart + counter.toString(16).padStart(6, "0");
-    };
+    // Consecutive: the service's own ids (src/ids.ts); random: the layout before, eight random bytes.
+    const id = () =>
+      layout.ids === "random"
+        ? seconds.toString(16) + randomBytes(8).toString("hex")
+        : newObjectId(seconds * 1000);
     const subscribers = Array.from({ length: SUBSCRIBERS }, id);
     const text = (name: string) =>
       ["content", "payload", "request", "workflow", "step"].includes(name) ? "x".repeat(200) : "x".repeat(12);

@@ -1,8 +1,7 @@
 import { type Kysely, type Selectable, sql } from "kysely";
 import type { Database, DigestWindowsTable } from "../store/schema.ts";
 import { dialectOf, readJson, readTimestamp } from "../store/values.ts";
-import type { JobStatus } from "./domain.ts";
-import { notificationsOfTransactions, triggersOfTransactions } from "./domain.ts";
+import { type JobStatus, notificationsOfTransactions, triggersOfTransactions } from "./domain.ts";
 
 /**
  * The SQL of digest windows (src/engine/steps/digest.ts says what they mean). Every function takes the
