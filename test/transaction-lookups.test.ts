@@ -50,7 +50,7 @@ forEachBackend("a transaction's rows", (ctx) => {
     const messagesOf = async (api: (typeof envs)[number]["api"]) => {
       const res = await api.get(`/v1/messages?transactionId=${transactionId}&limit=100`);
       assert.equal(res.statusCode, 200, res.body);
-      return (res.json().data as { subscriber?: { subscriberId: string }; _subscriberId: string }[]).length;
+      return (res.json().data as unknown[]).length;
     };
     for (const { api, subscribers } of envs) {
       const found = await notificationsOf(api);
