@@ -6,14 +6,31 @@ import { test } from "node:test";
 import { CompiledQuery, sql } from "kysely";
 import { tagSetId } from "../src/engine/message-repository.ts";
 import type { NotificationFilter } from "../src/inbox/domain.ts";
-import { type CountStatement, countInboxQueries, inboxPageQuery } from "../src/inbox/repository.ts";
+import {
+  type CountStatement,
+  countInboxQueries,
+  deleteInboxWhere,
+  inboxDeletion,
+  inboxFlagsUpdate,
+  inboxPageQuery,
+  markMessages,
+  markMessagesUpdate,
+  messagesToDelete,
+  setInboxFlagsWhere,
+} from "../src/inbox/repository.ts";
 import { forEachBackend } from "./harness.ts";
 
 const SUBSCRIBERS = 40;
 const PER_SUBSCRIBER = 100;
 
 forEachBackend("the inbox's statements use messages_inbox", (ctx) => {
-  test("the feed and the counts of one subscriber are read from its range of the index", async () => {
+  // The table both tests read: SUBSCRIBERS × PER_SUBSCRIBER messages, written once.
+  let seeded: Promise<void> | undefined;
+  const seed = () => {
+    seeded ??= writeMessages();
+    return seeded;
+  };
+  async function writeMessages(): Promise<void> {
     const { db } = ctx.store;
     const severities = ["high", "medium", "low", "none"];
     // The lists of tags, kept once for the environment as the engine keeps them (migration 0016).
@@ -64,16 +81,20 @@ forEachBackend("the inbox's statements use messages_inbox", (ctx) => {
         .values(rows.slice(i, i + 500))
         .execute();
     if (ctx.backend === "postgres") await sql`analyze messages`.execute(db);
+  }
+  async function plan(query: { compile(): CompiledQuery }): Promise<string> {
+    const compiled = query.compile();
+    const prefix = ctx.backend === "sqlite" ? "explain query plan " : "explain (costs off) ";
+    const result = await ctx.store.db.executeQuery<Record<string, unknown>>(
+      CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]),
+    );
+    return result.rows.map((r) => String(r.detail ?? r["QUERY PLAN"])).join("\n");
+  }
 
+  test("the feed and the counts of one subscriber are read from its range of the index", async () => {
+    await seed();
+    const { db } = ctx.store;
     const sqlite = ctx.backend === "sqlite";
-    async function plan(query: { compile(): CompiledQuery }): Promise<string> {
-      const compiled = query.compile();
-      const prefix = sqlite ? "explain query plan " : "explain (costs off) ";
-      const result = await db.executeQuery<Record<string, unknown>>(
-        CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]),
-      );
-      return result.rows.map((r) => String(r.detail ?? r["QUERY PLAN"])).join("\n");
-    }
 
     const bell: NotificationFilter = { read: false, archived: false };
     const filters: NotificationFilter[] = [
@@ -122,5 +143,70 @@ forEachBackend("the inbox's statements use messages_inbox", (ctx) => {
       const text = await plan(inIndex[0] as CountStatement);
       assert.match(text, /COVERING INDEX messages_inbox/, text);
     }
+  });
+
+  test("a list of ids is found by the primary key, its subscriber or environment only checked", async () => {
+    await seed();
+    const { db } = ctx.store;
+    const owner = { environmentId: "env", subscriberRef: "subscriber-7" };
+    // In-app messages of subscriber 7 (m % 5 !== 0), and two of subscriber 8's.
+    const mine = [1, 2, 3, 4, 6, 7, 8, 9, 11, 12].map((m) => `0007${String(m).padStart(20, "0")}`);
+    const theirs = [1, 2].map((m) => `0008${String(m).padStart(20, "0")}`);
+    const ids = [...mine, ...theirs];
+    const now = new Date(Date.UTC(2026, 1, 1)).toISOString();
+    const statements = [
+      ["mark", markMessagesUpdate(db, owner.subscriberRef, ids, { seen: true }, now)],
+      [
+        "seen",
+        inboxFlagsUpdate(
+          db,
+          owner,
+          { filter: {}, ids, anySnooze: true, differs: "seen" },
+          { seen: true },
+          now,
+        ),
+      ],
+      [
+        "seen, with tags",
+        inboxFlagsUpdate(
+          db,
+          owner,
+          { filter: { tags: [["t1"]] }, ids, anySnooze: true, differs: "seen" },
+          { seen: true },
+          now,
+        ),
+      ],
+      ["inbox delete", inboxDeletion(db, owner, { filter: {}, ids })],
+      [
+        "v1 delete",
+        messagesToDelete(db, owner.environmentId, {
+          subscriberRef: owner.subscriberRef,
+          channel: "in_app",
+          ids,
+        }),
+      ],
+      ["v1 delete, environment only", messagesToDelete(db, owner.environmentId, { ids })],
+    ] as const;
+    for (const [name, statement] of statements) {
+      const text = await plan(statement);
+      assert.match(
+        text,
+        ctx.backend === "sqlite" ? /sqlite_autoindex_messages_1 \(id=\?\)/ : /messages_pkey/,
+        `${name}:\n${text}`,
+      );
+      assert.doesNotMatch(text, /messages_inbox|messages_environment/, `${name}:\n${text}`);
+    }
+    // And the check still holds: another subscriber's ids change nothing.
+    const marked = await markMessages(db, owner.subscriberRef, ids, { read: true }, now);
+    assert.deepEqual(marked.map((m) => m.id).sort(), [...mine].sort());
+    const seen = await setInboxFlagsWhere(
+      db,
+      { ...owner, subscriberRef: "subscriber-8" },
+      { filter: {}, ids, anySnooze: true, differs: "seen" },
+      { seen: true },
+      now,
+    );
+    assert.equal(seen, 1, "of subscriber 8's two, message 1 was not seen yet; subscriber 7's are not theirs");
+    assert.equal(await deleteInboxWhere(db, owner, { filter: {}, ids }), mine.length);
   });
 });

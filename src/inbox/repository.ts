@@ -14,6 +14,7 @@ import {
 } from "../engine/domain.ts";
 import type { Database } from "../store/schema.ts";
 import {
+  checkOnly,
   countRows,
   dialectOf,
   newestFirstPage,
@@ -163,14 +164,24 @@ export async function markMessages(
   now: string,
 ): Promise<Message[]> {
   if (ids.length === 0) return [];
-  const rows = await db
+  const rows = await markMessagesUpdate(db, subscriberRef, ids, changes, now).execute();
+  return rows.map(messageFromRow);
+}
+
+/** The statement markMessages runs: found by the ids' key, the subscriber only checked (checkOnly). */
+export function markMessagesUpdate(
+  db: Db,
+  subscriberRef: string,
+  ids: string[],
+  changes: MarkChanges,
+  now: string,
+) {
+  return db
     .updateTable("messages")
     .set(markColumns(changes, now))
-    .where("subscriber_ref", "=", subscriberRef)
+    .where(checkOnly(db, "subscriber_ref", subscriberRef))
     .where("id", "in", ids)
-    .returningAll()
-    .execute();
-  return rows.map(messageFromRow);
+    .returningAll();
 }
 
 /** Marks every message of the subscriber's channel that is not so yet; returns how many changed. */
@@ -256,23 +267,23 @@ interface MessageDeletion {
 
 /** The deletion of the environment's messages matching `where` (deleteMessages runs it). */
 export function messagesToDelete(db: Db, environmentId: string, where: MessageDeletion) {
-  // A transaction's messages are found through its trigger (engine/domain.ts).
-  let query =
-    where.transactionId === undefined
-      ? db.deleteFrom("messages").where("environment_id", "=", environmentId)
-      : db
-          .deleteFrom("messages")
-          .where(
-            "notification_id",
-            "in",
-            notificationsOfTransactions(db, environmentId, [where.transactionId]),
-          )
-          .where("transaction_id", "=", where.transactionId);
+  let query = db.deleteFrom("messages");
+  if (where.transactionId !== undefined)
+    // A transaction's messages are found through its trigger (engine/domain.ts).
+    query = query
+      .where("notification_id", "in", notificationsOfTransactions(db, environmentId, [where.transactionId]))
+      .where("transaction_id", "=", where.transactionId);
+  else if (where.ids !== undefined) query = query.where(checkOnly(db, "environment_id", environmentId));
+  else query = query.where("environment_id", "=", environmentId);
   if (where.feedId !== undefined) query = query.where("feed_id", "=", where.feedId);
   if (where.id !== undefined) query = query.where("id", "=", where.id);
   if (where.ids !== undefined) query = query.where("id", "in", where.ids);
   if (where.channel !== undefined) query = query.where("channel", "=", where.channel);
-  if (where.subscriberRef !== undefined) query = query.where("subscriber_ref", "=", where.subscriberRef);
+  if (where.subscriberRef !== undefined)
+    query =
+      where.ids !== undefined
+        ? query.where(checkOnly(db, "subscriber_ref", where.subscriberRef))
+        : query.where("subscriber_ref", "=", where.subscriberRef);
   return query;
 }
 
@@ -640,22 +651,52 @@ export async function setInboxFlags(
 export async function setInboxFlagsWhere(
   db: Db,
   owner: InboxOwner,
-  where: { filter: NotificationFilter; ids?: string[]; anySnooze?: boolean; differs: keyof FlagChanges },
+  where: InboxFlagsWhere,
   changes: FlagChanges,
   now: string,
 ): Promise<number> {
+  const result = await inboxFlagsUpdate(db, owner, where, changes, now).executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export interface InboxFlagsWhere {
+  filter: NotificationFilter;
+  ids?: string[];
+  anySnooze?: boolean;
+  differs: keyof FlagChanges;
+}
+
+/** The statement setInboxFlagsWhere runs. */
+export function inboxFlagsUpdate(
+  db: Db,
+  owner: InboxOwner,
+  where: InboxFlagsWhere,
+  changes: FlagChanges,
+  now: string,
+) {
   const target = changes[where.differs];
   if (target === undefined) throw new Error(`the change sets no ${where.differs}`);
-  let query = db
+  return db
     .updateTable("messages")
     .set(flagColumns(changes, now))
-    .where("subscriber_ref", "=", owner.subscriberRef)
-    .where("channel", "=", "in_app")
+    .where(ownInApp(db, owner.subscriberRef, where.ids))
     .where(where.differs, "=", !target)
     .where(filterPredicate(db, owner.environmentId, where.filter, where.anySnooze));
-  if (where.ids) query = query.where("id", "in", where.ids);
-  const result = await query.executeTakeFirst();
-  return Number(result.numUpdatedRows);
+}
+
+/**
+ * The subscriber's in-app messages, of `ids` when given: then found by their key, the subscriber
+ * only checked (checkOnly), so a few ids never read all the subscriber's index entries.
+ */
+function ownInApp(db: Db, subscriberRef: string, ids: string[] | undefined) {
+  return (eb: ExpressionBuilder<Database, "messages">) =>
+    eb.and([
+      ids === undefined
+        ? eb("subscriber_ref", "=", subscriberRef)
+        : checkOnly(db, "subscriber_ref", subscriberRef),
+      eb("channel", "=", "in_app"),
+      ...(ids === undefined ? [] : [eb("id", "in", ids)]),
+    ]);
 }
 
 /** Deletes the subscriber's messages matching the filter (and `ids`, when given); returns how many. */
@@ -664,14 +705,20 @@ export async function deleteInboxWhere(
   owner: InboxOwner,
   where: { filter: NotificationFilter; ids?: string[] },
 ): Promise<number> {
-  let query = db
-    .deleteFrom("messages")
-    .where("subscriber_ref", "=", owner.subscriberRef)
-    .where("channel", "=", "in_app")
-    .where(filterPredicate(db, owner.environmentId, where.filter, true));
-  if (where.ids) query = query.where("id", "in", where.ids);
-  const result = await query.executeTakeFirst();
+  const result = await inboxDeletion(db, owner, where).executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/** The statement deleteInboxWhere runs. */
+export function inboxDeletion(
+  db: Db,
+  owner: InboxOwner,
+  where: { filter: NotificationFilter; ids?: string[] },
+) {
+  return db
+    .deleteFrom("messages")
+    .where(ownInApp(db, owner.subscriberRef, where.ids))
+    .where(filterPredicate(db, owner.environmentId, where.filter, true));
 }
 
 /** Snoozes one of the subscriber's messages until `until` (or wakes it: null); undefined when not theirs. */

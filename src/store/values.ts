@@ -1,4 +1,11 @@
-import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from "kysely";
+import {
+  type Expression,
+  type Kysely,
+  type Selectable,
+  type SelectQueryBuilder,
+  type SqlBool,
+  sql,
+} from "kysely";
 import type { Database } from "./schema.ts";
 
 /**
@@ -37,6 +44,20 @@ export function dialectOf(db: Kysely<Database>): "sqlite" | "postgres" {
     dialects.set(db, dialect);
   }
   return dialect;
+}
+
+/**
+ * `column = value` as a check on rows a list of ids finds, never as the way to find them. SQLite
+ * plans without statistics (none are gathered): given `subscriber_ref = ? and id in (...)` it reads
+ * the subscriber's whole range of `messages_inbox` (or, for `environment_id`, the environment's range
+ * of `messages_environment`) however few the ids. So on SQLite the column is written `+column`, its
+ * documented way to keep a term from choosing an index; PostgreSQL plans from its statistics, and
+ * takes the primary key for a few ids by itself.
+ */
+export function checkOnly(db: Kysely<Database>, column: string, value: string): Expression<SqlBool> {
+  return dialectOf(db) === "sqlite"
+    ? sql<SqlBool>`+${sql.ref(column)} = ${value}`
+    : sql<SqlBool>`${sql.ref(column)} = ${value}`;
 }
 
 /** True when a write failed because a row it references is gone, or is still referenced. */
