@@ -68,6 +68,10 @@ export async function main(): Promise<void> {
   });
   // The key seals, on the way, secrets an older version kept in the clear.
   await store.migrate({ secrets: integrations.box });
+  // A pool that cannot be opened whole now still serves what it can: the service starts.
+  await store
+    .warm()
+    .catch((err: unknown) => logger.warn({ err }, "database: could not open the whole pool at start"));
   logger.info(
     { backend: store.backend, ...(store.backend === "sqlite" ? { dataDir: config.dataDir } : {}) },
     "database ready",

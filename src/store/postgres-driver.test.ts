@@ -159,4 +159,24 @@ describe("the PostgreSQL driver", { skip: postgresUrl ? false : "no PostgreSQL f
     });
     assert.equal((await sql`select * from driver_rows where id = 4`.execute(store.db)).rows.length, 1);
   });
+
+  test("warm opens the whole pool before any work: the connections that serve the first statements were started before them", async () => {
+    const size = 3;
+    const store = await open(size);
+    await store.warm();
+    const { rows: marks } = await sql<{ at: Date }>`select clock_timestamp() as at`.execute(store.db);
+    const mark = (marks[0] as { at: Date }).at;
+    // As many statements at once as the pool holds, each kept busy a moment so that none can
+    // take another's connection: each finds one idle, opened by warm (or opens one, after mark).
+    const served = await Promise.all(
+      Array.from({ length: size }, () =>
+        sql<{ pid: number; started: Date }>`
+          select pg_backend_pid() as pid, backend_start as started, pg_sleep(0.05)::text as slept
+          from pg_stat_activity where pid = pg_backend_pid()`.execute(store.db),
+      ),
+    );
+    const rows = served.map((result) => result.rows[0] as { pid: number; started: Date });
+    assert.equal(new Set(rows.map((row) => row.pid)).size, size, "one connection each");
+    for (const row of rows) assert.ok(row.started < mark, `connection ${row.pid} started after warm`);
+  });
 });

@@ -32,6 +32,12 @@ export interface Store {
   migrate(context?: MigrationContext): Promise<void>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /**
+   * Readies every connection the store may use for its first real work (after migrate): on
+   * PostgreSQL, opens the whole pool at once and has each connection plan a read of every table
+   * (see openPostgres). SQLite's one connection is ready when opened.
+   */
+  warm(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -117,6 +123,7 @@ function openSqlite(options: StoreOptions): Store {
       if (walSync?.failure) throw walSync.failure;
       groupCommit.prepare("select 1").get();
     },
+    async warm() {},
     async close() {
       await checkpointer?.stop();
       await db.destroy();
@@ -137,8 +144,9 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
       await admin.end();
     }
   }
+  const poolSize = options.pgPoolSize ?? 10;
   const client = postgres(url, {
-    max: options.pgPoolSize ?? 10,
+    max: poolSize,
     // Fail a connection attempt fast (a 503) rather than hold a request for the default 30 s, and
     // let no statement run past the request deadline.
     connect_timeout: 5,
@@ -166,6 +174,21 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
     },
     async ping() {
       await sql`select 1`.execute(db);
+    },
+    // postgres.js opens a connection when a statement finds none idle, and each is a new server
+    // process, whose first statement on a table loads that table's and its indexes' descriptions
+    // into the process's caches. Left to the first work, the first timers after a start ran 200–400
+    // ms late (docs/benchmarks.md, "Timers after a start"). So the pool is opened whole, as many
+    // statements at once as it holds connections, each planning a read of every table of the
+    // schema (LIMIT 0: no row is read).
+    async warm() {
+      const { rows } = await sql<{ name: string }>`
+        select tablename as name from pg_tables where schemaname = current_schema()`.execute(db);
+      if (rows.length === 0) return;
+      const reads = rows
+        .map(({ name }) => `(select 1 from "${name.replace(/"/g, '""')}" limit 0)`)
+        .join(" union all ");
+      await Promise.all(Array.from({ length: poolSize }, () => client.unsafe(reads)));
     },
     close: () => db.destroy(),
   };
