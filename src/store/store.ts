@@ -177,13 +177,16 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
     },
     // postgres.js opens a connection when a statement finds none idle, and each is a new server
     // process, whose first statement on a table loads that table's and its indexes' descriptions
-    // into the process's caches. Left to the first work, the first timers after a start ran 200–400
+    // into the process's caches. Left to the first work, the first timers after a start ran 100–400
     // ms late (docs/benchmarks.md, "Timers after a start"). So the pool is opened whole, as many
     // statements at once as it holds connections, each planning a read of every table of the
-    // schema (LIMIT 0: no row is read).
+    // schema that it may read (a schema shared with other applications may hold others; LIMIT 0:
+    // no row is read).
     async warm() {
       const { rows } = await sql<{ name: string }>`
-        select tablename as name from pg_tables where schemaname = current_schema()`.execute(db);
+        select tablename as name from pg_tables
+        where schemaname = current_schema()
+          and has_table_privilege(format('%I.%I', schemaname, tablename), 'select')`.execute(db);
       if (rows.length === 0) return;
       const reads = rows
         .map(({ name }) => `(select 1 from "${name.replace(/"/g, '""')}" limit 0)`)
