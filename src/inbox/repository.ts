@@ -273,18 +273,27 @@ export function messagesToDelete(db: Db, environmentId: string, where: MessageDe
     query = query
       .where("notification_id", "in", notificationsOfTransactions(db, environmentId, [where.transactionId]))
       .where("transaction_id", "=", where.transactionId);
-  else if (where.ids !== undefined) query = query.where(checkOnly(db, "environment_id", environmentId));
-  else query = query.where("environment_id", "=", environmentId);
+  else query = query.where(scope(db, "environment_id", environmentId, where.ids));
   if (where.feedId !== undefined) query = query.where("feed_id", "=", where.feedId);
   if (where.id !== undefined) query = query.where("id", "=", where.id);
   if (where.ids !== undefined) query = query.where("id", "in", where.ids);
   if (where.channel !== undefined) query = query.where("channel", "=", where.channel);
   if (where.subscriberRef !== undefined)
-    query =
-      where.ids !== undefined
-        ? query.where(checkOnly(db, "subscriber_ref", where.subscriberRef))
-        : query.where("subscriber_ref", "=", where.subscriberRef);
+    query = query.where(scope(db, "subscriber_ref", where.subscriberRef, where.ids));
   return query;
+}
+
+/**
+ * `column = value` as a statement's scope: what finds its rows, or, when a list of ids finds them
+ * by their key, only a check on each (checkOnly).
+ */
+function scope(
+  db: Db,
+  column: "environment_id" | "subscriber_ref",
+  value: string,
+  ids: readonly string[] | undefined,
+): Expression<SqlBool> {
+  return ids === undefined ? sql<SqlBool>`${sql.ref(column)} = ${value}` : checkOnly(db, column, value);
 }
 
 /** Deletes the environment's messages matching; returns those deleted (for the events they raise). */
@@ -686,14 +695,12 @@ export function inboxFlagsUpdate(
 
 /**
  * The subscriber's in-app messages, of `ids` when given: then found by their key, the subscriber
- * only checked (checkOnly), so a few ids never read all the subscriber's index entries.
+ * only checked (scope), so a few ids never read all the subscriber's index entries.
  */
 function ownInApp(db: Db, subscriberRef: string, ids: string[] | undefined) {
   return (eb: ExpressionBuilder<Database, "messages">) =>
     eb.and([
-      ids === undefined
-        ? eb("subscriber_ref", "=", subscriberRef)
-        : checkOnly(db, "subscriber_ref", subscriberRef),
+      scope(db, "subscriber_ref", subscriberRef, ids),
       eb("channel", "=", "in_app"),
       ...(ids === undefined ? [] : [eb("id", "in", ids)]),
     ]);
