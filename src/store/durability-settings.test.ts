@@ -22,6 +22,8 @@ forEachProcessBackend("durability settings", (suite) => {
         assert.equal(raw.pragma("journal_mode", { simple: true }), "wal");
         // 1 = NORMAL: COMMIT writes the log and returns; the WalSync makes it durable.
         assert.equal(raw.pragma("synchronous", { simple: true }), 1);
+        // 2 = MEMORY: a unit's statement journal never becomes a temporary file a commit creates.
+        assert.equal(raw.pragma("temp_store", { simple: true }), 2);
         const walSync = groupCommit?.walSync;
         assert.ok(walSync, "a file store at NORMAL syncs its log itself");
         const before = walSync.stats.syncs;

@@ -100,6 +100,10 @@ function openSqlite(options: StoreOptions): Store {
   const walSync = file !== ":memory:" && options.sqliteSync !== "full" ? new WalSync(file) : undefined;
   raw.pragma(walSync ? "synchronous = NORMAL" : "synchronous = FULL");
   raw.pragma("foreign_keys = ON");
+  // Statement journals (what undoes one unit of a group's transaction, see sqlite-group-commit.ts)
+  // in memory: on disk, SQLite spilled them past 64 KiB into a temporary file that every commit
+  // created, wrote some 80 pages to, and deleted. They hold at most what one transaction changes.
+  raw.pragma("temp_store = MEMORY");
   // The CLI may write while the server runs; wait for its lock instead of failing.
   raw.pragma("busy_timeout = 5000");
   // SQLite's lower() folds A-Z only; PostgreSQL's folds every letter its UTF-8 locale knows. Searches
