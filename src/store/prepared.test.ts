@@ -8,9 +8,11 @@ import {
   PostgresQueryCompiler,
   sql,
 } from "kysely";
+import { backends } from "../../test/backends.ts";
 import { listSlots, prepared, rowSlots, rowsShape, runPreparedRows, slot } from "./prepared.ts";
 import type { Database } from "./schema.ts";
 import { openStore } from "./store.ts";
+import { readBool, readTimestamp } from "./values.ts";
 
 // Compiles for PostgreSQL without a server: enough to see the SQL and parameters it would send.
 const postgresCompiler = () =>
@@ -157,6 +159,67 @@ describe("prepared statements", () => {
     assert.equal(rowsShape("insert x", mixed), "insert x 2 id,n,|id,");
   });
 
+  test("on PostgreSQL, rows go as one JSON parameter: one statement whatever their count", async () => {
+    const sent: { sql: string; parameters: readonly unknown[] }[] = [];
+    const db = new Kysely<Database>({
+      dialect: {
+        createAdapter: () => new PostgresAdapter(),
+        createDriver: () => ({
+          init: async () => {},
+          acquireConnection: async () => ({
+            executeQuery: async (compiled: { sql: string; parameters: readonly unknown[] }) => {
+              sent.push({ sql: compiled.sql, parameters: compiled.parameters });
+              return { rows: [] };
+            },
+            streamQuery: () => {
+              throw new Error("not used");
+            },
+          }),
+          beginTransaction: async () => {},
+          commitTransaction: async () => {},
+          rollbackTransaction: async () => {},
+          releaseConnection: async () => {},
+          destroy: async () => {},
+        }),
+        createIntrospector: (db) => new PostgresIntrospector(db),
+        createQueryCompiler: () => new PostgresQueryCompiler(),
+      },
+    });
+    const insert = (rows: { environment_id: string; minute: number; recipients: number }[]) =>
+      runPreparedRows(db, "test json rows", rows, (placeholders) =>
+        db
+          .insertInto("quota_recipients")
+          .values(placeholders)
+          .onConflict((conflict) => conflict.column("environment_id").doUpdateSet({ recipients: 7 }))
+          .returning("environment_id"),
+      );
+    const rowsOf = (count: number) =>
+      Array.from({ length: count }, (_, i) => ({ environment_id: `e${i}`, minute: i, recipients: i }));
+    await insert(rowsOf(1));
+    await insert(rowsOf(40));
+    assert.equal(sent.length, 2);
+    assert.equal(sent[0]?.sql, sent[1]?.sql);
+    assert.equal(
+      sent[0]?.sql,
+      'insert into "quota_recipients" ("environment_id", "minute", "recipients") select "environment_id", "minute", "recipients" from json_populate_recordset(null::"quota_recipients", $1::text::json) on conflict ("environment_id") do update set "recipients" = $2 returning "environment_id"',
+    );
+    assert.deepEqual(sent[0]?.parameters, ['[{"environment_id":"e0","minute":0,"recipients":0}]', 7]);
+    assert.deepEqual(JSON.parse(sent[1]?.parameters[0] as string), rowsOf(40));
+    // A build that does not put each row's placeholders in its VALUES as they come keeps a statement
+    // per row count.
+    sent.length = 0;
+    await runPreparedRows(db, "test renamed rows", [{ id: "a", n: 1 }], (placeholders) =>
+      db
+        .insertInto("quota_recipients")
+        .values(placeholders.map(({ id, n }) => ({ environment_id: id, minute: n, recipients: n }))),
+    );
+    assert.equal(
+      sent[0]?.sql,
+      'insert into "quota_recipients" ("environment_id", "minute", "recipients") values ($1, $2, $3)',
+    );
+    assert.deepEqual(sent[0]?.parameters, ["a", 1, 1]);
+  });
+
   test("runPreparedRows on SQLite: each call's rows land in their own columns, an unset one takes its default", async () => {
     const store = await openStore({ sqliteFile: ":memory:" });
     try {
@@ -236,3 +299,112 @@ describe("prepared statements", () => {
     }
   });
 });
+
+for (const backend of backends) {
+  describe(`runPreparedRows through the store [${backend.name}]`, () => {
+    test("any number of rows in one statement: each value in its row and column, defaults, conflicts, returning", async () => {
+      const opened = await backend.open();
+      try {
+        const db = opened.store.db;
+        type Detail = {
+          id: string;
+          status: string;
+          detail: string;
+          raw?: string;
+          is_retry?: boolean;
+          created_at: string;
+        };
+        const insert = (rows: Detail[]) =>
+          runPreparedRows(
+            db,
+            "test insert details",
+            rows.map((row) => ({
+              organization_id: "o",
+              environment_id: "e",
+              job_id: "j",
+              notification_id: "n",
+              subscriber_ref: "s",
+              ...row,
+            })),
+            (placeholders) =>
+              db
+                .insertInto("execution_details")
+                .values(placeholders as never)
+                .onConflict((conflict) => conflict.column("id").doNothing())
+                .returning(["id", "detail", "raw", "is_retry", "created_at"]),
+          );
+        const read = (
+          rows: { id: string; detail: string; raw: string; is_retry: unknown; created_at: unknown }[],
+        ) =>
+          rows.map((row) => ({
+            id: row.id,
+            detail: row.detail,
+            raw: row.raw,
+            is_retry: readBool(row.is_retry as boolean),
+            created_at: readTimestamp(row.created_at as string),
+          }));
+        const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString();
+        // Text that must arrive as it was: quotes, backslashes, JSON, other scripts, an empty string.
+        const awkward = ['it\'s "quoted"', "back\\slash \\u0041", '{"a":[1,{"b":null}]}', "ünï 日本 🎉", ""];
+        const rowsOf = (from: number, count: number): Detail[] =>
+          Array.from({ length: count }, (_, i) => ({
+            id: `d${from + i}`,
+            status: "Success",
+            detail: awkward[(from + i) % awkward.length] as string,
+            raw: `raw ${from + i}`,
+            is_retry: (from + i) % 2 === 0,
+            created_at: at(from + i),
+          }));
+        const expected = (rows: Detail[]) =>
+          rows.map((row) => ({
+            id: row.id,
+            detail: row.detail,
+            raw: row.raw ?? "",
+            is_retry: row.is_retry ?? false,
+            created_at: row.created_at,
+          }));
+        // One row, two, the same two-row shape again, and many more than a prepared batch holds.
+        for (const rows of [rowsOf(0, 1), rowsOf(1, 2), rowsOf(3, 2), rowsOf(5, 300)])
+          assert.deepEqual(read(await insert(rows)), expected(rows));
+        // Rows without the defaulted columns take their defaults.
+        const bare = [
+          { id: "bare1", status: "Pending", detail: "x", created_at: at(400) },
+          { id: "bare2", status: "Pending", detail: "y", created_at: at(401) },
+        ];
+        assert.deepEqual(read(await insert(bare)), expected(bare));
+        // Rows setting different columns in one batch (PostgreSQL only: SQLite has no DEFAULT in a
+        // VALUES list, and Kysely writes NULL in its place, so a batch's rows set the same columns there).
+        const mixed =
+          backend.name === "postgres"
+            ? [
+                { id: "mixed1", status: "Pending", detail: "x", created_at: at(402) },
+                {
+                  id: "mixed2",
+                  status: "Pending",
+                  detail: "y",
+                  raw: "r",
+                  is_retry: true,
+                  created_at: at(403),
+                },
+              ]
+            : [];
+        if (mixed.length > 0) assert.deepEqual(read(await insert(mixed)), expected(mixed));
+        // A conflicting id is skipped, the rest inserted and returned.
+        const again = [...rowsOf(0, 1), ...rowsOf(900, 1)];
+        assert.deepEqual(read(await insert(again)), expected(rowsOf(900, 1)));
+        const stored = await db
+          .selectFrom("execution_details")
+          .select(["id", "detail", "raw", "is_retry", "created_at"])
+          .orderBy("id")
+          .execute();
+        const all = [...rowsOf(0, 305), ...bare, ...mixed, ...rowsOf(900, 1)];
+        assert.deepEqual(
+          read(stored),
+          expected(all).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+        );
+      } finally {
+        await opened.destroy();
+      }
+    });
+  });
+}

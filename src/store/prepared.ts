@@ -179,6 +179,15 @@ export async function runPreparedRows<Values extends Record<string, unknown>, Ou
   rows: readonly Values[],
   build: (placeholders: Values[]) => Compilable<Output>,
 ): Promise<Output[]> {
+  if (rows.length > 0 && dialectOf(db) === "postgres") {
+    const columns = sameColumns(rows);
+    const template = columns === undefined ? undefined : rowSetTemplate(name, columns, rows, build);
+    if (template) {
+      // Only the statement's columns: a row's undefined ones are left out of the JSON as well.
+      const parameters = [JSON.stringify(rows), ...template.constants];
+      return (await db.executeQuery<Output>(CompiledQuery.raw(template.sql, parameters))).rows;
+    }
+  }
   const shape = rowsShape(name, rows);
   if (shape === undefined) {
     // A large batch, compiled for this call and not kept, so built from the rows themselves: an
@@ -199,6 +208,91 @@ export async function runPreparedRows<Values extends Record<string, unknown>, Ou
     return value;
   });
   return (await db.executeQuery<Output>(CompiledQuery.raw(template.sql, parameters))).rows;
+}
+
+/**
+ * PostgreSQL: a multi-row INSERT whose text does not change with its row count. The rows go as one
+ * parameter, a JSON array, which `json_populate_recordset` turns into rows of the table's own type
+ * (each value converted to its column's type by PostgreSQL's JSON rules, as a parameter's text
+ * would be); the INSERT takes its columns from them:
+ *
+ *   insert into "t" ("a", "b") select "a", "b" from json_populate_recordset(null::"t", $1::text::json)
+ *
+ * The driver prepares a statement once per connection and keeps it for the connection's life, for
+ * every different text it is given (postgres 3.4.9 keeps them all, and so does each server process).
+ * A text per row count made that a statement per batch size, per table, per connection: each one
+ * described anew before its first use (a round trip more), and a fan-out's pages of 500 rows kept
+ * ~1 MB of SQL each in every connection's cache (55 MB of strings in a heap snapshot taken during one).
+ * One text per table and set of columns keeps the cache to a few statements.
+ */
+interface RowSetTemplate {
+  sql: string;
+  /** The parameters the build bound after the rows (its ON CONFLICT or RETURNING constants). */
+  constants: unknown[];
+}
+
+// Per statement name and columns; null where the built statement is not a plain INSERT ... VALUES.
+const rowSetTemplates = new Map<string, RowSetTemplate | null>();
+
+/** The columns every row sets (in the first row's order), when all rows set the same ones. */
+function sameColumns(rows: readonly Record<string, unknown>[]): string | undefined {
+  let first: string | undefined;
+  for (const row of rows) {
+    let columns = "";
+    for (const column in row) if (row[column] !== undefined) columns += `${column},`;
+    if (first === undefined) first = columns;
+    else if (columns !== first) return undefined;
+  }
+  return first;
+}
+
+const INSERT_VALUES =
+  /^insert into ("[^"]+"(?:\."[^"]+")?) \(((?:"[^"]+", )*"[^"]+")\) values \(((?:\$\d+, )*\$\d+)\)( .*)?$/s;
+
+function rowSetTemplate<Values extends Record<string, unknown>, Output>(
+  name: string,
+  columns: string,
+  rows: readonly Values[],
+  build: (placeholders: Values[]) => Compilable<Output>,
+): RowSetTemplate | undefined {
+  const key = `${name} ${columns}`;
+  let template = rowSetTemplates.get(key);
+  if (template === undefined) {
+    template = compileRowSet(rows[0] as Values, build);
+    rowSetTemplates.set(key, template);
+  }
+  return template ?? undefined;
+}
+
+/**
+ * Builds the statement for one row and rewrites its VALUES as a row set; null (the caller keeps the
+ * statement per row count) unless the build made exactly `insert into t (columns) values (one
+ * placeholder per column, in order)` and then no other placeholder.
+ */
+function compileRowSet<Values extends Record<string, unknown>, Output>(
+  row: Values,
+  build: (placeholders: Values[]) => Compilable<Output>,
+): RowSetTemplate | null {
+  const slots = rowSlots([row]);
+  const compiled = build(slots.placeholders).compile();
+  const match = INSERT_VALUES.exec(compiled.sql);
+  if (!match) return null;
+  const [, table, columnList, valueList, rest = ""] = match;
+  const columns = (columnList as string).split(", ").map((quoted) => quoted.slice(1, -1));
+  const values = (valueList as string).split(", ");
+  if (values.length !== columns.length) return null;
+  // Each value a placeholder of its own column, numbered 1..n: the columns' order is the values'.
+  for (let i = 0; i < columns.length; i++) {
+    const parameter = compiled.parameters[i];
+    if (values[i] !== `$${i + 1}` || parameter !== slot(`${columns[i]}:0`)) return null;
+  }
+  const constants = compiled.parameters.slice(columns.length);
+  if (constants.some((value) => typeof value === "string" && value.startsWith(MARK))) return null;
+  const after = (rest as string).replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) - columns.length + 1}`);
+  return {
+    sql: `insert into ${table} (${columnList}) select ${columnList} from json_populate_recordset(null::${table}, $1::text::json)${after}`,
+    constants,
+  };
 }
 
 /**
