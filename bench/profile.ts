@@ -9,14 +9,26 @@ import path from "node:path";
 import { monotonicUs, summarize, type Window } from "./cpu-profile.ts";
 import type { LoadResult, LoadSpec } from "./load.ts";
 import { freePort, runNode, SERVICE_NODE_FLAGS, spawnNode, waitForHttp } from "./proc.ts";
-import { type BackendName, cliInit, cloneWorkflows, createDatabase, keyIdOf, workflowIds } from "./seed.ts";
+import {
+  type BackendName,
+  cliInit,
+  cloneWorkflows,
+  createDatabase,
+  keyIdOf,
+  seedSubscribers,
+  workflowIds,
+} from "./seed.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-/** What load to profile: put-status (default) or get-list. */
+/**
+ * What load to profile: put-status (default), get-list, or trigger (an active workflow with one in-app
+ * step, each trigger to one of 10,000 subscribers, as the trigger bench sends them).
+ */
 const profileKind = process.env.BENCH_PROFILE_KIND ?? "put-status";
-if (profileKind !== "put-status" && profileKind !== "get-list") {
-  throw new Error(`BENCH_PROFILE_KIND must be put-status or get-list, got "${profileKind}"`);
+if (profileKind !== "put-status" && profileKind !== "get-list" && profileKind !== "trigger") {
+  throw new Error(`BENCH_PROFILE_KIND must be put-status, get-list or trigger, got "${profileKind}"`);
 }
+const TRIGGER_SUBSCRIBERS = 10_000;
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const backends = (process.env.BENCH_BACKENDS ?? "sqlite,postgres").split(",") as BackendName[];
@@ -67,6 +79,8 @@ async function profileBackend(backend: BackendName) {
         PORT: String(port),
         HOST: "127.0.0.1",
         RATE_LIMIT_RPS: "0",
+        // The trigger load reaches more subscribers a minute than the default quota allows.
+        QUOTA_RECIPIENTS_PER_MINUTE: "100000000",
         LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
         ...extraEnv,
       },
@@ -94,14 +108,41 @@ async function profileBackend(backend: BackendName) {
       await cloneWorkflows(db, template, 1, 999);
       const ids = await workflowIds(db, dev._id);
       await keyIdOf(db, dev._id);
+      let triggerName: string | undefined;
+      if (profileKind === "trigger") {
+        await seedSubscribers(db, dev._id, 1, TRIGGER_SUBSCRIBERS);
+        const inApp = await fetch(`${url}/v1/workflows`, {
+          method: "POST",
+          headers: auth,
+          body: JSON.stringify({
+            name: "Profile in-app",
+            notificationGroupId: groups.data[0]?._id,
+            active: true,
+            steps: [
+              {
+                template: { type: "in_app", content: "Hello {{subscriber.firstName}}, event {{payload.n}}" },
+              },
+            ],
+          }),
+        });
+        triggerName = ((await inApp.json()) as { data: { triggers: { identifier: string }[] } }).data
+          .triggers[0]?.identifier;
+        if (!triggerName) throw new Error("the in-app workflow has no trigger identifier");
+      }
       const spec: LoadSpec = {
         url,
         connections,
         warmupSeconds: 0,
         seconds: warmupSeconds,
         apiKey: dev.apiKey,
-        kind: profileKind === "get-list" ? "get" : "put-status",
-        targets: profileKind === "get-list" ? ["/v1/workflows?limit=10"] : ids,
+        kind: profileKind === "get-list" ? "get" : profileKind === "trigger" ? "trigger" : "put-status",
+        targets:
+          profileKind === "get-list"
+            ? ["/v1/workflows?limit=10"]
+            : profileKind === "trigger"
+              ? Array.from({ length: TRIGGER_SUBSCRIBERS }, (_, i) => `bench-${i + 1}`)
+              : ids,
+        ...(triggerName ? { name: triggerName } : {}),
         start: 0,
       };
       // The warm-up and the measured window are loads of their own, so that the summary can keep
@@ -111,7 +152,7 @@ async function profileBackend(backend: BackendName) {
       const measured = await runLoad(backend, "window", { ...spec, seconds, start: warm.next }, env);
       window = { startUs, endUs: monotonicUs() };
       process.stdout.write(
-        `\n== ${backend}: ${JSON.stringify(measured.measurement)}; window ${window.startUs}-${window.endUs} µs\n`,
+        `\n== ${backend}: ${JSON.stringify(measured.measurement)} ${JSON.stringify(measured.statusCodes)}; window ${window.startUs}-${window.endUs} µs\n`,
       );
       requests = measured.measurement.ok + measured.measurement.failed;
     } finally {
