@@ -74,6 +74,18 @@ forEachBackend(
       ]);
     });
 
+    test("a lone surrogate in the payload (a broken escape, not text) reaches the feed as U+FFFD", async () => {
+      const { api, name } = await setup([inApp("Hi {{name}}")]);
+      const subscriberId = hexId();
+      // api.post writes the lone surrogate as the escape \ud800; a pair stays a pair.
+      const tx = await trigger(api, { name, to: subscriberId, payload: { name: "A\ud800da \ud83c\udf89" } });
+      const messages = await feed(api, subscriberId);
+      assert.deepEqual(
+        messages.map((m) => [m.transactionId, m.content]),
+        [[tx, "Hi A\ufffdda \ud83c\udf89"]],
+      );
+    });
+
     test("leading in-app steps run, filtered or not; the first other step is queued for the worker", async () => {
       const { api, name } = await setup([
         inApp("filtered out", {

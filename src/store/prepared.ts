@@ -1,6 +1,6 @@
 import { type Compilable, CompiledQuery, type Kysely } from "kysely";
 import type { Database } from "./schema.ts";
-import { dialectOf } from "./values.ts";
+import { dialectOf, wellFormed } from "./values.ts";
 
 /**
  * Hot statements, built and compiled by Kysely once per shape instead of on every call.
@@ -184,7 +184,12 @@ export async function runPreparedRows<Values extends Record<string, unknown>, Ou
     const template = columns === undefined ? undefined : rowSetTemplate(name, columns, rows, build);
     if (template) {
       // Only the statement's columns: a row's undefined ones are left out of the JSON as well.
-      const parameters = [JSON.stringify(rows), ...template.constants];
+      let json = JSON.stringify(rows);
+      // JSON.stringify writes a lone surrogate as an escape (\ud800), which PostgreSQL's JSON refuses:
+      // such strings go as U+FFFD, as a text parameter's UTF-8 has them. (A pair is written as it is.)
+      if (json.includes("\\ud"))
+        json = JSON.stringify(rows, (_key, value) => (typeof value === "string" ? wellFormed(value) : value));
+      const parameters = [json, ...template.constants];
       return (await db.executeQuery<Output>(CompiledQuery.raw(template.sql, parameters))).rows;
     }
   }

@@ -12,6 +12,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from "kysely";
+import { wellFormed } from "./values.ts";
 
 /**
  * Group commit for SQLite.
@@ -69,7 +70,9 @@ function newBatch(): Batch {
 
 /** better-sqlite3 binds no booleans; the repositories pass them to both backends alike. */
 function bindable(params: readonly unknown[]): unknown[] {
-  return params.map((value) => (typeof value === "boolean" ? (value ? 1 : 0) : value));
+  return params.map((value) =>
+    typeof value === "string" ? wellFormed(value) : typeof value === "boolean" ? (value ? 1 : 0) : value,
+  );
 }
 
 /** A FIFO lock: units take the connection one at a time, in arrival order. */

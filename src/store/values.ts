@@ -29,6 +29,23 @@ export function writeJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+// ES2024's String.prototype.isWellFormed and toWellFormed: Node 20 has them, the ES2022 library
+// these sources are checked against does not name them.
+const unicode = String.prototype as unknown as {
+  isWellFormed(this: string): boolean;
+  toWellFormed(this: string): string;
+};
+
+/**
+ * `text` with each lone surrogate (half of a UTF-16 pair, alone: not a character) as U+FFFD, as
+ * UTF-8 encoding writes it. What PostgreSQL stores of a text parameter; SQLite, given one, stored
+ * the surrogate's own three bytes, which are not UTF-8 (read back as three U+FFFD), and PostgreSQL's
+ * JSON refuses the escape JSON.stringify writes for one.
+ */
+export function wellFormed(text: string): string {
+  return unicode.isWellFormed.call(text) ? text : unicode.toWellFormed.call(text);
+}
+
 const dialects = new WeakMap<Kysely<Database>, "sqlite" | "postgres">();
 
 /**
