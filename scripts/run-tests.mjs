@@ -72,9 +72,15 @@ for (const f of shared) {
 }
 // A hang must fail the run, not stall it. Each test process (a file, or a group of shared files) has
 // a deadline (TEST_FILE_TIMEOUT_S, 600 s; node's --test-timeout applies to all a process runs when
-// files run in processes of their own), each process exits once its tests are done (a leaked handle
-// would otherwise keep it alive for as long as the handle lives), and the whole run has a deadline (TEST_RUN_TIMEOUT_S, 1500 s), after
-// which the runner and every process under it are killed.
+// files run in processes of their own), each process exits once its tests are done and their report
+// is written out (EXIT_WHEN_DONE: a leaked handle would otherwise keep it alive for as long as the
+// handle lives), and the whole run has a deadline (TEST_RUN_TIMEOUT_S, 1500 s), after which the runner
+// and every process under it are killed.
+//
+// Not node's --test-force-exit: it calls process.exit() as soon as the process's last test ends, and
+// what the process has not yet written of its report to the runner (a pipe) is lost. The runner then
+// counts fewer tests than ran and passes all the same: one run here left out a group's last 12 tests
+// with "fail 0" (nodejs/node#64833).
 function positive(name, fallback, unit) {
   const raw = process.env[name];
   if (raw === undefined || raw === "") return fallback;
@@ -160,10 +166,26 @@ const entryFile = (name) =>
     built.dir,
     `${String(++position).padStart(3, "0")}-${path.basename(name).replace(/\.[cm]?[jt]s$/, "")}.mjs`,
   );
+// What every entry adds: once its process's tests are all done, and its report written out to the
+// runner, the process exits, whatever handle a test left open. Unref'd: a process with nothing left
+// open ends by itself first.
+const EXIT_WHEN_DONE = [
+  'import { after as afterAll } from "node:test";',
+  "afterAll(() => {",
+  "  const exitWhenWritten = () =>",
+  "    process.stdout.writableLength === 0 && process.stderr.writableLength === 0",
+  "      ? process.exit()",
+  "      : setTimeout(exitWhenWritten, 20).unref();",
+  "  setTimeout(exitWhenWritten, 500).unref();",
+  "});",
+].join("\n");
 // An own file's entry only imports its bundle.
 const ownEntry = (f) => {
   const entry = entryFile(f.file);
-  writeFileSync(entry, `// ${f.file}\nimport ${JSON.stringify(pathToFileURL(bundleOf.get(f.file)).href)};\n`);
+  writeFileSync(
+    entry,
+    `// ${f.file}\n${EXIT_WHEN_DONE}\nimport ${JSON.stringify(pathToFileURL(bundleOf.get(f.file)).href)};\n`,
+  );
   return entry;
 };
 // Each group's entry imports its files one after another, each registering its tests as it loads,
@@ -176,6 +198,7 @@ const groupEntry = (group, i) => {
     [
       `// ${group.files.join(", ")}`,
       'import { before } from "node:test";',
+      EXIT_WHEN_DONE,
       // No test starts before every file has registered its own: with tests already running while
       // later files were imported, one run silently left out a later file's tests (8 of 2,505).
       `const loaded = (async () => { for (const file of ${JSON.stringify(bundles)}) await import(file); })();`,
@@ -196,7 +219,6 @@ const child = spawn(
     "--test-reporter=spec",
     `--test-concurrency=${concurrency}`,
     `--test-timeout=${fileTimeoutS * 1000}`,
-    "--test-force-exit",
     ...flags,
     ...entries,
   ],
