@@ -95,38 +95,36 @@ async function profileBackend(backend: BackendName) {
       const groups = (await (await fetch(`${url}/v1/notification-groups`, { headers: auth })).json()) as {
         data: { _id: string }[];
       };
-      const created = await fetch(`${url}/v1/workflows`, {
-        method: "POST",
-        headers: auth,
-        body: JSON.stringify({
+      const createWorkflow = async (workflow: Record<string, unknown>) =>
+        (
+          (await (
+            await fetch(`${url}/v1/workflows`, {
+              method: "POST",
+              headers: auth,
+              body: JSON.stringify({ notificationGroupId: groups.data[0]?._id, ...workflow }),
+            })
+          ).json()) as { data: { _id: string; triggers: { identifier: string }[] } }
+        ).data;
+      const template = (
+        await createWorkflow({
           name: "Profile welcome",
-          notificationGroupId: groups.data[0]?._id,
           steps: [{ template: { type: "email", subject: "Welcome, {{firstName}}", content: "Hello!" } }],
-        }),
-      });
-      const template = ((await created.json()) as { data: { _id: string } }).data._id;
+        })
+      )._id;
       await cloneWorkflows(db, template, 1, 999);
       const ids = await workflowIds(db, dev._id);
       await keyIdOf(db, dev._id);
       let triggerName: string | undefined;
       if (profileKind === "trigger") {
         await seedSubscribers(db, dev._id, 1, TRIGGER_SUBSCRIBERS);
-        const inApp = await fetch(`${url}/v1/workflows`, {
-          method: "POST",
-          headers: auth,
-          body: JSON.stringify({
-            name: "Profile in-app",
-            notificationGroupId: groups.data[0]?._id,
-            active: true,
-            steps: [
-              {
-                template: { type: "in_app", content: "Hello {{subscriber.firstName}}, event {{payload.n}}" },
-              },
-            ],
-          }),
+        const inApp = await createWorkflow({
+          name: "Profile in-app",
+          active: true,
+          steps: [
+            { template: { type: "in_app", content: "Hello {{subscriber.firstName}}, event {{payload.n}}" } },
+          ],
         });
-        triggerName = ((await inApp.json()) as { data: { triggers: { identifier: string }[] } }).data
-          .triggers[0]?.identifier;
+        triggerName = inApp.triggers[0]?.identifier;
         if (!triggerName) throw new Error("the in-app workflow has no trigger identifier");
       }
       const spec: LoadSpec = {
