@@ -132,6 +132,13 @@ export function rowSlots<Row extends Record<string, unknown>>(rows: readonly Row
   return { placeholders, values };
 }
 
+/** The columns a row sets (those whose value is not undefined), in its order: `a,b,`. */
+function columnsSet(row: Record<string, unknown>): string {
+  let columns = "";
+  for (const column in row) if (row[column] !== undefined) columns += `${column},`;
+  return columns;
+}
+
 /**
  * The shape of an INSERT of `rows` called `name`: its row count and the columns its rows set (runs
  * of rows setting the same ones named once); undefined (built from its rows for its call, not kept) past
@@ -141,8 +148,7 @@ export function rowsShape(name: string, rows: readonly Record<string, unknown>[]
   if (rows.length > MAX_PREPARED_ROWS) return undefined;
   const signatures: string[] = [];
   for (const row of rows) {
-    let signature = "";
-    for (const column in row) if (row[column] !== undefined) signature += `${column},`;
+    const signature = columnsSet(row);
     if (signatures[signatures.length - 1] !== signature) signatures.push(signature);
   }
   return `${name} ${rows.length} ${signatures.length === 1 ? (signatures[0] ?? "") : signatures.join("|")}`;
@@ -243,8 +249,7 @@ const rowSetTemplates = new Map<string, RowSetTemplate | null>();
 function sameColumns(rows: readonly Record<string, unknown>[]): string | undefined {
   let first: string | undefined;
   for (const row of rows) {
-    let columns = "";
-    for (const column in row) if (row[column] !== undefined) columns += `${column},`;
+    const columns = columnsSet(row);
     if (first === undefined) first = columns;
     else if (columns !== first) return undefined;
   }
