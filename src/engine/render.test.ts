@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import Handlebars from "handlebars";
 import type { StepType } from "../workflows/domain.ts";
 import { TEMPLATE_HELPERS } from "../workflows/templates.ts";
 import {
@@ -142,6 +143,52 @@ test("renderTemplate: prototype properties leak nothing", () => {
     "own value own too",
   );
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
+});
+
+test("renderTemplate: a template that calls no helper renders as Handlebars renders it", () => {
+  // Such templates compile on an instance that holds the output helper alone (render.ts, `plain`):
+  // what they write must be what Handlebars itself writes for them, in both escape modes.
+  const reference = Handlebars.create();
+  const sources = [
+    "Hello {{subscriber.firstName}}, event {{payload.n}}",
+    "{{name}} {{count}} {{vip}} {{zero}} {{no}} {{nothing}} {{missing.deeper.still}}",
+    "{{html}} / {{{html}}} / {{&html}}",
+    "{{list}} {{nested}} {{user}} {{user.address.city}} {{user.address}}",
+    "{{name.length}} {{list.length}} {{list.[1]}} {{[odd key]}} {{payload.[odd key]}}",
+    "{{this.name}} {{./count}} {{@root.name}} {{@root.subscriber.subscriberId}}",
+    "{{!-- a comment --}}{{! another }}text only around {{name}}",
+    "{{constructor}} {{__proto__}} {{toString}} {{name.constructor}} {{user.hasOwnProperty}}",
+    "emoji {{emoji}} and escapes {{quotes}} {{{quotes}}}",
+    "{{~name~}}  spaced  {{~count}}",
+  ];
+  const input = templateData({
+    payload: {
+      name: "Ada",
+      count: 3,
+      zero: 0,
+      vip: true,
+      no: false,
+      nothing: null,
+      html: `<b>"Tom" & 'Jerry'</b> \`=`,
+      list: [1, "two", null, [3, [4]]],
+      nested: [[1, 2], [3]],
+      user: { plan: "pro", address: { city: "Lyon" } },
+      "odd key": "odd value",
+      emoji: "\u{1F600} \u00e9",
+      quotes: `'single' "double"`,
+    },
+    subscriber: { subscriberId: "s-1", firstName: "Grace" },
+  });
+  for (const source of sources)
+    for (const mode of ["html", "text"] as const) {
+      const expected = reference.compile(source, { noEscape: mode === "text" })(input, {
+        allowProtoPropertiesByDefault: false,
+        allowProtoMethodsByDefault: false,
+      });
+      const { text, problems } = renderTemplate(source, input, { escape: mode });
+      assert.equal(text, expected, `${mode}: ${source}`);
+      assert.deepEqual(problems, [], source);
+    }
 });
 
 test("renderTemplate: never throws; what fails renders empty and is reported", () => {

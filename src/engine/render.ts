@@ -201,7 +201,7 @@ function display(value: unknown, room: number, depth = 0): string {
 // place a value becomes output, so the output is counted as it grows, and the time checked.
 // Its name cannot be written in a template: `<` and `>` end a Handlebars identifier.
 const OUT = "<out>";
-handlebars.registerHelper(OUT, (value: unknown, options: Handlebars.HelperOptions) => {
+function out(value: unknown, options: Handlebars.HelperOptions): string {
   tick();
   const room = (budget?.maxBytes ?? Number.POSITIVE_INFINITY) - (budget?.written ?? 0);
   let text = display(value, room);
@@ -210,7 +210,19 @@ handlebars.registerHelper(OUT, (value: unknown, options: Handlebars.HelperOption
   if (options.hash.escape === true) text = handlebars.escapeExpression(text);
   spend(text.length);
   return text;
-});
+}
+handlebars.registerHelper(OUT, out);
+
+/**
+ * Where a template that calls no helper is compiled: an instance with the output helper alone
+ * (not even Handlebars' own). Handlebars copies and wraps every helper of a template's instance on
+ * each render (some forty here, about 7 KB of garbage a render); once instrumented, such a template
+ * calls only the output helper, and reads its values as the same template compiled with every
+ * helper would.
+ */
+const plain = Handlebars.create();
+for (const name of Object.keys(plain.helpers)) plain.unregisterHelper(name);
+plain.registerHelper(OUT, out);
 
 // Block helpers whose body runs at most once: a template made of these (and of no helper that
 // walks a whole list) does work in proportion to its own size and to the values it writes.
@@ -224,6 +236,8 @@ type Program = hbs.AST.Program;
 interface Shape {
   /** Whether the template loops (each, a section over a list) or calls a helper that walks the data. */
   heavy: boolean;
+  /** Whether it calls any helper (a block is one), besides the output helper `instrument` adds. */
+  helpers: boolean;
 }
 
 /** Handlebars reads a literal in place of a path (`{{"a b"}}`) as the path of that name. */
@@ -257,6 +271,7 @@ function visitExpression(node: Node, shape: Shape): void {
 function instrument(program: Program, mode: EscapeMode, shape: Shape): void {
   program.body = program.body.map((node) => {
     if (node.type === "BlockStatement") {
+      shape.helpers = true;
       const block = node as hbs.AST.BlockStatement;
       const name = helperName(block.path);
       if (name === undefined || !ONCE_BLOCKS.has(name)) shape.heavy = true;
@@ -267,7 +282,10 @@ function instrument(program: Program, mode: EscapeMode, shape: Shape): void {
       if (block.inverse) instrument(block.inverse, mode, shape);
       return block;
     }
-    if (node.type !== "MustacheStatement") return node;
+    if (node.type !== "MustacheStatement") {
+      if (node.type !== "ContentStatement" && node.type !== "CommentStatement") shape.helpers = true;
+      return node;
+    }
     const mustache = node as hbs.AST.MustacheStatement;
     const path = pathOf(mustache);
     notice(shape, path.original);
@@ -279,6 +297,7 @@ function instrument(program: Program, mode: EscapeMode, shape: Shape): void {
       mustache.params.length > 0 ||
       (mustache.hash?.pairs.length ?? 0) > 0 ||
       (path.parts.length === 1 && !path.data && Object.hasOwn(handlebars.helpers, path.original));
+    if (callsHelper) shape.helpers = true;
     const value: hbs.AST.Expression = callsHelper
       ? ({
           type: "SubExpression",
@@ -359,10 +378,13 @@ function compile(source: string, mode: EscapeMode): CacheEntry {
   const problem = compileCheck(source);
   if (problem !== undefined) return { problem };
   const program = parseTemplate(source);
-  const shape: Shape = { heavy: false };
+  const shape: Shape = { heavy: false, helpers: false };
   instrument(program, mode, shape);
   // Handlebars compiles to JavaScript on the first render (`prepare`): only where the template runs.
-  const render = handlebars.compile(program, { noEscape: true, knownHelpers: { [OUT]: true } });
+  const render = (shape.helpers ? handlebars : plain).compile(program, {
+    noEscape: true,
+    knownHelpers: { [OUT]: true },
+  });
   return { render, heavy: shape.heavy, ready: false };
 }
 
