@@ -132,12 +132,26 @@ export function rowSlots<Row extends Record<string, unknown>>(rows: readonly Row
   return { placeholders, values };
 }
 
-/** The columns a row sets (those whose value is not undefined), in its order: `a,b,`. */
-function columnsSet(row: Record<string, unknown>): string {
-  let columns = "";
-  for (const column in row) if (row[column] !== undefined) columns += `${column},`;
+/** The columns a row sets (those whose value is not undefined), in its order. */
+function columnsSet(row: Record<string, unknown>): string[] {
+  const columns: string[] = [];
+  for (const column in row) if (row[column] !== undefined) columns.push(column);
   return columns;
 }
+
+/** Whether `row` sets exactly `columns`, in that order (without building its list: most rows do). */
+function setsColumns(row: Record<string, unknown>, columns: readonly string[]): boolean {
+  let at = 0;
+  for (const column in row) {
+    if (row[column] === undefined) continue;
+    if (columns[at] !== column) return false;
+    at++;
+  }
+  return at === columns.length;
+}
+
+/** A list of columns as shapes name it: `a,b,`. */
+const signatureOf = (columns: readonly string[]) => (columns.length > 0 ? `${columns.join(",")},` : "");
 
 /**
  * The shape of an INSERT of `rows` called `name`: its row count and the columns its rows set (runs
@@ -147,9 +161,14 @@ function columnsSet(row: Record<string, unknown>): string {
 export function rowsShape(name: string, rows: readonly Record<string, unknown>[]): string | undefined {
   if (rows.length > MAX_PREPARED_ROWS) return undefined;
   const signatures: string[] = [];
+  // The columns of the run of rows under way: a row that sets the same ones continues it.
+  let columns: string[] | undefined;
   for (const row of rows) {
-    const signature = columnsSet(row);
+    if (columns !== undefined && setsColumns(row, columns)) continue;
+    const next = columnsSet(row);
+    const signature = signatureOf(next);
     if (signatures[signatures.length - 1] !== signature) signatures.push(signature);
+    columns = next;
   }
   return `${name} ${rows.length} ${signatures.length === 1 ? (signatures[0] ?? "") : signatures.join("|")}`;
 }
@@ -247,13 +266,12 @@ const rowSetTemplates = new Map<string, RowSetTemplate | null>();
 
 /** The columns every row sets (in the first row's order), when all rows set the same ones. */
 function sameColumns(rows: readonly Record<string, unknown>[]): string | undefined {
-  let first: string | undefined;
-  for (const row of rows) {
-    const columns = columnsSet(row);
-    if (first === undefined) first = columns;
-    else if (columns !== first) return undefined;
-  }
-  return first;
+  const [head] = rows;
+  if (head === undefined) return undefined;
+  const columns = columnsSet(head);
+  for (let i = 1; i < rows.length; i++)
+    if (!setsColumns(rows[i] as Record<string, unknown>, columns)) return undefined;
+  return signatureOf(columns);
 }
 
 const INSERT_VALUES =
