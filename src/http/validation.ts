@@ -40,23 +40,41 @@ export interface BodyProblem {
 
 const escapePointer = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
 
+/** A container met on the way down, with how it was reached (its pointer is built only for a problem). */
+interface Visit {
+  value: object;
+  depth: number;
+  parent: Visit | undefined;
+  key: string;
+}
+
+function pointerOf(parent: Visit | undefined, key: string): string {
+  const keys = [key];
+  for (let at = parent; at?.parent !== undefined; at = at.parent) keys.push(at.key);
+  return keys.reverse().reduce((pointer, part) => `${pointer}/${escapePointer(part)}`, "");
+}
+
 /**
  * What the schema cannot say about a body: a container nested deeper than `limit`, or a string
  * holding U+0000, which PostgreSQL cannot store in a text column (SQLite can: the two backends
- * would disagree). Iterative, so a hostile body cannot overflow the stack here either.
+ * would disagree). Iterative, so a hostile body cannot overflow the stack here either; every
+ * request's body goes through it, so nothing is built for a value that has no problem.
  */
 export function inspectBody(value: unknown, limit = MAX_BODY_DEPTH): BodyProblem | undefined {
-  const stack: [unknown, number, string][] = [[value, 1, ""]];
-  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-    const [current, depth, pointer] = item;
-    if (typeof current === "string") {
-      if (current.includes("\u0000")) return { pointer, problem: "nul" };
-      continue;
-    }
-    if (typeof current !== "object" || current === null) continue;
-    if (depth > limit) return { pointer, problem: "depth" };
-    for (const [key, child] of Object.entries(current)) {
-      stack.push([child, depth + 1, `${pointer}/${escapePointer(key)}`]);
+  if (typeof value === "string")
+    return value.includes("\u0000") ? { pointer: "", problem: "nul" } : undefined;
+  if (typeof value !== "object" || value === null) return undefined;
+  const stack: Visit[] = [{ value, depth: 1, parent: undefined, key: "" }];
+  for (let visit = stack.pop(); visit !== undefined; visit = stack.pop()) {
+    if (visit.depth > limit)
+      return { pointer: visit.parent ? pointerOf(visit.parent, visit.key) : "", problem: "depth" };
+    const container = visit.value as Record<string, unknown>;
+    for (const key of Object.keys(container)) {
+      const child = container[key];
+      if (typeof child === "string") {
+        if (child.includes("\u0000")) return { pointer: pointerOf(visit, key), problem: "nul" };
+      } else if (typeof child === "object" && child !== null)
+        stack.push({ value: child, depth: visit.depth + 1, parent: visit, key });
     }
   }
   return undefined;
