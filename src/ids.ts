@@ -33,3 +33,20 @@ export function isObjectId(value: string): boolean {
 export function newUuid(): string {
   return randomUUID();
 }
+
+/**
+ * A transactionId for a trigger that names none: a UUID of version 7 (RFC 9562), whose first 48 bits
+ * are the time in milliseconds, so that the environment's transactionId index takes new ids at its
+ * end, as the ids do (see newObjectId). With random (version 4) ids each new trigger landed on an
+ * index page of its own, which each SQLite commit wrote to the log whole: 4 KB more of log a
+ * trigger. Written here because Node 20 has no version 7; its random bits are randomUUID's, which
+ * takes them from a cached pool (the `uuid` package's v7 draws 16 fresh bytes a call, ten times
+ * slower).
+ */
+export function newTransactionId(now: number = Date.now()): string {
+  // randomUUID: xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx; its version digit becomes 7 and the time
+  // replaces its first twelve digits. The variant (V) and 74 random bits stay.
+  const random = randomUUID();
+  const time = now.toString(16).padStart(12, "0");
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`;
+}

@@ -1,10 +1,9 @@
-import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { KeyClaim } from "../auth/key-claim.ts";
 import { isoNow } from "../clock.ts";
 import type { Deps } from "../deps.ts";
 import { ApiError, mention, unprocessable } from "../errors.ts";
-import { newObjectId } from "../ids.ts";
+import { newObjectId, newTransactionId } from "../ids.ts";
 import { requirePayloadSchema } from "../json-schema.ts";
 import { pipelined } from "../store/pipeline.ts";
 import type { Database } from "../store/schema.ts";
@@ -256,7 +255,7 @@ async function accept(
     named.workflow,
     typeof request.tenant === "string" ? request.tenant : request.tenant?.identifier,
   );
-  const transactionId = request.transactionId ?? randomUUID();
+  const transactionId = request.transactionId ?? newTransactionId(deps.clock.now());
   // A tenant named by its identifier must exist: else nothing runs, as in Novu (an object is
   // created or updated in the transaction below).
   let tenantRecord: Record<string, unknown> = {};
