@@ -1,3 +1,4 @@
+import DataLoader from "dataloader";
 import type { Kysely, Selectable } from "kysely";
 import { listSlots, runPrepared, runPreparedRows, slot } from "../store/prepared.ts";
 import type { Database, JobsTable, NotificationsTable } from "../store/schema.ts";
@@ -250,28 +251,66 @@ const NOTIFICATION_COLUMNS = [
 
 type PrefixedNotification = { [K in (typeof NOTIFICATION_COLUMNS)[number] as `n_${K}`]: NotificationRow[K] };
 
+type JobWithNotification = { job: Job; notification: Notification };
+
 /**
- * A job with its notification, in one statement: what a job's task reads before it runs the step.
- * A notification is never changed once written, so reading it here is no earlier than needed.
+ * Jobs with their notifications, in one statement: what a job's task reads before it runs the step.
+ * A notification is never changed once written, so reading it here is no earlier than needed. Ids
+ * not found are left out of the map.
  */
-export async function findJobWithNotification(db: Db, id: string) {
-  const [row] = await runPrepared<JobRow & PrefixedNotification>(
+export async function findJobsWithNotifications(
+  db: Db,
+  ids: readonly string[],
+): Promise<Map<string, JobWithNotification>> {
+  const list = listSlots("id", ids);
+  const rows = await runPrepared<JobRow & PrefixedNotification>(
     db,
-    "find job with notification",
+    `find jobs with notifications ${ids.length}`,
     () =>
       db
         .selectFrom("jobs")
         .innerJoin("notifications", "notifications.id", "jobs.notification_id")
         .selectAll("jobs")
         .select(NOTIFICATION_COLUMNS.map((column) => `notifications.${column} as n_${column}` as const))
-        .where("jobs.id", "=", slot("id")),
-    { id },
+        .where("jobs.id", "in", list.placeholders),
+    list.values,
   );
-  if (!row) return undefined;
-  const notification = Object.fromEntries(
-    NOTIFICATION_COLUMNS.map((column) => [column, row[`n_${column}`]]),
-  ) as unknown as NotificationRow;
-  return { job: toJob(row), notification: notificationFromRow(notification) };
+  const found = new Map<string, JobWithNotification>();
+  for (const row of rows) {
+    const notification = Object.fromEntries(
+      NOTIFICATION_COLUMNS.map((column) => [column, row[`n_${column}`]]),
+    ) as unknown as NotificationRow;
+    found.set(row.id, { job: toJob(row), notification: notificationFromRow(notification) });
+  }
+  return found;
+}
+
+/** The most jobs one read asks for: a process runs up to 32 tasks at once (WORKER_CONCURRENCY's default). */
+const JOB_READS_MAX = 32;
+
+const jobReads = new WeakMap<Db, DataLoader<string, JobWithNotification | undefined>>();
+
+/**
+ * A job with its notification, as its task reads it first. The tasks a process starts together each
+ * read their own job: the reads asked in one turn of the event loop go out as one statement (the
+ * queue hands out its jobs many at a time, and on PostgreSQL a statement a job was most of a due
+ * delay's statements). Each read is sent when it is asked, with those asked beside it, and nothing is
+ * kept once answered: an answer is as fresh as a statement of its own.
+ */
+export function findJobWithNotification(db: Db, id: string): Promise<JobWithNotification | undefined> {
+  let loader = jobReads.get(db);
+  if (!loader) {
+    loader = new DataLoader(
+      async (ids: readonly string[]) => {
+        const found = await findJobsWithNotifications(db, ids);
+        return ids.map((jobId) => found.get(jobId));
+      },
+      // Gathered until the end of the turn (the queue starts its tasks from several callbacks of one turn).
+      { cache: false, maxBatchSize: JOB_READS_MAX, batchScheduleFn: (send) => setImmediate(send) },
+    );
+    jobReads.set(db, loader);
+  }
+  return loader.load(id);
 }
 
 type JobMove = { runAt?: string | null; countAttempt?: boolean; digest?: Record<string, unknown> };
