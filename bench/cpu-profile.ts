@@ -111,3 +111,45 @@ const [, script, file, requests] = process.argv;
 if (script?.endsWith("cpu-profile.ts") && file) {
   process.stdout.write(`${summarize(file, requests ? Number(requests) : undefined, 60)}\n`);
 }
+
+interface AllocationNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocationNode[];
+}
+
+/**
+ * What a sampling heap profile (bench/alloc-sampler.mjs: every object allocated, freed or not) says
+ * the service allocated per request: in all, by package (or dist/ file) and by function.
+ */
+export function summarizeAllocations(file: string, top = 30): string {
+  const { requests, profile } = JSON.parse(fs.readFileSync(file, "utf8")) as {
+    requests: number;
+    profile: { head: AllocationNode };
+  };
+  const byFunction = new Map<string, number>();
+  const byPlace = new Map<string, number>();
+  let total = 0;
+  const stack = [profile.head];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    stack.push(...node.children);
+    if (node.selfSize === 0) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const place = placeOf(url, functionName);
+    const name = `${functionName || "(anonymous)"} ${place}:${lineNumber + 1}`;
+    total += node.selfSize;
+    byFunction.set(name, (byFunction.get(name) ?? 0) + node.selfSize);
+    byPlace.set(place, (byPlace.get(place) ?? 0) + node.selfSize);
+  }
+  const kb = (bytes: number) => (bytes / Math.max(requests, 1) / 1024).toFixed(2).padStart(7);
+  const list = (map: Map<string, number>) =>
+    [...map.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, bytes]) => `  ${kb(bytes)} KB  ${name}`)
+      .join("\n");
+  return (
+    `${requests} requests, ${kb(total).trim()} KB allocated per request\n` +
+    `by package or file:\n${list(byPlace)}\nby function (self):\n${list(byFunction)}`
+  );
+}

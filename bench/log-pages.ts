@@ -11,13 +11,15 @@
 // transaction's, and the pages per commit of each table and index. The layouts: ids with random low
 // bytes or consecutive (src/ids.ts), with or without the (environment_id, transaction_id) indexes of
 // notifications, jobs and messages (the layout before migration 0026, which dropped them and added
-// messages_notification), transactionIds random (UUIDs, as a client that sends none gets) in all.
+// messages_notification), and transactionIds random (a client's own UUIDs, as every client that sent
+// none got before) or generated (the service's own for a trigger that names none: src/ids.ts,
+// newTransactionId, with the time advancing a millisecond every two triggers).
 import { randomBytes, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { newObjectId } from "../src/ids.ts";
+import { newObjectId, newTransactionId } from "../src/ids.ts";
 import { openStore } from "../src/store/store.ts";
 
 const HISTORY = Number(process.env.LOG_PAGES_HISTORY ?? 100_000);
@@ -30,12 +32,34 @@ interface Layout {
   name: string;
   ids: "random" | "consecutive";
   transactionIndexes: boolean;
+  transactionIds: "random" | "generated";
 }
 
 const LAYOUTS: Layout[] = [
-  { name: "random ids, transaction indexes (before)", ids: "random", transactionIndexes: true },
-  { name: "consecutive ids, transaction indexes", ids: "consecutive", transactionIndexes: true },
-  { name: "consecutive ids, no transaction indexes (now)", ids: "consecutive", transactionIndexes: false },
+  {
+    name: "random ids, transaction indexes",
+    ids: "random",
+    transactionIndexes: true,
+    transactionIds: "random",
+  },
+  {
+    name: "consecutive ids, transaction indexes",
+    ids: "consecutive",
+    transactionIndexes: true,
+    transactionIds: "random",
+  },
+  {
+    name: "consecutive ids, no transaction indexes, random transactionIds (a client's own)",
+    ids: "consecutive",
+    transactionIndexes: false,
+    transactionIds: "random",
+  },
+  {
+    name: "consecutive ids, no transaction indexes, generated transactionIds (now, when a client sends none)",
+    ids: "consecutive",
+    transactionIndexes: false,
+    transactionIds: "generated",
+  },
 ];
 
 const TABLES = ["triggers", "notifications", "jobs", "messages", "execution_details"] as const;
@@ -105,7 +129,10 @@ function measure(template: string, layout: Layout) {
       const common = {
         environment_id: "env",
         subscriber_ref: subscribers[n++ % SUBSCRIBERS] as string,
-        transaction_id: randomUUID(),
+        transaction_id:
+          layout.transactionIds === "random"
+            ? randomUUID()
+            : newTransactionId(seconds * 1000 + Math.floor((n % 2000) / 2)),
       };
       inserts.triggers?.run(row("triggers", { ...common, id: t }));
       inserts.notifications?.run(row("notifications", { ...common, id: no, trigger_id: t }));

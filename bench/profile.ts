@@ -6,7 +6,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { monotonicUs, summarize, type Window } from "./cpu-profile.ts";
+import { fileURLToPath } from "node:url";
+import { monotonicUs, summarize, summarizeAllocations, type Window } from "./cpu-profile.ts";
 import type { LoadResult, LoadSpec } from "./load.ts";
 import { freePort, runNode, SERVICE_NODE_FLAGS, spawnNode, waitForHttp } from "./proc.ts";
 import {
@@ -29,6 +30,11 @@ if (profileKind !== "put-status" && profileKind !== "get-list" && profileKind !=
   throw new Error(`BENCH_PROFILE_KIND must be put-status, get-list or trigger, got "${profileKind}"`);
 }
 const TRIGGER_SUBSCRIBERS = 10_000;
+/**
+ * BENCH_PROFILE_ALLOC=1: also what the service allocates per request in the measured window
+ * (bench/alloc-sampler.mjs), which unlike CPU time does not move with the machine's other load.
+ */
+const profileAllocations = process.env.BENCH_PROFILE_ALLOC === "1";
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const backends = (process.env.BENCH_BACKENDS ?? "sqlite,postgres").split(",") as BackendName[];
@@ -71,11 +77,21 @@ async function profileBackend(backend: BackendName) {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
     const { DATABASE_URL: _u, DATA_DIR: _d, ...env } = process.env;
+    const allocFile = path.join(dir, "allocations.json");
     const child = spawnNode(
-      [...SERVICE_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${dir}`, path.join(build, "dist/main.js")],
+      [
+        ...SERVICE_NODE_FLAGS,
+        "--cpu-prof",
+        `--cpu-prof-dir=${dir}`,
+        ...(profileAllocations
+          ? ["--import", fileURLToPath(new URL("./alloc-sampler.mjs", import.meta.url))]
+          : []),
+        path.join(build, "dist/main.js"),
+      ],
       {
         ...env,
         ...db.env,
+        ...(profileAllocations ? { BENCH_ALLOC_FILE: allocFile } : {}),
         PORT: String(port),
         HOST: "127.0.0.1",
         RATE_LIMIT_RPS: "0",
@@ -146,6 +162,8 @@ async function profileBackend(backend: BackendName) {
       // The warm-up and the measured window are loads of their own, so that the summary can keep
       // to the window: start-up and the JIT's first minutes are no request's cost.
       const warm = await runLoad(backend, "warm-up", spec, env);
+      // The allocation profile starts afresh with the window.
+      if (profileAllocations) process.kill(child.pid, "SIGWINCH");
       const startUs = monotonicUs();
       const measured = await runLoad(backend, "window", { ...spec, seconds, start: warm.next }, env);
       window = { startUs, endUs: monotonicUs() };
@@ -159,6 +177,7 @@ async function profileBackend(backend: BackendName) {
     const profiles = fs.readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"));
     for (const p of profiles)
       process.stdout.write(`${path.join(dir, p)}\n${summarize(path.join(dir, p), requests, 30, window)}\n`);
+    if (profileAllocations) process.stdout.write(`${allocFile}\n${summarizeAllocations(allocFile)}\n`);
   } finally {
     await db.drop();
   }
