@@ -11,6 +11,7 @@ import type { DbCeilingSpec } from "./db-ceiling.ts";
 import { emailThroughput } from "./email.ts";
 import { type EngineContext, runFanOut, runTriggers } from "./engine.ts";
 import type { CapturedResponse } from "./http-ceiling.ts";
+import { idleSettings, printIdle, runIdleBench } from "./idle.ts";
 import { type InboxContext, type InboxFigures, inboxSettings, runInbox } from "./inbox.ts";
 import type { LoadKind, LoadResult, LoadSpec } from "./load.ts";
 import {
@@ -792,6 +793,12 @@ async function main() {
       ? []
       : await runRealtimeBench({ ...realtimeSettings(), backends: settings.backends });
   if (!json) printRealtime(realtime);
+  // A service at rest (bench/idle.ts); BENCH_IDLE=0 leaves it out.
+  const idle =
+    process.env.BENCH_IDLE === "0"
+      ? []
+      : await runIdleBench({ ...idleSettings(), backends: settings.backends });
+  if (!json) printIdle(idle);
   // BENCH_JSON_OUT: the JSON report as well, to a file (the table still on stdout).
   if (process.env.BENCH_JSON_OUT)
     fs.writeFileSync(
@@ -802,6 +809,7 @@ async function main() {
           targets: targets(report.rows, report.engine, report.inbox, report.render),
           timers,
           realtime,
+          idle,
         },
         null,
         2,

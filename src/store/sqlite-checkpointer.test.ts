@@ -27,6 +27,35 @@ describe("SQLite background checkpoints", () => {
     return { file, raw };
   }
 
+  test("with nothing written the worker looks less and less often, and as often as before once writes resume", async () => {
+    const { file, raw } = openWriter("idle.db");
+    const checkpointer = SqliteCheckpointer.start(file, raw, { intervalMs: 10, idleMaxMs: 400 });
+    try {
+      // Idle: the waits double from 10 ms to 400 ms, so the looks of a second at rest are a handful
+      // (at a fixed 10 ms they would be a hundred).
+      await poll(
+        () => checkpointer.stats.runs,
+        (runs) => runs >= 8,
+        { what: "the worker's first looks" },
+      );
+      const idleFrom = checkpointer.stats.runs;
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      const idleLooks = checkpointer.stats.runs - idleFrom;
+      assert.ok(idleLooks <= 6, `${idleLooks} looks in 1.2 s at rest`);
+      // Writes: the worker is back at its interval and copies them.
+      const insert = raw.prepare("insert into items (body) values (?)");
+      for (let i = 0; i < 50; i++) insert.run("x".repeat(2000));
+      await poll(
+        () => ({ ...checkpointer.stats }),
+        (s) => s.logFrames > 0 && s.checkpointedFrames === s.logFrames,
+        { what: "the worker to copy the new frames" },
+      );
+    } finally {
+      await checkpointer.stop();
+      if (raw.open) raw.close();
+    }
+  });
+
   test("the worker copies committed pages into the database file while the writer only appends", async () => {
     const { file, raw } = openWriter("steady.db");
     const checkpointer = SqliteCheckpointer.start(file, raw, { intervalMs: 20 });

@@ -12,7 +12,8 @@ import type SqliteDatabase from "better-sqlite3";
  * benchmark's PUT status over 1,000,000 workflows, p99 at half rate was 38–39 ms with it and 19–26 ms
  * with this worker (docs/benchmarks.md has the run).
  *
- * Here a second connection, in a worker thread, runs a PASSIVE checkpoint every `intervalMs`: it
+ * Here a second connection, in a worker thread, runs a PASSIVE checkpoint every `intervalMs` (less
+ * often, up to `idleMaxMs`, while the log does not change): it
  * copies committed pages without waiting on, or blocking, the writer or any reader. The writer keeps
  * a backstop, a higher automatic threshold (`BACKSTOP_PAGES`). The log is only reset (written again
  * from its start) by a writer that finds every frame copied, which under a steady load rarely happens
@@ -35,22 +36,33 @@ db.pragma("synchronous = FULL");
 const checkpoint = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
 const stats = new Int32Array(workerData.stats);
 let failed = false;
-const timer = setInterval(() => {
+// Every intervalMs while the log grows; while it stays as it was, all of it copied, twice as long
+// each time up to idleMaxMs: an idle service's thread wakes a few times a second, not forty.
+let delay = workerData.intervalMs;
+let lastLog = -1;
+let timer;
+const run = () => {
   try {
     const result = checkpoint.get();
     Atomics.store(stats, 1, result.log);
     Atomics.store(stats, 2, result.checkpointed);
     Atomics.add(stats, 0, 1);
     failed = false;
+    const still = result.log === lastLog && result.checkpointed === result.log;
+    delay = still ? Math.min(delay * 2, workerData.idleMaxMs) : workerData.intervalMs;
+    lastLog = result.log;
   } catch (error) {
     // Say it once per run of failures; the writer's backstop goes on checkpointing meanwhile.
     if (!failed) parentPort.postMessage({ error: String(error && error.message || error) });
     failed = true;
+    delay = workerData.intervalMs;
   }
-}, workerData.intervalMs);
+  timer = setTimeout(run, delay);
+};
+timer = setTimeout(run, delay);
 parentPort.on("message", (message) => {
   if (message !== "stop") return;
-  clearInterval(timer);
+  clearTimeout(timer);
   db.close();
   parentPort.close();
 });
@@ -58,6 +70,8 @@ parentPort.on("message", (message) => {
 
 export interface CheckpointerOptions {
   intervalMs?: number;
+  /** The longest wait between two looks while the log does not change (default 200 ms). */
+  idleMaxMs?: number;
   /** The writer's own automatic checkpoint threshold while the worker runs, in pages. */
   backstopPages?: number;
   /** Told when the worker fails to checkpoint, or stops (then the writer checkpoints by itself). */
@@ -108,6 +122,9 @@ export class SqliteCheckpointer {
         driver,
         stats,
         intervalMs: options.intervalMs ?? 25,
+        // At most this long after writes resume, the worker looks again: at the trigger bench's rate
+        // the log grows by some 2,000 pages in 200 ms, under the writer's backstop.
+        idleMaxMs: options.idleMaxMs ?? 200,
       },
       // Only what the worker needs: no --import hooks, no inspector flags.
       execArgv: [],
