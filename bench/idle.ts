@@ -8,6 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
+import { postgresAnswers, redactDatabaseUrl } from "../src/store/store.ts";
 import { cpuMs, freePort, ROOT, SERVICE_NODE_FLAGS, spawnNode, waitForHttp } from "./proc.ts";
 import { type BackendName, cliInit, createDatabase } from "./seed.ts";
 import { round } from "./stats.ts";
@@ -45,12 +46,15 @@ export async function runIdleBench(settings: IdleSettings = idleSettings()): Pro
   const logFile = path.join(workDir, "processes.log");
   const results: IdleResult[] = [];
   try {
+    const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
     for (const backend of settings.backends) {
-      const db = await createDatabase(
-        backend,
-        workDir,
-        process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
-      );
+      if (backend === "postgres" && !(await postgresAnswers(adminUrl))) {
+        process.stdout.write(
+          `At rest: PostgreSQL SKIPPED: nothing answers at ${redactDatabaseUrl(adminUrl)}\n`,
+        );
+        continue;
+      }
+      const db = await createDatabase(backend, workDir, adminUrl);
       try {
         await cliInit(db, "Idle");
         const port = await freePort();
