@@ -161,14 +161,13 @@ const signatureOf = (columns: readonly string[]) => (columns.length > 0 ? `${col
 export function rowsShape(name: string, rows: readonly Record<string, unknown>[]): string | undefined {
   if (rows.length > MAX_PREPARED_ROWS) return undefined;
   const signatures: string[] = [];
-  // The columns of the run of rows under way: a row that sets the same ones continues it.
+  // The columns of the run of rows under way: a row that sets the same ones continues it, any other
+  // starts the next run.
   let columns: string[] | undefined;
   for (const row of rows) {
     if (columns !== undefined && setsColumns(row, columns)) continue;
-    const next = columnsSet(row);
-    const signature = signatureOf(next);
-    if (signatures[signatures.length - 1] !== signature) signatures.push(signature);
-    columns = next;
+    columns = columnsSet(row);
+    signatures.push(signatureOf(columns));
   }
   return `${name} ${rows.length} ${signatures.length === 1 ? (signatures[0] ?? "") : signatures.join("|")}`;
 }
