@@ -1,6 +1,6 @@
 import DataLoader from "dataloader";
 import type { Kysely, Selectable } from "kysely";
-import { listSlots, runPrepared, runPreparedRows, slot } from "../store/prepared.ts";
+import { listSlots, runPrepared, runPreparedList, runPreparedRows, slot } from "../store/prepared.ts";
 import type { Database, JobsTable, NotificationsTable } from "../store/schema.ts";
 import { readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { StepType } from "../workflows/domain.ts";
@@ -471,15 +471,16 @@ export async function cancelSubscriberJobs(
   return Number(result.numUpdatedRows);
 }
 
-export async function jobsOfNotifications(db: Db, notificationIds: string[]) {
+export async function jobsOfNotifications(db: Db, notificationIds: readonly string[]) {
   if (notificationIds.length === 0) return [];
-  const rows = await db
-    .selectFrom("jobs")
-    .selectAll()
-    .where("notification_id", "in", notificationIds)
-    .orderBy("notification_id")
-    .orderBy("step_index")
-    .execute();
+  const rows = await runPreparedList<JobRow>(db, "jobs of notifications", notificationIds, (list) =>
+    db
+      .selectFrom("jobs")
+      .selectAll()
+      .where("notification_id", "in", list)
+      .orderBy("notification_id")
+      .orderBy("step_index"),
+  );
   return rows.map(toJob);
 }
 
@@ -511,7 +512,7 @@ export async function insertDetails(db: Db, details: ExecutionDetail[]): Promise
 
 /**
  * settleJob for many jobs at once, in one statement: those of `ids` in one of `from` move to `to`;
- * the ids of those that moved. A list that varies in length is not prepared (one shape per length).
+ * the ids of those that moved.
  */
 export async function settleJobs(
   db: Db,
@@ -522,17 +523,24 @@ export async function settleJobs(
   changes: { countAttempt?: boolean } = {},
 ): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db
-    .updateTable("jobs")
-    .set((eb) => ({
-      status: to,
-      updated_at: now,
-      ...(changes.countAttempt ? { attempts: eb("attempts", "+", 1) } : {}),
-    }))
-    .where("id", "in", ids)
-    .where("status", "in", from)
-    .returning("id")
-    .execute();
+  const fromList = listSlots("from", from);
+  const rows = await runPreparedList<{ id: string }>(
+    db,
+    `settle jobs from ${from.length}${changes.countAttempt ? " counting" : ""}`,
+    ids,
+    (list) =>
+      db
+        .updateTable("jobs")
+        .set((eb) => ({
+          status: slot("to"),
+          updated_at: slot("now"),
+          ...(changes.countAttempt ? { attempts: eb("attempts", "+", 1) } : {}),
+        }))
+        .where("id", "in", list)
+        .where("status", "in", fromList.placeholders)
+        .returning("id"),
+    { ...fromList.values, to, now },
+  );
   return new Set(rows.map((row) => row.id));
 }
 
@@ -544,13 +552,19 @@ export async function queueJobsAt(
   now: string,
 ): Promise<Job[]> {
   if (notificationIds.length === 0) return [];
-  const rows = await db
-    .updateTable("jobs")
-    .set({ status: "queued", updated_at: now })
-    .where("notification_id", "in", notificationIds)
-    .where("step_index", "=", stepIndex)
-    .where("status", "=", "pending")
-    .returningAll()
-    .execute();
+  const rows = await runPreparedList<JobRow>(
+    db,
+    "queue jobs at",
+    notificationIds,
+    (list) =>
+      db
+        .updateTable("jobs")
+        .set({ status: "queued", updated_at: slot("now") })
+        .where("notification_id", "in", list)
+        .where("step_index", "=", slot("stepIndex"))
+        .where("status", "=", "pending")
+        .returningAll(),
+    { now, stepIndex },
+  );
   return rows.map(toJob);
 }

@@ -9,7 +9,15 @@ import {
   sql,
 } from "kysely";
 import { backends } from "../../test/backends.ts";
-import { listSlots, prepared, rowSlots, rowsShape, runPreparedRows, slot } from "./prepared.ts";
+import {
+  listSlots,
+  prepared,
+  rowSlots,
+  rowsShape,
+  runPreparedList,
+  runPreparedRows,
+  slot,
+} from "./prepared.ts";
 import type { Database } from "./schema.ts";
 import { openStore } from "./store.ts";
 import { readBool, readTimestamp } from "./values.ts";
@@ -416,6 +424,121 @@ for (const backend of backends) {
         assert.equal(
           odd?.detail,
           "lone \ufffd high, lone \ufffd low, a pair \ud83c\udf89, an escape's text \\ud800",
+        );
+      } finally {
+        await opened.destroy();
+      }
+    });
+
+    test("a list of any length: each call matches exactly its items, eight statements up to 128 items", async () => {
+      const opened = await backend.open();
+      try {
+        const db = opened.store.db;
+        const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
+        await db
+          .insertInto("execution_details")
+          .values(
+            Array.from({ length: 300 }, (_, i) => ({
+              id: `d${String(i).padStart(3, "0")}`,
+              organization_id: "o",
+              environment_id: "e",
+              job_id: "j",
+              notification_id: "n",
+              subscriber_ref: "s",
+              status: "Pending",
+              detail: `detail ${i}`,
+              raw: "",
+              is_retry: false,
+              created_at: at,
+            })),
+          )
+          .execute();
+        let builds = 0;
+        const move = async (ids: string[], to: string) => {
+          const rows = await runPreparedList<{ id: string }>(
+            db,
+            "test move details",
+            ids,
+            (list) => {
+              builds++;
+              return db
+                .updateTable("execution_details")
+                .set({ status: slot("to") })
+                .where("id", "in", list)
+                .where("organization_id", "=", "o")
+                .returning("id");
+            },
+            { to },
+          );
+          return rows.map((row) => row.id).sort();
+        };
+        const id = (i: number) => `d${String(i).padStart(3, "0")}`;
+        // Every length from 1 to 130, over ids that move a status each time: only the named rows move,
+        // each once, whatever the list was padded with.
+        for (let length = 1; length <= 130; length++) {
+          const ids = Array.from({ length }, (_, i) => id((length * 7 + i) % 300));
+          const moved = await move(ids, `S${length}`);
+          assert.deepEqual(moved, [...new Set(ids)].sort(), `length ${length}`);
+          const statuses = await db
+            .selectFrom("execution_details")
+            .select(["id", "status"])
+            .where("status", "=", `S${length}`)
+            .execute();
+          assert.deepEqual(statuses.map((row) => row.id).sort(), [...new Set(ids)].sort());
+        }
+        // Lengths 1..128 built once per power of two (1, 2, 4, ..., 128); 129 and 130 each their own.
+        assert.equal(builds, 8 + 2);
+        await assert.rejects(move([], "x"), /an empty list/);
+      } finally {
+        await opened.destroy();
+      }
+    });
+
+    test("many rows in a transaction: written together, or none of them when one fails", async () => {
+      const opened = await backend.open();
+      try {
+        const db = opened.store.db;
+        const rowsOf = (from: number, count: number) =>
+          Array.from({ length: count }, (_, i) => ({
+            id: `t${String(from + i).padStart(4, "0")}`,
+            organization_id: "o",
+            environment_id: "e",
+            job_id: "j",
+            notification_id: "n",
+            subscriber_ref: "s",
+            status: "Pending",
+            detail: `row ${from + i}`,
+            created_at: new Date(Date.UTC(2026, 0, 1)).toISOString(),
+          }));
+        // Without ON CONFLICT: a row whose id is taken fails the whole INSERT.
+        const insert = (trx: typeof db, rows: ReturnType<typeof rowsOf>) =>
+          runPreparedRows(trx, "test insert many details", rows, (placeholders) =>
+            trx
+              .insertInto("execution_details")
+              .values(placeholders as never)
+              .returning("id"),
+          );
+        await db.transaction().execute(async (trx) => {
+          const written = await insert(trx, rowsOf(0, 100));
+          assert.deepEqual(
+            written.map((row) => row.id),
+            rowsOf(0, 100).map((row) => row.id),
+          );
+        });
+        // 100 new rows, the 71st of which is taken: none of them is written. On SQLite the
+        // transaction goes on after the failed statement (on PostgreSQL a failed statement ends it).
+        const clash = [...rowsOf(1000, 70), ...rowsOf(5, 1), ...rowsOf(1071, 29)];
+        const goesOn = backend.name === "sqlite";
+        const outcome = db.transaction().execute(async (trx) => {
+          await assert.rejects(insert(trx, clash));
+          if (goesOn) assert.equal((await insert(trx, rowsOf(2000, 40))).length, 40);
+        });
+        if (goesOn) await outcome;
+        else await assert.rejects(outcome);
+        const stored = await db.selectFrom("execution_details").select("id").orderBy("id").execute();
+        assert.deepEqual(
+          stored.map((row) => row.id),
+          [...rowsOf(0, 100), ...(goesOn ? rowsOf(2000, 40) : [])].map((row) => row.id),
         );
       } finally {
         await opened.destroy();

@@ -1,4 +1,4 @@
-import { type Compilable, CompiledQuery, type Kysely } from "kysely";
+import { type Compilable, CompiledQuery, type Kysely, sql } from "kysely";
 import type { Database } from "./schema.ts";
 import { dialectOf, wellFormed } from "./values.ts";
 
@@ -82,6 +82,11 @@ export function prepared(
   values: Record<string, unknown>,
 ): CompiledQuery {
   const template = templateOf(db, shape, () => compileTemplate(shape, build, values));
+  return fill(shape, template, values);
+}
+
+/** A template's statement with `values` in its placeholders' places. */
+function fill(shape: string, template: Template, values: Record<string, unknown>): CompiledQuery {
   const parameters = template.parameters.map((parameter) => {
     if ("constant" in parameter) return parameter.constant;
     if (!(parameter.name in values))
@@ -194,8 +199,9 @@ function picksOf(template: Template): RowPick[] {
  * Runs a prepared multi-row INSERT over `rows`: `build` makes it from the rows' placeholders; its
  * shape is `name` with the rows' count and columns (see `rowsShape`). The rows it returns are those
  * the statement returns. Once its template is known, each parameter is read from its row and column
- * directly: no named values are gathered for the call. Past MAX_PREPARED_ROWS rows `build` gets
- * the rows themselves, so it must use them as the INSERT's values and nowhere else.
+ * directly: no named values are gathered for the call. Past MAX_PREPARED_ROWS rows the statement
+ * is one text on PostgreSQL (below), in prepared pieces inside a SQLite transaction, and otherwise
+ * `build` gets the rows themselves, so it must use them as the INSERT's values and nowhere else.
  */
 export async function runPreparedRows<Values extends Record<string, unknown>, Output>(
   db: Kysely<Database>,
@@ -218,6 +224,25 @@ export async function runPreparedRows<Values extends Record<string, unknown>, Ou
     }
   }
   const shape = rowsShape(name, rows);
+  if (shape === undefined && db.isTransaction && dialectOf(db) === "sqlite") {
+    // SQLite, in a transaction: in prepared pieces of MAX_PREPARED_ROWS rows (building the whole
+    // INSERT with Kysely on every call cost more than SQLite's own work on its rows). Each piece
+    // runs when it is called (the driver is synchronous: no round trip), and a savepoint around
+    // them undoes the pieces before a failing one, so the rows are written together or not at all,
+    // as by one statement.
+    await sql`savepoint prepared_rows`.execute(db);
+    try {
+      const out: Output[] = [];
+      for (let start = 0; start < rows.length; start += MAX_PREPARED_ROWS)
+        out.push(...(await runPreparedRows(db, name, rows.slice(start, start + MAX_PREPARED_ROWS), build)));
+      await sql`release prepared_rows`.execute(db);
+      return out;
+    } catch (error) {
+      await sql`rollback to prepared_rows`.execute(db);
+      await sql`release prepared_rows`.execute(db);
+      throw error;
+    }
+  }
   if (shape === undefined) {
     // A large batch, compiled for this call and not kept, so built from the rows themselves: an
     // INSERT's values reach its parameters as they are, where placeholders would go through a table
@@ -333,4 +358,69 @@ export function listSlots(name: string, items: readonly unknown[]) {
     return slot(`${name}${i}`);
   });
   return { placeholders, values };
+}
+
+/** The longest list `runPreparedList` keeps prepared; a longer one is compiled for its call. */
+const MAX_PREPARED_LIST = 128;
+
+/** The name of a list's placeholders (`listSlots` numbers them after it). */
+const LIST = "\u0001list";
+
+/** Where each parameter of a list's template comes from: an item, a named value, or a constant. */
+type ListPick = { item: number } | { name: string } | { constant: unknown };
+const listPicks = new WeakMap<Template, ListPick[]>();
+
+function listPicksOf(template: Template): ListPick[] {
+  let picks = listPicks.get(template);
+  if (!picks) {
+    picks = template.parameters.map((parameter) =>
+      "name" in parameter && parameter.name.startsWith(LIST)
+        ? { item: Number(parameter.name.slice(LIST.length)) }
+        : parameter,
+    );
+    listPicks.set(template, picks);
+  }
+  return picks;
+}
+
+/**
+ * Runs a statement over a list of values of any length (`where id in (...)`): `build` makes it
+ * from the list's placeholders and `slot`s for `values`. The list is padded to the next power of
+ * two with its last item, which changes nothing an `in` list matches, so lists of every length up to
+ * MAX_PREPARED_LIST take eight shapes and are built and compiled once each, not on every call (an
+ * update of many jobs that Kysely built each time cost more CPU than SQLite's own work on it).
+ * `build` may name the list elsewhere than in an `in`; only where a repeated item changes nothing.
+ */
+export async function runPreparedList<Row>(
+  db: Kysely<Database>,
+  shape: string,
+  items: readonly unknown[],
+  build: (list: readonly never[]) => Compilable<unknown>,
+  values: Record<string, unknown> = {},
+): Promise<Row[]> {
+  if (items.length === 0) throw new Error(`prepared statement ${shape}: an empty list`);
+  let size = 1;
+  while (size < items.length) size *= 2;
+  if (size > MAX_PREPARED_LIST) {
+    // Compiled for this call and not kept: the list's own values, then the named ones filled in.
+    const template = compileTemplate(shape, () => build(items as never[]), values);
+    return (await db.executeQuery<Row>(fill(shape, template, values))).rows;
+  }
+  const sized = `${shape} [${size}]`;
+  const last = items.length - 1;
+  const template = templateOf(db, sized, () => {
+    const list = listSlots(
+      LIST,
+      Array.from({ length: size }, (_, i) => items[Math.min(i, last)]),
+    );
+    return compileTemplate(sized, () => build(list.placeholders as never[]), { ...values, ...list.values });
+  });
+  // Each item straight from the list (the last one again past its end): no table of named values.
+  const parameters = listPicksOf(template).map((pick) => {
+    if ("constant" in pick) return pick.constant;
+    if ("item" in pick) return items[Math.min(pick.item, last)];
+    if (!(pick.name in values)) throw new Error(`prepared statement ${sized}: no value for ${pick.name}`);
+    return values[pick.name];
+  });
+  return (await db.executeQuery<Row>(CompiledQuery.raw(template.sql, parameters))).rows;
 }

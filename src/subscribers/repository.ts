@@ -1,6 +1,6 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import { type CursorRequest, cursorPage } from "../store/cursor-page.ts";
-import { listSlots, runPrepared, runPreparedRows, slot } from "../store/prepared.ts";
+import { listSlots, runPrepared, runPreparedList, runPreparedRows, slot } from "../store/prepared.ts";
 import type { Database, SubscriberPreferencesTable, SubscribersTable } from "../store/schema.ts";
 import {
   countRows,
@@ -292,11 +292,16 @@ export async function findSubscribersByIds(
     // By id alone, the environment checked on each row: with `environment_id = ?` beside the list,
     // SQLite's planner (no statistics) walked the environment's whole subscriber index on every
     // call, 71 ms a fan-out page of 500 in a topic of 100,000.
-    const query = db
-      .selectFrom("subscribers")
-      .selectAll()
-      .where("id", "in", unique.slice(i, i + CHUNK));
-    const rows = await (options.hold && dialectOf(db) === "postgres" ? query.forKeyShare() : query).execute();
+    const hold = options.hold && dialectOf(db) === "postgres";
+    const rows = await runPreparedList<Row>(
+      db,
+      `find subscribers by ids${hold ? " held" : ""}`,
+      unique.slice(i, i + CHUNK),
+      (list) => {
+        const query = db.selectFrom("subscribers").selectAll().where("id", "in", list);
+        return hold ? query.forKeyShare() : query;
+      },
+    );
     for (const row of rows) if (row.environment_id === environmentId) found.set(row.id, toSubscriber(row));
   }
   return found;

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { Clock } from "../../clock.ts";
-import { runPrepared, runPreparedRows, slot } from "../../store/prepared.ts";
+import { runPrepared, runPreparedList, runPreparedRows, slot } from "../../store/prepared.ts";
 import type { Database } from "../../store/schema.ts";
 import { reportGiveUp } from "./give-up.ts";
 import {
@@ -227,11 +227,16 @@ export class SqliteQueue implements JobQueue {
       for (const row of claimed) this.#launch(row);
       if (claimed.length === free) continue;
       // Nothing more is due: sleep until the next task is.
-      const next = await this.#db
-        .selectFrom("queue_tasks")
-        .select((eb) => eb.fn.min("run_at").as("next"))
-        .where("claimed_at", "is", null)
-        .executeTakeFirst();
+      const [next] = await runPrepared<{ next: number | null }>(
+        this.#db,
+        "next queue task",
+        () =>
+          this.#db
+            .selectFrom("queue_tasks")
+            .select((eb) => eb.fn.min("run_at").as("next"))
+            .where("claimed_at", "is", null),
+        {},
+      );
       const nextRunAt = next?.next ?? null;
       const at = Math.min(nextRunAt ?? Number.POSITIVE_INFINITY, now + this.#idleCheckMs);
       // Already reached (a task came due while this round ran, or a ManualClock moved on): go again
@@ -242,33 +247,38 @@ export class SqliteQueue implements JobQueue {
     }
   }
 
-  /** Claims up to `free` due tasks, soonest first, counting the attempt. */
+  /**
+   * Claims up to `free` due tasks, soonest first, counting the attempt. Both statements are prepared
+   * (built and compiled once): a claim is made for every few tasks.
+   */
   async #claim(now: number, free: number, joinBatch: boolean): Promise<ClaimedRow[]> {
-    const due = this.#db
-      .selectFrom("queue_tasks")
-      .select("id")
-      .where("claimed_at", "is", null)
-      .where("run_at", "<=", now)
-      .orderBy("run_at")
-      .orderBy("id")
-      .limit(free);
-    let ids: number[] | undefined;
-    if (!joinBatch) {
-      // Look before claiming: a look that finds nothing stays a read, so an idle worker never takes
-      // the write lock (nor keeps a batch open for it).
-      ids = (await due.execute()).map((row) => row.id);
-      if (ids.length === 0) return [];
-    }
-    return (
-      this.#db
+    const db = this.#db;
+    const due = () =>
+      db
+        .selectFrom("queue_tasks")
+        .select("id")
+        .where("claimed_at", "is", null)
+        .where("run_at", "<=", slot("now"))
+        .orderBy("run_at")
+        .orderBy("id")
+        .limit(slot("free"));
+    const claim = (ids: ReturnType<typeof due> | readonly never[]) =>
+      db
         .updateTable("queue_tasks")
-        .set((eb) => ({ claimed_at: now, attempts: eb("attempts", "+", 1) }))
-        .where("id", "in", ids ?? due)
+        .set((eb) => ({ claimed_at: slot("now"), attempts: eb("attempts", "+", 1) }))
+        .where("id", "in", ids)
         // One worker per file, but a look taken before another claim must still never claim twice.
         .where("claimed_at", "is", null)
-        .returning(["id", "task", "payload", "attempts", "max_attempts"])
-        .execute()
+        .returning(["id", "task", "payload", "attempts", "max_attempts"]);
+    if (joinBatch)
+      return runPrepared<ClaimedRow>(db, "claim due queue tasks", () => claim(due()), { now, free });
+    // Look before claiming: a look that finds nothing stays a read, so an idle worker never takes
+    // the write lock (nor keeps a batch open for it).
+    const ids = (await runPrepared<{ id: number }>(db, "due queue tasks", due, { now, free })).map(
+      (row) => row.id,
     );
+    if (ids.length === 0) return [];
+    return runPreparedList<ClaimedRow>(db, "claim queue tasks", ids, claim, { now });
   }
 
   #arm(at: number): void {
