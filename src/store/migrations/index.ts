@@ -25,6 +25,7 @@ import * as organizationBranding from "./0023-organization-branding.ts";
 import * as feeds from "./0024-feeds.ts";
 import * as messageFeed from "./0025-message-feed.ts";
 import * as transactionThroughTriggers from "./0026-transaction-through-triggers.ts";
+import * as openJobsUpsert from "./0027-open-jobs-upsert.ts";
 import type { ColumnTypes } from "./column-types.ts";
 import type { MigrationContext } from "./context.ts";
 
@@ -61,6 +62,7 @@ const steps: Record<string, Step> = {
   "0024-feeds": feeds,
   "0025-message-feed": messageFeed,
   "0026-transaction-through-triggers": transactionThroughTriggers,
+  "0027-open-jobs-upsert": openJobsUpsert,
 };
 
 export function migrationProvider(types: ColumnTypes, context: MigrationContext = {}): MigrationProvider {
