@@ -430,27 +430,39 @@ for (const backend of backends) {
       }
     });
 
-    test("a list of any length: each call matches exactly its items, eight statements up to 128 items", async () => {
+    /** `fn` with a fresh store of this backend, destroyed afterwards. */
+    const withDb = async (
+      fn: (db: Awaited<ReturnType<typeof backend.open>>["store"]["db"]) => Promise<void>,
+    ) => {
       const opened = await backend.open();
       try {
-        const db = opened.store.db;
-        const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
+        await fn(opened.store.db);
+      } finally {
+        await opened.destroy();
+      }
+    };
+
+    /** An execution detail of no particular job, for the statements below to write and move. */
+    const detailRow = (id: string, detail: string) => ({
+      id,
+      organization_id: "o",
+      environment_id: "e",
+      job_id: "j",
+      notification_id: "n",
+      subscriber_ref: "s",
+      status: "Pending",
+      detail,
+      raw: "",
+      is_retry: false,
+      created_at: new Date(Date.UTC(2026, 0, 1)).toISOString(),
+    });
+
+    test("a list of any length: each call matches exactly its items, eight statements up to 128 items", () =>
+      withDb(async (db) => {
         await db
           .insertInto("execution_details")
           .values(
-            Array.from({ length: 300 }, (_, i) => ({
-              id: `d${String(i).padStart(3, "0")}`,
-              organization_id: "o",
-              environment_id: "e",
-              job_id: "j",
-              notification_id: "n",
-              subscriber_ref: "s",
-              status: "Pending",
-              detail: `detail ${i}`,
-              raw: "",
-              is_retry: false,
-              created_at: at,
-            })),
+            Array.from({ length: 300 }, (_, i) => detailRow(`d${String(i).padStart(3, "0")}`, `detail ${i}`)),
           )
           .execute();
         let builds = 0;
@@ -489,27 +501,14 @@ for (const backend of backends) {
         // Lengths 1..128 built once per power of two (1, 2, 4, ..., 128); 129 and 130 each their own.
         assert.equal(builds, 8 + 2);
         await assert.rejects(move([], "x"), /an empty list/);
-      } finally {
-        await opened.destroy();
-      }
-    });
+      }));
 
-    test("many rows in a transaction: written together, or none of them when one fails", async () => {
-      const opened = await backend.open();
-      try {
-        const db = opened.store.db;
+    test("many rows in a transaction: written together, or none of them when one fails", () =>
+      withDb(async (db) => {
         const rowsOf = (from: number, count: number) =>
-          Array.from({ length: count }, (_, i) => ({
-            id: `t${String(from + i).padStart(4, "0")}`,
-            organization_id: "o",
-            environment_id: "e",
-            job_id: "j",
-            notification_id: "n",
-            subscriber_ref: "s",
-            status: "Pending",
-            detail: `row ${from + i}`,
-            created_at: new Date(Date.UTC(2026, 0, 1)).toISOString(),
-          }));
+          Array.from({ length: count }, (_, i) =>
+            detailRow(`t${String(from + i).padStart(4, "0")}`, `row ${from + i}`),
+          );
         // Without ON CONFLICT: a row whose id is taken fails the whole INSERT.
         const insert = (trx: typeof db, rows: ReturnType<typeof rowsOf>) =>
           runPreparedRows(trx, "test insert many details", rows, (placeholders) =>
@@ -540,9 +539,6 @@ for (const backend of backends) {
           stored.map((row) => row.id),
           [...rowsOf(0, 100), ...(goesOn ? rowsOf(2000, 40) : [])].map((row) => row.id),
         );
-      } finally {
-        await opened.destroy();
-      }
-    });
+      }));
   });
 }
