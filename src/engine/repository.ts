@@ -262,18 +262,17 @@ export async function findJobsWithNotifications(
   db: Db,
   ids: readonly string[],
 ): Promise<Map<string, JobWithNotification>> {
-  const list = listSlots("id", ids);
-  const rows = await runPrepared<JobRow & PrefixedNotification>(
+  const rows = await runPreparedList<JobRow & PrefixedNotification>(
     db,
-    `find jobs with notifications ${ids.length}`,
-    () =>
+    "find jobs with notifications",
+    ids,
+    (list) =>
       db
         .selectFrom("jobs")
         .innerJoin("notifications", "notifications.id", "jobs.notification_id")
         .selectAll("jobs")
         .select(NOTIFICATION_COLUMNS.map((column) => `notifications.${column} as n_${column}` as const))
-        .where("jobs.id", "in", list.placeholders),
-    list.values,
+        .where("jobs.id", "in", list),
   );
   const found = new Map<string, JobWithNotification>();
   for (const row of rows) {

@@ -170,19 +170,19 @@ async function ensureSubscribers(
 ): Promise<Upserted[]> {
   const byId = new Map<string, Row>();
   const read = async (subscriberIds: string[]) => {
-    const list = listSlots("subscriberId", subscriberIds);
-    const found = await runPrepared<Row>(
+    const found = await runPreparedList<Row>(
       db,
-      `hold subscribers ${subscriberIds.length}`,
-      () => {
+      "hold subscribers",
+      subscriberIds,
+      (list) => {
         const query = db
           .selectFrom("subscribers")
           .selectAll()
           .where("environment_id", "=", slot("environmentId"))
-          .where("subscriber_id", "in", list.placeholders);
+          .where("subscriber_id", "in", list);
         return dialectOf(db) === "postgres" ? query.forKeyShare() : query;
       },
-      { environmentId: tenant.environmentId, ...list.values },
+      { environmentId: tenant.environmentId },
     );
     for (const row of found) byId.set(row.subscriber_id, row);
   };
@@ -634,18 +634,18 @@ export async function findPreferencesOfMany(
   const workflowList = listSlots("workflow", workflowIds);
   for (let i = 0; i < unique.length; i += CHUNK) {
     // Prepared, as findPreferences is: a trigger's acknowledgement asks this for its few recipients.
-    const refList = listSlots("ref", unique.slice(i, i + CHUNK));
-    const rows = await runPrepared<Selectable<Database["subscriber_preferences"]>>(
+    const rows = await runPreparedList<Selectable<Database["subscriber_preferences"]>>(
       db,
-      `find preferences of ${refList.placeholders.length} for ${workflowIds.length}`,
-      () =>
+      `find preferences for ${workflowIds.length}`,
+      unique.slice(i, i + CHUNK),
+      (refs) =>
         db
           .selectFrom("subscriber_preferences")
           .selectAll()
           .where("environment_id", "=", slot("environmentId"))
-          .where("subscriber_ref", "in", refList.placeholders)
+          .where("subscriber_ref", "in", refs)
           .where("workflow_id", "in", workflowList.placeholders),
-      { environmentId, ...refList.values, ...workflowList.values },
+      { environmentId, ...workflowList.values },
     );
     for (const row of rows) {
       const own = found.get(row.subscriber_ref) ?? new Map<string, Preference>();
