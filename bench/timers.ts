@@ -8,6 +8,7 @@
 // restart; then it starts. Sizes:
 // BENCH_TIMER_JOBS (100000), BENCH_TIMER_SPREAD (1000 timers over BENCH_TIMER_SECONDS, 10),
 // BENCH_TIMER_RATE (the load: 100 in-app triggers a second, sent at that pace whatever the answers).
+
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -21,6 +22,7 @@ import { newObjectId } from "../src/ids.ts";
 import type { Database } from "../src/store/schema.ts";
 import { openStore, postgresAnswers, redactDatabaseUrl, type Store } from "../src/store/store.ts";
 import { cpuMs, freePort, ROOT, SERVICE_NODE_FLAGS, spawnNode, waitForHttp } from "./proc.ts";
+import { laterTargets, printTargets } from "./report.ts";
 import { type BackendName, type BenchDatabase, cliInit, createDatabase } from "./seed.ts";
 import { Latencies, round } from "./stats.ts";
 
@@ -504,5 +506,6 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.join(ROOT, "bench"
   }
   const results = await runTimersBench();
   printTimers(results);
+  printTargets("Judged:", laterTargets(results, []));
   if (process.argv.includes("--json")) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
 }
