@@ -4,7 +4,6 @@
 // on PostgreSQL, the transactions its database committed or rolled back (pg_stat_database; the
 // bench's own two reads of the counter included). Part of `npm run bench` (BENCH_IDLE=0 leaves it
 // out), or alone: node --import tsx bench/idle.ts
-
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

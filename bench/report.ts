@@ -340,9 +340,12 @@ export function laterTargets(timers: TimerResult[], idle: IdleResult[]): Target[
   return out;
 }
 
+/** A target as the report prints it. */
+const targetLine = (t: Target) => `${t.pass ? "PASS" : "FAIL"}  ${t.name}: ${t.measured}`;
+
 export function printTargets(title: string, list: Target[]): void {
   if (list.length === 0) return;
-  const lines = ["", title, ...list.map((t) => `${t.pass ? "PASS" : "FAIL"}  ${t.name}: ${t.measured}`)];
+  const lines = ["", title, ...list.map(targetLine)];
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 
@@ -531,8 +534,7 @@ export function printReport(report: Report, json: boolean): void {
   if (engineLines.length > 0) out.push(...engineLines, "");
   if (report.inbox && report.inbox.length > 0) out.push(...inboxLines(report.inbox), "");
   if (report.render && report.render.length > 0) out.push(...renderLines(report.render), "");
-  for (const target of withTargets.targets)
-    out.push(`${target.pass ? "PASS" : "FAIL"}  ${target.name}: ${target.measured}`);
+  out.push(...withTargets.targets.map(targetLine));
   for (const r of report.rows)
     if (r.note && r.scenario !== "db-batched") out.push(`note (${r.backend}, ${r.scenario}): ${r.note}`);
   const s = report.settings;

@@ -8,7 +8,6 @@
 // restart; then it starts. Sizes:
 // BENCH_TIMER_JOBS (100000), BENCH_TIMER_SPREAD (1000 timers over BENCH_TIMER_SECONDS, 10),
 // BENCH_TIMER_RATE (the load: 100 in-app triggers a second, sent at that pace whatever the answers).
-
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
