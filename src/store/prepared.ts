@@ -85,14 +85,17 @@ export function prepared(
   return fill(shape, template, values);
 }
 
+/** The value a statement's placeholder `name` takes from `values`; a missing one is an error. */
+function namedValue(shape: string, name: string, values: Record<string, unknown>): unknown {
+  if (!(name in values)) throw new Error(`prepared statement ${shape}: no value for ${name}`);
+  return values[name];
+}
+
 /** A template's statement with `values` in its placeholders' places. */
 function fill(shape: string, template: Template, values: Record<string, unknown>): CompiledQuery {
-  const parameters = template.parameters.map((parameter) => {
-    if ("constant" in parameter) return parameter.constant;
-    if (!(parameter.name in values))
-      throw new Error(`prepared statement ${shape}: no value for ${parameter.name}`);
-    return values[parameter.name];
-  });
+  const parameters = template.parameters.map((parameter) =>
+    "constant" in parameter ? parameter.constant : namedValue(shape, parameter.name, values),
+  );
   return CompiledQuery.raw(template.sql, parameters);
 }
 
@@ -419,8 +422,7 @@ export async function runPreparedList<Row>(
   const parameters = listPicksOf(template).map((pick) => {
     if ("constant" in pick) return pick.constant;
     if ("item" in pick) return items[Math.min(pick.item, last)];
-    if (!(pick.name in values)) throw new Error(`prepared statement ${sized}: no value for ${pick.name}`);
-    return values[pick.name];
+    return namedValue(sized, pick.name, values);
   });
   return (await db.executeQuery<Row>(CompiledQuery.raw(template.sql, parameters))).rows;
 }
