@@ -10,7 +10,7 @@ import path from "node:path";
 import postgres from "postgres";
 import { postgresAnswers, redactDatabaseUrl } from "../src/store/store.ts";
 import { cpuMs, freePort, ROOT, SERVICE_NODE_FLAGS, spawnNode, waitForHttp } from "./proc.ts";
-import { laterTargets, printTargets } from "./report.ts";
+import { printTargets, type Target } from "./report.ts";
 import { type BackendName, cliInit, createDatabase } from "./seed.ts";
 import { round } from "./stats.ts";
 
@@ -111,6 +111,17 @@ export async function runIdleBench(settings: IdleSettings = idleSettings()): Pro
   return results;
 }
 
+/** Issue 25's item 7, judged: at most 1% of a core, and on PostgreSQL one query a second. */
+export function idleTargets(results: IdleResult[]): Target[] {
+  return results.map((r) => ({
+    name: `${r.backend}: at rest ≤ 1% of a core${r.transactionsPerSecond === undefined ? "" : " and ≤ 1 query a second"}`,
+    measured:
+      `${r.cpuPercent}% over ${r.seconds} s` +
+      (r.transactionsPerSecond === undefined ? "" : `; ${r.transactionsPerSecond} transactions a second`),
+    pass: r.cpuPercent <= 1 && (r.transactionsPerSecond === undefined || r.transactionsPerSecond <= 1),
+  }));
+}
+
 export function printIdle(results: IdleResult[]): void {
   if (results.length === 0) return;
   const lines = [
@@ -130,6 +141,6 @@ export function printIdle(results: IdleResult[]): void {
 if (process.argv[1] && path.resolve(process.argv[1]) === path.join(ROOT, "bench", "idle.ts")) {
   const results = await runIdleBench();
   printIdle(results);
-  printTargets("Judged:", laterTargets([], results));
+  printTargets("Judged:", idleTargets(results));
   if (process.argv.includes("--json")) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
 }

@@ -1,9 +1,7 @@
-import type { IdleResult } from "./idle.ts";
 import { type InboxFigures, inboxLines } from "./inbox.ts";
 import { type RenderFigures, renderLines } from "./render.ts";
 import type { BackendName } from "./seed.ts";
 import { type Measurement, round } from "./stats.ts";
-import type { TimerResult } from "./timers.ts";
 
 export interface Row {
   scenario: string;
@@ -297,44 +295,6 @@ export function targets(
       name: "Peak RSS of the service under load ≤ 150 MB",
       measured: `${peak} MB (${worst.scenario}, ${worst.backend})`,
       pass: peak <= 150,
-    });
-  }
-  return out;
-}
-
-/**
- * Issue 25's rows that the timers' and the idle service's runs measure (bench/timers.ts,
- * bench/idle.ts), judged as the rest are: they run after the main report, so their verdicts
- * follow it.
- */
-export function laterTargets(timers: TimerResult[], idle: IdleResult[]): Target[] {
-  const out: Target[] = [];
-  for (const r of timers) {
-    // 100,000 in 60 s, and the same rate for another count.
-    const boundMs = (60_000 * r.jobs) / 100_000;
-    out.push({
-      name: `${r.backend}: ${num(r.jobs)} delayed jobs due at once: the first message within 1 s, all within ${round(boundMs / 1000, 1)} s`,
-      measured:
-        `first ${r.firstDeliveredMs} ms, ` +
-        (r.delivered >= r.jobs
-          ? `all ${round(r.allDeliveredMs / 1000, 1)} s`
-          : `only ${num(r.delivered)} after ${round(r.allDeliveredMs / 1000, 1)} s`) +
-        ` (CPU ${r.cpuMsPerJob} ms a job)`,
-      pass: r.delivered >= r.jobs && r.firstDeliveredMs <= 1000 && r.allDeliveredMs <= boundMs,
-    });
-    out.push({
-      name: `${r.backend}: timer lateness p99 ≤ 100 ms under ${num(r.loaded.triggersPerSecond)} triggers/s`,
-      measured: `p99 ${r.loaded.p99} ms (p50 ${r.loaded.p50}, max ${r.loaded.max}; idle p99 ${r.idle.p99} ms)`,
-      pass: r.loaded.count > 0 && r.loaded.p99 <= 100,
-    });
-  }
-  for (const r of idle) {
-    out.push({
-      name: `${r.backend}: at rest ≤ 1% of a core${r.transactionsPerSecond === undefined ? "" : " and ≤ 1 query a second"}`,
-      measured:
-        `${r.cpuPercent}% over ${r.seconds} s` +
-        (r.transactionsPerSecond === undefined ? "" : `; ${r.transactionsPerSecond} transactions a second`),
-      pass: r.cpuPercent <= 1 && (r.transactionsPerSecond === undefined || r.transactionsPerSecond <= 1),
     });
   }
   return out;

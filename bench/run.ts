@@ -11,7 +11,7 @@ import type { DbCeilingSpec } from "./db-ceiling.ts";
 import { emailThroughput } from "./email.ts";
 import { type EngineContext, runFanOut, runTriggers } from "./engine.ts";
 import type { CapturedResponse } from "./http-ceiling.ts";
-import { idleSettings, printIdle, runIdleBench } from "./idle.ts";
+import { idleSettings, idleTargets, printIdle, runIdleBench } from "./idle.ts";
 import { type InboxContext, type InboxFigures, inboxSettings, runInbox } from "./inbox.ts";
 import type { LoadKind, LoadResult, LoadSpec } from "./load.ts";
 import {
@@ -26,15 +26,7 @@ import {
 } from "./proc.ts";
 import { printRealtime, realtimeSettings, runRealtimeBench } from "./realtime.ts";
 import { type RenderContext, type RenderFigures, renderSettings, runRender } from "./render.ts";
-import {
-  type Engine,
-  laterTargets,
-  printReport,
-  printTargets,
-  type Report,
-  type Row,
-  targets,
-} from "./report.ts";
+import { type Engine, printReport, printTargets, type Report, type Row, targets } from "./report.ts";
 import {
   type BackendName,
   type BenchDatabase,
@@ -47,7 +39,7 @@ import {
   workflowIds,
 } from "./seed.ts";
 import type { Measurement } from "./stats.ts";
-import { printTimers, runTimersBench, timerSettings } from "./timers.ts";
+import { printTimers, runTimersBench, timerSettings, timerTargets } from "./timers.ts";
 import type { TriggerLoadResult } from "./trigger-load.ts";
 
 function intEnv(name: string, fallback: number): number {
@@ -807,7 +799,7 @@ async function main() {
       ? []
       : await runIdleBench({ ...idleSettings(), backends: settings.backends });
   if (!json) printIdle(idle);
-  const later = laterTargets(timers, idle);
+  const later = [...timerTargets(timers), ...idleTargets(idle)];
   if (!json) printTargets("Timers and rest, judged:", later);
   // BENCH_JSON_OUT: the JSON report as well, to a file (the table still on stdout).
   if (process.env.BENCH_JSON_OUT)
