@@ -125,7 +125,7 @@ function openSqlite(options: StoreOptions): Store {
     migrate: (context) => runMigrations(db, migrationProvider(sqliteTypes, context)),
     async ping() {
       if (walSync?.failure) throw walSync.failure;
-      groupCommit.prepare("select 1").get();
+      groupCommit.prepare("select 1").statement.get();
     },
     async warm() {},
     async close() {
