@@ -48,6 +48,29 @@ describe("SQLite group commit", () => {
   const committedCount = (where = "1 = 1") =>
     (observer.prepare(`select count(*) as n from items where ${where}`).get() as { n: number }).n;
 
+  test("rows come back as plain objects keyed by column, a column named __proto__ included", async () => {
+    const { rows } = await sql<Record<string, unknown>>`
+      select 1 as "__proto__", 'x' as "a b", 2 as dup, 3 as dup, null as none, x'00ff' as bytes`.execute(db);
+    assert.equal(rows.length, 1);
+    const row = rows[0] as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(row), Object.prototype);
+    assert.deepEqual(Object.keys(row), ["__proto__", "a b", "dup", "none", "bytes"]);
+    assert.equal(Object.getOwnPropertyDescriptor(row, "__proto__")?.value, 1);
+    // Two columns of one name: the last one's value, as better-sqlite3's own row objects have it.
+    assert.equal(row.dup, 3);
+    assert.equal(row.none, null);
+    assert.deepEqual(row.bytes, Buffer.from([0, 255]));
+    // Many rows, each its own object.
+    const many = await sql<{
+      n: number;
+    }>`with recursive r(n) as (select 1 union all select n + 1 from r where n < 5)
+      select n from r`.execute(db);
+    assert.deepEqual(
+      many.rows.map((r) => r.n),
+      [1, 2, 3, 4, 5],
+    );
+  });
+
   test("concurrent writes share commits, and each is visible to another connection once acknowledged", async () => {
     const commitsBefore = groupCommit.stats.commits;
     const writes = Array.from({ length: 200 }, (_, i) =>
