@@ -325,6 +325,52 @@ describe("SQLite group commit at synchronous=NORMAL, the log synced off the even
     holding = false;
   });
 
+  test("a write that changes no row answers at once: no sync of its own, none waited for", async () => {
+    holding = true;
+    const syncs = walSync.stats.syncs;
+    const updated = await db
+      .updateTable("items")
+      .set({ flag: true })
+      .where("name", "=", "none")
+      .executeTakeFirst();
+    assert.equal(updated.numUpdatedRows, 0n);
+    const deleted = await db.deleteFrom("items").where("name", "=", "none").returning("id").execute();
+    assert.deepEqual(deleted, []);
+    // Let the empty batches commit: they ask for no sync either.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(held.length, 0, "no sync asked for");
+    assert.equal(walSync.stats.syncs, syncs);
+    holding = false;
+  });
+
+  test("a write that changes no row but may have seen another's write waits for that write's sync", async () => {
+    holding = true;
+    // Another unit's write in the same batch, not yet committed when the update runs.
+    const write = settled(db.insertInto("items").values({ name: "seen1", flag: false }).execute());
+    const sameBatch = settled(
+      db.updateTable("items").set({ flag: true }).where("name", "=", "none").executeTakeFirst(),
+    );
+    await poll(
+      () => held.length,
+      (n) => n === 1,
+      { what: "the write's sync" },
+    );
+    // Committed but not yet on disk when this one runs.
+    const afterCommit = settled(
+      db.updateTable("items").set({ flag: true }).where("name", "=", "none").executeTakeFirst(),
+    );
+    // The sync is held a while (a slow disk: the condition under test, not a wait for an outcome);
+    // an update that did not wait for it would have answered meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(sameBatch.done, false, "the update in the write's batch waits for its sync");
+    assert.equal(afterCommit.done, false, "the update after its commit waits for its sync");
+    held.shift()?.release();
+    await poll(() => write.done && sameBatch.done && afterCommit.done, Boolean, { what: "all three" });
+    assert.equal(sameBatch.failed ?? afterCommit.failed, undefined);
+    holding = false;
+  });
+
   test("a failed sync refuses its writes and every later one, for good", async () => {
     holding = true;
     const write = settled(db.insertInto("items").values({ name: "x1", flag: false }).execute());

@@ -203,6 +203,12 @@ export class WalSync {
 
 const STATEMENT_CACHE_SIZE = 256;
 
+/**
+ * The statements whose changed rows SQLite counts (`changes`, or the rows of a RETURNING clause):
+ * when one changed none, it changed nothing. Others that write (DDL, raw SQL) count as changing.
+ */
+const ROW_COUNTED = new Set(["InsertQueryNode", "UpdateQueryNode", "DeleteQueryNode"]);
+
 /** A prepared statement, with how a row it reads becomes an object (statements that read rows). */
 interface Prepared {
   readonly statement: Statement;
@@ -333,7 +339,8 @@ export class GroupCommitSqlite {
     try {
       this.#raw.exec("COMMIT");
       this.stats.commits++;
-      if (this.walSync) this.walSync.committed().then(batch.resolve, batch.reject);
+      // A batch that changed nothing has nothing to sync.
+      if (this.walSync && batch.dirty) this.walSync.committed().then(batch.resolve, batch.reject);
       else batch.resolve();
     } catch (error) {
       if (this.#raw.inTransaction) {
@@ -384,29 +391,43 @@ class Unit implements DatabaseConnection {
     // Writes, and everything inside a transaction, happen inside the batch. A lone read with no
     // uncommitted write about runs as it is.
     if (writes || this.#inTransaction) batch = this.#owner.openBatch();
-    if (batch && (writes || batch.dirty)) this.#mustWaitFor = batch.done;
-    // Committed but not yet synced (a WalSync's fdatasync under way): what this reads waits for it.
-    else this.#mustWaitFor ??= this.#owner.walSync?.caughtUp();
     try {
       const params = bindable(compiled.parameters);
       if (toRow) {
         const values = statement.all(...params) as unknown[][];
         const rows = new Array<R>(values.length);
         for (let i = 0; i < values.length; i++) rows[i] = toRow(values[i] as unknown[]) as R;
-        if (writes && batch) batch.dirty = true;
+        // A RETURNING clause returns a row for each row the statement inserted, updated or deleted.
+        this.#ran(batch, writes && (rows.length > 0 || !ROW_COUNTED.has(compiled.query.kind)));
         return { rows };
       }
       const result = statement.run(...params);
-      if (writes && batch) batch.dirty = true;
+      this.#ran(batch, writes && (result.changes > 0 || !ROW_COUNTED.has(compiled.query.kind)));
       return {
         rows: [],
         numAffectedRows: BigInt(result.changes),
         insertId: BigInt(result.lastInsertRowid),
       };
     } catch (error) {
+      // A failed write may have changed rows before it failed: it waits for its batch, as one that
+      // changed them would.
+      if (writes && batch) this.#mustWaitFor = batch.done;
       this.#owner.checkAborted(error);
       throw error;
     }
+  }
+
+  /**
+   * What the unit must wait for after a statement: a statement that changed rows waits for its
+   * batch's commit. One that changed nothing (a read, or an update or delete that matched no row)
+   * is a read: it waits for the batch only when the batch holds another unit's uncommitted writes,
+   * which it may have seen, and otherwise for the log's sync to reach what it read.
+   */
+  #ran(batch: Batch | undefined, changed: boolean): void {
+    if (changed && batch) batch.dirty = true;
+    if (batch?.dirty) this.#mustWaitFor = batch.done;
+    // Committed but not yet synced (a WalSync's fdatasync under way): what this reads waits for it.
+    else this.#mustWaitFor ??= this.#owner.walSync?.caughtUp();
   }
 
   async *streamQuery<R>(compiled: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
