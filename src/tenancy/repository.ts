@@ -1,4 +1,5 @@
 import { type Kysely, sql } from "kysely";
+import { runPrepared, slot } from "../store/prepared.ts";
 import type { Database } from "../store/schema.ts";
 import { countRows, dialectOf, readBool, readJson, readTimestamp, writeJson } from "../store/values.ts";
 import type { Branding, Environment, KeyOwner, Organization } from "./domain.ts";
@@ -63,14 +64,23 @@ export async function insertApiKey(
     .execute();
 }
 
-/** The live (unrevoked) key with this hash, with the tenant it belongs to. */
+/**
+ * The live (unrevoked) key with this hash, with the tenant it belongs to. Every request on a route
+ * that is not key-guarded asks it, so its statement is built and compiled once (src/store/prepared.ts).
+ */
 export async function findKeyOwner(db: Db, hash: string): Promise<KeyOwner | undefined> {
-  return db
-    .selectFrom("api_keys")
-    .select(["id as apiKeyId", "organization_id as organizationId", "environment_id as environmentId"])
-    .where("key_hash", "=", hash)
-    .where("revoked_at", "is", null)
-    .executeTakeFirst();
+  const [owner] = await runPrepared<KeyOwner>(
+    db,
+    "key owner",
+    () =>
+      db
+        .selectFrom("api_keys")
+        .select(["id as apiKeyId", "organization_id as organizationId", "environment_id as environmentId"])
+        .where("key_hash", "=", slot("hash"))
+        .where("revoked_at", "is", null),
+    { hash },
+  );
+  return owner;
 }
 
 export async function countOrganizations(db: Db): Promise<number> {
