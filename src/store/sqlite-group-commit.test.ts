@@ -336,6 +336,9 @@ describe("SQLite group commit at synchronous=NORMAL, the log synced off the even
     assert.equal(updated.numUpdatedRows, 0n);
     const deleted = await db.deleteFrom("items").where("name", "=", "none").returning("id").execute();
     assert.deepEqual(deleted, []);
+    // A statement as text (a prepared template's) is judged the same way.
+    const raw = await sql`update items set flag = 1 where name = ${"none"}`.execute(db);
+    assert.equal(raw.numAffectedRows, 0n);
     // Let the empty batches commit: they ask for no sync either.
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));

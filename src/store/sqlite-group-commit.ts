@@ -204,14 +204,18 @@ export class WalSync {
 const STATEMENT_CACHE_SIZE = 256;
 
 /**
- * The statements whose changed rows SQLite counts (`changes`, or the rows of a RETURNING clause):
- * when one changed none, it changed nothing. Others that write (DDL, raw SQL) count as changing.
+ * Whether SQLite counts the rows a statement changes (`changes`, or the rows of its RETURNING
+ * clause): a plain INSERT, UPDATE or DELETE, as Kysely and our prepared templates write them. When
+ * such a statement changed no row, it wrote nothing. Any other that writes (DDL, a WITH that writes,
+ * raw SQL) counts as changing something.
  */
-const ROW_COUNTED = new Set(["InsertQueryNode", "UpdateQueryNode", "DeleteQueryNode"]);
+const countsRows = (sql: string) => /^\s*(insert|update|delete)\s/i.test(sql);
 
 /** A prepared statement, with how a row it reads becomes an object (statements that read rows). */
 interface Prepared {
   readonly statement: Statement;
+  /** Whether SQLite counts the rows it changes (see countsRows). */
+  readonly rowCounted: boolean;
   readonly toRow: ((values: unknown[]) => Record<string, unknown>) | undefined;
 }
 
@@ -268,7 +272,7 @@ export class GroupCommitSqlite {
               .map((column) => column.name),
           )
         : undefined;
-      prepared = { statement, toRow };
+      prepared = { statement, toRow, rowCounted: countsRows(sql) };
       if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
         const oldest = this.#statements.keys().next().value;
         if (oldest !== undefined) this.#statements.delete(oldest);
@@ -385,7 +389,7 @@ class Unit implements DatabaseConnection {
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#released) throw new Error("a group-commit unit was used after it ended");
-    const { statement, toRow } = this.#owner.prepare(compiled.sql);
+    const { statement, toRow, rowCounted } = this.#owner.prepare(compiled.sql);
     const writes = !statement.readonly;
     let batch = this.#owner.batch;
     // Writes, and everything inside a transaction, happen inside the batch. A lone read with no
@@ -398,11 +402,11 @@ class Unit implements DatabaseConnection {
         const rows = new Array<R>(values.length);
         for (let i = 0; i < values.length; i++) rows[i] = toRow(values[i] as unknown[]) as R;
         // A RETURNING clause returns a row for each row the statement inserted, updated or deleted.
-        this.#ran(batch, writes && (rows.length > 0 || !ROW_COUNTED.has(compiled.query.kind)));
+        this.#ran(batch, writes && (rows.length > 0 || !rowCounted));
         return { rows };
       }
       const result = statement.run(...params);
-      this.#ran(batch, writes && (result.changes > 0 || !ROW_COUNTED.has(compiled.query.kind)));
+      this.#ran(batch, writes && (result.changes > 0 || !rowCounted));
       return {
         rows: [],
         numAffectedRows: BigInt(result.changes),
