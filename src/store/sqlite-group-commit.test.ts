@@ -325,7 +325,7 @@ describe("SQLite group commit at synchronous=NORMAL, the log synced off the even
     holding = false;
   });
 
-  test("a write that changes no row answers at once: no sync of its own, none waited for", async () => {
+  test("a write that changes no row answers after its batch's COMMIT, with no sync asked for or waited for", async () => {
     holding = true;
     const syncs = walSync.stats.syncs;
     const updated = await db
