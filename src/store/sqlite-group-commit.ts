@@ -207,7 +207,7 @@ const STATEMENT_CACHE_SIZE = 256;
  * Whether SQLite counts the rows a statement changes (`changes`, or the rows of its RETURNING
  * clause): a plain INSERT, UPDATE or DELETE, as Kysely and our prepared templates write them. When
  * such a statement changed no row, it wrote nothing. Any other that writes (DDL, a WITH that writes,
- * raw SQL) counts as changing something.
+ * REPLACE) counts as changing something.
  */
 const countsRows = (sql: string) => /^\s*(insert|update|delete)\s/i.test(sql);
 
@@ -413,8 +413,8 @@ class Unit implements DatabaseConnection {
         insertId: BigInt(result.lastInsertRowid),
       };
     } catch (error) {
-      // A failed write may have changed rows before it failed: it waits for its batch, as one that
-      // changed them would.
+      // A failed write waits for its batch, as every write did before this one ran: when SQLite
+      // rolled the whole batch back (checkAborted), its caller hears of it from the batch.
       if (writes && batch) this.#mustWaitFor = batch.done;
       this.#owner.checkAborted(error);
       throw error;
