@@ -40,6 +40,17 @@ function completedIds(worker: Running): string[] {
     .map((line) => /Completed task (\d+) /.exec(line)?.[1] ?? "?");
 }
 
+/** The sweeps the workers logged: when one presumed the other's pools dead. */
+function sweeps(...workers: Running[]): unknown[] {
+  return workers.flatMap((worker) =>
+    worker
+      .stdout()
+      .split("\n")
+      .filter((line) => line.includes("presumed dead"))
+      .map((line) => JSON.parse(line) as unknown),
+  );
+}
+
 /** How many engine tasks a worker process completed, by its log. */
 function completed(worker: Running): number {
   return completedIds(worker).length;
@@ -161,7 +172,11 @@ forEachProcessBackend(
       );
       const ids = [...completedIds(a), ...completedIds(b)];
       const twice = [...tally(ids)].filter(([, n]) => n > 1);
-      assert.deepEqual(twice, [], `every task ran once, on one of the two workers: ${split}`);
+      assert.deepEqual(
+        twice,
+        [],
+        `every task ran once, on one of the two workers: ${split}; sweeps: ${JSON.stringify(sweeps(a, b))}`,
+      );
       assert.ok(
         ids.length >= PHASE1 * TASKS_PER_TRIGGER && ids.length <= PHASE1 * (TASKS_PER_TRIGGER + 1),
         `a task per trigger, and one more for an in-app step that could not render at once: ${split}`,

@@ -24,7 +24,16 @@ export interface Store {
    * PostgreSQL only: where the store connects (the URL, and the schema it works in, when one was
    * named), for the parts that need connections of their own, such as the job queue's worker.
    */
-  readonly postgres?: { readonly url: string; readonly schema: string | undefined };
+  readonly postgres?: {
+    readonly url: string;
+    readonly schema: string | undefined;
+    /**
+     * Opens a Kysely of its own over one connection, with the pool's settings (schema, timeouts):
+     * for a statement that must not wait behind the pool's work, such as the job queue's
+     * heartbeat. The caller destroys it.
+     */
+    openConnection(): Kysely<Database>;
+  };
   /**
    * Brings the schema up to date; safe to run from several processes at once. `secrets` seals what
    * an older version kept in the clear (required when there is any).
@@ -149,24 +158,30 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
     }
   }
   const poolSize = options.pgPoolSize ?? 10;
-  const client = postgres(url, {
-    max: poolSize,
-    // Fail a connection attempt fast (a 503) rather than hold a request for the default 30 s, and
-    // let no statement run past the request deadline.
-    connect_timeout: 5,
-    onnotice: () => {},
-    connection: {
-      // A 2xx means the commit is flushed to disk: never rely on the server's default for that.
-      synchronous_commit: "on",
-      statement_timeout: options.pgStatementTimeoutMs ?? 30_000,
-      ...(schema ? { search_path: schema } : {}),
-    },
-  });
+  const connect = (max: number) =>
+    postgres(url, {
+      max,
+      // Fail a connection attempt fast (a 503) rather than hold a request for the default 30 s, and
+      // let no statement run past the request deadline.
+      connect_timeout: 5,
+      onnotice: () => {},
+      connection: {
+        // A 2xx means the commit is flushed to disk: never rely on the server's default for that.
+        synchronous_commit: "on",
+        statement_timeout: options.pgStatementTimeoutMs ?? 30_000,
+        ...(schema ? { search_path: schema } : {}),
+      },
+    });
+  const client = connect(poolSize);
   const db = new Kysely<Database>({ dialect: new PostgresJsDialect(client) });
   return {
     backend: "postgres",
     db,
-    postgres: { url, schema },
+    postgres: {
+      url,
+      schema,
+      openConnection: () => new Kysely<Database>({ dialect: new PostgresJsDialect(connect(1)) }),
+    },
     // The migrator's bookkeeping tables are named with the schema they live in (ours, or the
     // connection's current one): its existence check looks across all schemas and would otherwise
     // find another application's, or another Tidings schema's, tables.

@@ -357,6 +357,61 @@ describe("PostgreSQL job queue (graphile-worker)", { skip: postgres ? false : po
     assert.deepEqual(runs, ["first"], "the task ran once, on its own worker");
   });
 
+  test("a worker whose tasks hold every connection of the store's pool still beats: its heartbeat has a connection of its own", async (t) => {
+    // The size of the fixture store's pool (test/backends.ts).
+    const poolSize = 10;
+    const queue = await fx.open({ concurrency: poolSize + 2, heartbeatMs: 100, deadAfterMs: 1_000 });
+    const release = gate();
+    let holding = 0;
+    // Each task keeps a transaction of the store's pool open until released: ten hold the whole
+    // pool, and the last two wait for a connection, as a beat sharing the pool would.
+    await queue.start({
+      hold: async () => {
+        await fx.store.db.transaction().execute(async (trx) => {
+          await sql`select 1`.execute(trx);
+          holding++;
+          await release.opened;
+        });
+      },
+    });
+    const side = fx.store.postgres?.openConnection();
+    assert.ok(side);
+    t.after(() => side.destroy());
+    // Released however the test ends: the queue's stop after it waits for these tasks.
+    let renewed: number;
+    let before: number;
+    try {
+      await add(
+        queue,
+        Array.from({ length: poolSize + 2 }, () => ({ task: "hold", payload: {} })),
+      );
+      await poll(
+        () => holding,
+        (n) => n === poolSize,
+        { what: "the tasks to hold every connection of the pool" },
+      );
+      // Read on a connection of the test's own: the store's pool has none free.
+      const lastBeat = async () => {
+        const { rows } = await sql<{ at: Date | null }>`
+          select max(heartbeat_at) as at from queue_workers
+          where owner like ${`%:${process.pid}`}`.execute(side);
+        return rows[0]?.at?.getTime() ?? 0;
+      };
+      before = await lastBeat();
+      assert.ok(before > 0, "the queue's pool is registered");
+      renewed = await poll(lastBeat, (at) => at >= before + 300, {
+        what: "the heartbeat to be renewed while the pool is held",
+        limitMs: 3_000,
+      });
+      assert.equal(holding, poolSize, "and the pool is still held");
+    } finally {
+      release.open();
+    }
+    await fx.settled();
+    assert.equal(holding, poolSize + 2, "every task ran once");
+    console.log(`the heartbeat moved ${renewed - before} ms on while the store's pool was held`);
+  });
+
   test("stop() waits only so long, then hands the running task back to run again", async () => {
     const queue = await fx.open({ shutdownTimeoutMs: 400 });
     const stuck = gate();

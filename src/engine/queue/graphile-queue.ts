@@ -89,7 +89,9 @@ import {
  *   `pool:create` event, before the pool's first fetch is sent), each worker's `startWorker` waits
  *   for it, and a clean stop deletes it once the pool has stopped.
  * - Heartbeat: every `heartbeatMs` (real time) the process renews its workers' rows (heartbeat_at =
- *   the database's now(), so every host compares on one clock) and, in the same statement, looks for
+ *   the database's now(), so every host compares on one clock), on a connection of its own: in the
+ *   tasks' pool (32 tasks to 10 connections by default) a beat waits behind them, and on a loaded
+ *   machine long enough for a live worker to be presumed dead. In the same statement it looks for
  *   rows whose heartbeat is older than `deadAfterMs`. Only when there are some does it sweep: in one
  *   transaction it deletes them and calls force_unlock_workers for their pools (here inside our
  *   transaction, so the rows and the locks go together, and two sweepers never both take one
@@ -130,6 +132,12 @@ export interface GraphileQueueOptions {
   heartbeatMs?: number;
   /** How long after its last heartbeat a worker is presumed dead; default 30 s. */
   deadAfterMs?: number;
+  /**
+   * A connection of the heartbeat's own (registrations, beats, sweeps), which the queue destroys
+   * when it stops. Without it they share the pool with the tasks, and under load a beat waits
+   * behind them: long enough, and a live worker is presumed dead. Default: the queue's `db`.
+   */
+  heartbeatDb?: Kysely<Database>;
 }
 
 export const DEFAULT_HEARTBEAT_MS = 5_000;
@@ -162,7 +170,7 @@ export async function openGraphileQueue(
 ): Promise<GraphileQueue> {
   // graphile-worker notices a concurrent migration only after its first statement, and two
   // processes creating the schema at once can collide: one migrates at a time, the rest wait.
-  const revision = await db.transaction().execute(async (trx) => {
+  const migrated = db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext(${`tidings:queue:${options.schema}`}))`.execute(trx);
     await runMigrations({
       connectionString: options.databaseUrl,
@@ -171,6 +179,10 @@ export async function openGraphileQueue(
       logger: graphileLogger(options.logger),
     });
     return schemaRevision(trx, options.schema);
+  });
+  const revision = await migrated.catch(async (err: unknown) => {
+    await options.heartbeatDb?.destroy();
+    throw err;
   });
   return new GraphileQueue(db, options, revision);
 }
@@ -185,6 +197,8 @@ async function schemaRevision(db: Kysely<Database>, schema: string): Promise<num
 export class GraphileQueue implements JobQueue {
   readonly runAtFollowsClock: boolean;
   readonly #db: Kysely<Database>;
+  /** Where registrations, beats and sweeps run (see GraphileQueueOptions.heartbeatDb). */
+  readonly #beatDb: Kysely<Database>;
   readonly #options: GraphileQueueOptions;
   readonly #logger: Logger;
   /** The schema's migration revision when this queue opened (see #afterRunnerEnded). */
@@ -222,6 +236,7 @@ export class GraphileQueue implements JobQueue {
 
   constructor(db: Kysely<Database>, options: GraphileQueueOptions, revision: number) {
     this.#db = db;
+    this.#beatDb = options.heartbeatDb ?? db;
     this.#revision = revision;
     this.#options = options;
     this.#logger = options.logger;
@@ -335,7 +350,7 @@ export class GraphileQueue implements JobQueue {
     try {
       await this.#inTurn(async () => {
         this.#workers.delete(poolId);
-        await this.#db.deleteFrom("queue_workers").where("worker_id", "=", poolId).execute();
+        await this.#beatDb.deleteFrom("queue_workers").where("worker_id", "=", poolId).execute();
       });
     } catch (err) {
       // A stale row is swept later; unlocking a stopped pool's (no) jobs does nothing.
@@ -357,7 +372,7 @@ export class GraphileQueue implements JobQueue {
   /** Inserts or renews these workers' rows, heartbeat_at = the database's now(). */
   async #renew(rowIds: readonly string[]): Promise<void> {
     if (rowIds.length === 0) return;
-    await this.#db
+    await this.#beatDb
       .insertInto("queue_workers")
       .values(rowIds.map((worker_id) => ({ worker_id, owner: this.#owner })))
       .onConflict((oc) => oc.column("worker_id").doUpdateSet({ heartbeat_at: sql`now()` }))
@@ -394,7 +409,7 @@ export class GraphileQueue implements JobQueue {
           )
           select count(*)::int as stale from queue_workers
           where heartbeat_at < now() - make_interval(secs => ${deadAfterMs / 1000})
-            and worker_id <> all(${list}::text[])`.execute(this.#db);
+            and worker_id <> all(${list}::text[])`.execute(this.#beatDb);
         return { ours: ids, stale: Number(rows[0]?.stale ?? 0) };
       });
       if (stale > 0) await this.#sweep(ours);
@@ -410,7 +425,7 @@ export class GraphileQueue implements JobQueue {
   async #sweep(ours: readonly string[]): Promise<void> {
     const deadAfterMs = this.#options.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS;
     const schema = this.#options.schema;
-    const swept = await this.#db.transaction().execute(async (trx) => {
+    const swept = await this.#beatDb.transaction().execute(async (trx) => {
       let stale = trx
         .deleteFrom("queue_workers")
         .where("heartbeat_at", "<", sql<Date>`now() - make_interval(secs => ${deadAfterMs / 1000})`);
@@ -735,6 +750,11 @@ export class GraphileQueue implements JobQueue {
     } finally {
       // Beating went on while running tasks finished, so that no one presumed this process dead.
       await this.#stopBeating();
+      if (this.#beatDb !== this.#db) {
+        // The last deregistration, if one is under way, ends first.
+        await this.#writes;
+        await this.#beatDb.destroy();
+      }
     }
   }
 

@@ -53,6 +53,7 @@ export async function openQueue({
   const { openGraphileQueue } = await import("./graphile-queue.ts");
   return openGraphileQueue(store.db, {
     databaseUrl: store.postgres.url,
+    heartbeatDb: store.postgres.openConnection(),
     schema: workerSchemaFor(store.postgres.schema),
     clock,
     logger,
