@@ -10,7 +10,7 @@
 // (its environment, its exit code), keep a process of their own.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -52,6 +52,7 @@ const found = (only.length > 0 ? only : roots.flatMap((root) => find(root, [])))
     size: text.length,
     own: only.length > 0 || alone,
     showsDashboard: text.includes("dashboard-page"),
+    usesBrowser: text.includes("launchChromium("),
   };
 });
 if (found.length === 0) {
@@ -211,6 +212,20 @@ const groupEntry = (group, i) => {
 // The groups are of about equal size; the largest of them start first all the same.
 groups.sort((a, b) => b.size - a.size);
 const entries = [...found.filter((f) => f.own).map(ownEntry), ...groups.map(groupEntry)];
+// One Chromium for the whole run: the browser files connect to it (test/browser-page.ts reads
+// TEST_BROWSER_WS), each page in a context of its own, rather than each file starting its own
+// browser (on a two-core machine some 4 s of CPU a start, 15 starts a run). Without Chromium, or when
+// the caller gives one, the files do as they would alone.
+const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+let browserServer;
+if (!process.env.TEST_BROWSER_WS && found.some((f) => f.usesBrowser) && existsSync(chromiumPath)) {
+  const { chromium } = await import("playwright-core");
+  // The arguments test/browser-page.ts launches a browser of its own with.
+  browserServer = await chromium.launchServer({
+    executablePath: chromiumPath,
+    args: ["--headless", "--no-sandbox", "--disable-gpu"],
+  });
+}
 const child = spawn(
   process.execPath,
   [
@@ -230,6 +245,7 @@ const child = spawn(
       [TEST_BUILD_ENV]: built.dir,
       TIDINGS_TEST_RUN: runMark,
       ...(dashboardDir ? { TEST_DASHBOARD_DIR: dashboardDir } : {}),
+      ...(browserServer ? { TEST_BROWSER_WS: browserServer.wsEndpoint() } : {}),
     },
     detached: true,
   },
@@ -257,6 +273,7 @@ child.on("exit", async (code, signal) => {
   clearTimeout(deadline);
   // Whatever a test file left running in the group goes with the run.
   killGroup("SIGKILL");
+  await browserServer?.close().catch(() => {});
   rmSync(built.dir, { recursive: true, force: true });
   const exitCode = code ?? 128 + (os.constants.signals[signal] ?? 0);
   try {

@@ -27,9 +27,15 @@ export function browserSkip(what: string): string | false {
   return !haveBrowser && !requireBrowser ? `no Chromium at ${CHROMIUM}` : false;
 }
 
-/** Headless Chromium; fails, naming the path, when there is none (REQUIRE_BROWSER=1). */
+/**
+ * Headless Chromium; fails, naming the path, when there is none (REQUIRE_BROWSER=1). Under `npm
+ * test` the run's one browser (scripts/run-tests.mjs launches it with these arguments and names it
+ * in TEST_BROWSER_WS): `close()` then closes this file's contexts and lets the browser be.
+ */
 export function launchChromium(): Promise<Browser> {
   if (!haveBrowser) throw new Error(`REQUIRE_BROWSER=1 and no Chromium at ${CHROMIUM}`);
+  const shared = process.env.TEST_BROWSER_WS;
+  if (shared) return chromium.connect(shared);
   return chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu"] });
 }
 
