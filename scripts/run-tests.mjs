@@ -232,7 +232,7 @@ const child = spawn(
     "--enable-source-maps",
     // The test processes (node --test hands its V8 flags on to them) allocate fast and briefly: a
     // young generation of 32 MB a half, not V8's 16, promotes less of it to the old one. The
-    // services they start keep the flags of \`npm start\`.
+    // services they start keep the flags of `npm start`.
     "--max-semi-space-size=32",
     "--test",
     "--test-reporter=spec",

@@ -40,14 +40,21 @@ function completedIds(worker: Running): string[] {
     .map((line) => /Completed task (\d+) /.exec(line)?.[1] ?? "?");
 }
 
-/** The sweeps the workers logged: when one presumed the other's pools dead. */
-function sweeps(...workers: Running[]): unknown[] {
+/** A sweep a worker logged: it presumed other pools dead and handed back their tasks. */
+interface Sweep {
+  tasks: number;
+  processes: string[];
+  time: number;
+}
+
+/** The sweeps the workers logged. */
+function sweeps(...workers: Running[]): Sweep[] {
   return workers.flatMap((worker) =>
     worker
       .stdout()
       .split("\n")
-      .filter((line) => line.includes("presumed dead"))
-      .map((line) => JSON.parse(line) as unknown),
+      .filter((line) => line.includes("workers without a heartbeat are presumed dead"))
+      .map((line) => JSON.parse(line) as Sweep),
   );
 }
 
@@ -262,12 +269,7 @@ forEachProcessBackend(
       const total = await checkMessages(PHASE1 + PHASE2);
       assert.ok(killed);
       assert.ok(killed.lockedByB > 0, "worker b held tasks when it was killed");
-      const recovered = () =>
-        a
-          .stdout()
-          .split("\n")
-          .filter((line) => line.includes("workers without a heartbeat are presumed dead"))
-          .map((line) => JSON.parse(line) as { tasks: number; processes: string[]; time: number });
+      const recovered = () => sweeps(a);
       await poll(recovered, (lines) => lines.length > 0, {
         what: "worker a to hand back the dead worker's tasks",
         limitMs: 5_000,
